@@ -1,0 +1,11 @@
+#pragma once
+// The umbrella header: everything a blitz user needs.
+
+#include "blitz/cancel.hpp"
+#include "blitz/config.hpp"
+#include "blitz/join_handle.hpp"
+#include "blitz/metrics.hpp"
+#include "blitz/runtime.hpp"
+#include "blitz/task.hpp"
+#include "blitz/waker.hpp"
+#include "blitz/yield.hpp"

@@ -1,0 +1,27 @@
+#pragma once
+// blitz::cancel_shield: defers cancellation of the current task while it is alive (K4).
+
+#include "blitz/detail/context.hpp"
+#include "blitz/detail/task_header.hpp"
+
+namespace blitz {
+
+// While a shield exists, abort() of the current task is recorded but not acted on; when the
+// last shield goes, the task is cancelled at its next suspension. Shields nest (up to 255).
+// Outside a task it does nothing. Thread-safety: create and destroy on the task's own poll.
+class cancel_shield {
+public:
+    cancel_shield() noexcept : t_(detail::current_task()) {
+        if (t_) t_->shield_push();
+    }
+    ~cancel_shield() {
+        if (t_) t_->shield_pop();
+    }
+    cancel_shield(const cancel_shield&) = delete;
+    cancel_shield& operator=(const cancel_shield&) = delete;
+
+private:
+    detail::task_header* t_;
+};
+
+}  // namespace blitz

@@ -1,0 +1,62 @@
+#pragma once
+// blitz::config: every tunable of the runtime, defaulting to the reference design's constants.
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace blitz {
+
+// Raised by runtime construction when a configuration field is out of range. The message names
+// the field, the value given and the allowed range.
+class config_error : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+// Runtime configuration. Defaults are the reference design's constants (seeds/004, "Key
+// Constants"); tests and conformance negative controls change them. validate() is called by the
+// runtime constructor.
+struct config {
+    // Number of worker threads; 0 means one per hardware thread, capped at max_workers.
+    unsigned workers = 0;
+    // Polls per tick before maintenance (BUDGET_PER_TICK, B1). Range [1, 65536].
+    unsigned budget_per_tick = 128;
+    // LIFO-slot polls allowed per tick (MAX_LIFO_POLLS_PER_TICK, L2). Range [0, budget_per_tick];
+    // 0 disables the LIFO slot (tasks go to the ring tail).
+    unsigned lifo_polls_per_tick = 3;
+    // Most tasks one steal may take (Q5). Range [1, 128].
+    unsigned max_steal = 128;
+    // Searcher limiting (I1): a worker may start searching only while 2 * searching < workers.
+    bool limit_searchers = true;
+    // Adaptive global-queue interval (G4, G5): bounds in polls, EWMA factor, target latency and
+    // the initial average poll time. Bounds in [1, 255] with min <= max.
+    unsigned global_interval_min = 8;
+    unsigned global_interval_max = 255;
+    double ewma_alpha = 0.1;  // (0, 1]
+    std::chrono::nanoseconds global_target_latency = std::chrono::milliseconds(1);
+    std::chrono::nanoseconds initial_avg_poll = std::chrono::microseconds(50);
+    // Global batch fetch (G2): n = min(len, clamp(len / workers, min, max)). Range [1, 256].
+    unsigned global_batch_min = 4;
+    unsigned global_batch_max = 64;
+    // Fetched tasks kept in the worker's batch buffer; the rest go to its ring. Range [0, 32].
+    unsigned batch_buffer_size = 32;
+    // Longest a parked worker sleeps before re-checking (PARK_TIMEOUT_NS, I5). Range [1 us, 1 h].
+    std::chrono::nanoseconds park_timeout = std::chrono::milliseconds(10);
+    // Worker thread names are this prefix plus the worker index (shown by top, gdb, perf).
+    std::string thread_name = "blitz-w";
+
+    // The widest worker set the parked bitmap supports (I7).
+    static constexpr unsigned max_workers = 64;
+    // Capacity of each worker's local ring (Q1) and of the batch buffer.
+    static constexpr unsigned ring_capacity = 256;
+    static constexpr unsigned batch_buffer_capacity = 32;
+
+    // Throws config_error naming the first field out of range.
+    void validate() const;
+    // `workers` with 0 resolved to the hardware thread count (capped at max_workers).
+    unsigned resolved_workers() const;
+};
+
+}  // namespace blitz

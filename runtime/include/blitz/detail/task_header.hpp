@@ -1,0 +1,121 @@
+#pragma once
+// task_header: the type-erased, scheduler-visible part of a spawned task.
+
+#include <atomic>
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+
+#include "blitz/detail/task_state.hpp"
+#include "blitz/waker.hpp"
+
+namespace blitz::detail {
+
+class scheduler;
+
+// The header of a spawned task. It sits in front of the coroutine frame in the same allocation
+// (task<T>::promise_type::operator new places it there), so a spawn costs one allocation.
+//
+// State machine (lifecycle in state_, K2):
+//   1. spawn: SCHEDULED with 3 references (join handle, registry, queue entry).
+//   2. a worker takes it: SCHEDULED -> RUNNING (clears `notified`).
+//   3. after a poll that suspended: RUNNING -> IDLE, or RUNNING -> SCHEDULED when `notified` was
+//      set or cancellation is due (the queue reference is then kept for the new entry).
+//   4. wake: IDLE -> SCHEDULED with +1 reference for the new queue entry; RUNNING/SCHEDULED only
+//      set `notified`; COMPLETE ignores wakes.
+//   5. completion or cancellation: -> COMPLETE; the join waker, if registered, is woken; the
+//      registry and queue references are released.
+//   6. the last reference frees the allocation, destroying the frame first if still alive.
+//
+// Invariants: at most one queue entry exists per task (only the IDLE -> SCHEDULED edge creates
+// one); refs never underflow; the frame is destroyed exactly once; memory is freed exactly once.
+// Memory ordering: every transition is a CAS (acq_rel) on state_, so whoever observes a lifecycle
+// value also observes the writes made before it (frame contents, result, join_waker_).
+// Thread-safety: state_ from any thread; resume_point_ and the frame only by the thread that
+// moved the task to RUNNING; join_waker_ by the join side until the join_waker bit is published,
+// then by the completer.
+class task_header {
+public:
+    task_header() noexcept = default;
+    task_header(const task_header&) = delete;
+    task_header& operator=(const task_header&) = delete;
+
+    // ---- set by spawn (before the task is published) ----
+    void init_spawned(scheduler* s, std::coroutine_handle<> root) noexcept;
+
+    // ---- lifecycle transitions (see the state machine above) ----
+    std::uint64_t transition_to_running() noexcept;  // returns the state after the transition
+    enum class after_poll { idle, rescheduled };
+    after_poll transition_after_poll() noexcept;
+    std::uint64_t transition_to_complete(bool was_cancelled) noexcept;  // returns previous state
+
+    // Wake protocol (K2): returns true iff the caller created a queue entry and must enqueue.
+    // `consume` says the caller's reference (a waker's) is handed over or dropped.
+    bool transition_to_scheduled(bool consume) noexcept;
+
+    // Cancellation (K4): sets `cancelled`; returns true if the task was IDLE and the caller must
+    // enqueue it (a queue reference was taken).
+    bool request_cancel() noexcept;
+    void shield_push() noexcept;
+    void shield_pop() noexcept;
+
+    // ---- join side (K5) ----
+    // Stores `w` and publishes it; false if the task is already complete (w is left unused).
+    bool set_join_waker(waker w) noexcept;
+    // Withdraws a registered join waker; false if the completer already owns it.
+    bool unset_join_waker() noexcept;
+    void mark_detached() noexcept;
+
+    // ---- references ----
+    void ref() noexcept;
+    void unref(std::uint32_t n = 1) noexcept;
+
+    std::uint64_t load_state(std::memory_order mo = std::memory_order_acquire) const noexcept {
+        return state_.load(mo);
+    }
+    bool is_complete() const noexcept {
+        return state::lifecycle_of(load_state()) == state::lifecycle::complete;
+    }
+    bool is_cancelled_result() const noexcept { return (load_state() & state::cancelled) != 0; }
+
+    // Waker that schedules this task; takes one reference.
+    waker make_waker() noexcept;
+
+    // Runs the frame's destructors now (cancellation); the memory stays until the last unref.
+    void destroy_frame() noexcept;
+
+    // Wakes the join waker after completion, if one was registered before completion.
+    void wake_join_waiter(std::uint64_t prev_state) noexcept;
+
+    // ---- fields ----
+    std::atomic<std::uint64_t> state_{0};
+    scheduler* sched_ = nullptr;
+    std::coroutine_handle<> root_{};          // the spawned coroutine (frame owner)
+    std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
+    task_header* queue_next_ = nullptr;       // intrusive link for the global queue
+    task_header* reg_prev_ = nullptr;         // intrusive links for the task registry
+    task_header* reg_next_ = nullptr;
+    waker join_waker_{};
+    std::uint32_t frame_size_ = 0;  // bytes of the frame allocation (for the alloc stats)
+    std::uint16_t reg_shard_ = 0;
+    bool spawned_ = false;
+    bool registered_ = false;  // in the task registry (written by it, under its shard lock)
+    bool frame_alive_ = true;
+};
+
+// Bytes placed in front of every task<T> frame for its header, rounded to the frame alignment.
+inline constexpr std::size_t header_prefix_size =
+    (sizeof(task_header) + __STDCPP_DEFAULT_NEW_ALIGNMENT__ - 1) /
+    __STDCPP_DEFAULT_NEW_ALIGNMENT__ * __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+
+inline task_header* header_of_frame(void* frame) noexcept {
+    return reinterpret_cast<task_header*>(static_cast<std::byte*>(frame) - header_prefix_size);
+}
+
+// Frame allocation hooks used by task<T>::promise_type.
+void* allocate_task_frame(std::size_t frame_size);
+void free_task_frame(void* frame) noexcept;
+// The header made by the latest allocate_task_frame on this thread, if `promise` lies in it.
+task_header* claim_fresh_header(const void* promise) noexcept;
+
+}  // namespace blitz::detail

@@ -1,0 +1,85 @@
+#pragma once
+// blitz::runtime: the multi-threaded work-stealing runtime, and blitz::spawn.
+
+#include <memory>
+#include <stdexcept>
+
+#include "blitz/config.hpp"
+#include "blitz/join_handle.hpp"
+#include "blitz/metrics.hpp"
+#include "blitz/task.hpp"
+
+namespace blitz {
+
+namespace detail {
+class scheduler;
+void submit_spawn(scheduler* s, task_header* t) noexcept;
+scheduler* spawn_target();  // the current worker's scheduler; throws outside a runtime
+
+template <class T>
+join_handle<T> spawn_on(scheduler* s, task<T> t) {
+    if (!t.valid()) throw std::invalid_argument("blitz::spawn: the task is empty");
+    auto h = t.release();
+    if (h.done()) {
+        h.destroy();
+        throw std::invalid_argument("blitz::spawn: the task has already run to completion");
+    }
+    task_header* hdr = h.promise().header();
+    if (!hdr) {
+        h.destroy();
+        throw std::logic_error("blitz::spawn: the task frame was not heap-allocated");
+    }
+    hdr->init_spawned(s, h);
+    submit_spawn(s, hdr);
+    return join_handle<T>(hdr);
+}
+}  // namespace detail
+
+// The runtime: `workers` threads running spawned tasks (see config for every knob).
+//
+// 1. Construction validates the config (config_error names the bad field) and starts the
+//    workers.
+// 2. spawn() from any thread; blitz::spawn() from inside a task; block_on() runs a task from a
+//    plain thread and waits for its result.
+// 3. Destruction (or shutdown()) stops the workers, cancels every task that has not completed
+//    and destroys each exactly once, wherever it was (K3). Join handles that outlive the
+//    runtime report those tasks as cancelled.
+//
+// Thread-safety: every member from any thread, except that shutdown()/destruction must not run
+// inside one of this runtime's own tasks.
+class runtime {
+public:
+    explicit runtime(config cfg = {});
+    ~runtime();
+    runtime(const runtime&) = delete;
+    runtime& operator=(const runtime&) = delete;
+
+    template <class T>
+    join_handle<T> spawn(task<T> t) {
+        return detail::spawn_on(sched_.get(), std::move(t));
+    }
+
+    // Runs `t` on the workers and blocks the calling plain thread until it finishes; returns its
+    // value or rethrows its exception. Throws std::logic_error when called from a worker.
+    template <class T>
+    T block_on(task<T> t) {
+        return spawn(std::move(t)).join();
+    }
+
+    runtime_metrics metrics() const;
+    unsigned num_workers() const noexcept;
+    const config& cfg() const noexcept;
+    void shutdown();
+
+private:
+    std::unique_ptr<detail::scheduler> sched_;
+};
+
+// Spawns onto the runtime running the calling task (L1: it lands in this worker's LIFO slot).
+// Throws std::logic_error outside a runtime worker; use runtime::spawn there.
+template <class T>
+join_handle<T> spawn(task<T> t) {
+    return detail::spawn_on(detail::spawn_target(), std::move(t));
+}
+
+}  // namespace blitz

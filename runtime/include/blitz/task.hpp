@@ -1,0 +1,158 @@
+#pragma once
+// blitz::task<T>: the lazy coroutine type every blitz task is written as.
+
+#include <coroutine>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "blitz/detail/task_header.hpp"
+
+namespace blitz {
+
+template <class T = void>
+class task;
+
+namespace detail {
+
+// Shared part of every task promise: the header pointer and the continuation.
+class promise_base {
+public:
+    promise_base() noexcept : header_(claim_fresh_header(this)) {}
+
+    // Frame allocation: [task_header | frame], so a spawned task costs one allocation.
+    static void* operator new(std::size_t n) { return allocate_task_frame(n); }
+    static void operator delete(void* p) noexcept { free_task_frame(p); }
+
+    std::suspend_always initial_suspend() noexcept { return {}; }
+
+    struct final_awaiter {
+        bool await_ready() const noexcept { return false; }
+        template <class P>
+        std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
+            // Inline await: transfer back to the awaiting coroutine. Spawned root: return to the
+            // worker, which sees done() and completes the task.
+            if (auto c = h.promise().continuation_) return c;
+            return std::noop_coroutine();
+        }
+        void await_resume() const noexcept {}
+    };
+    final_awaiter final_suspend() noexcept { return {}; }
+
+    task_header* header() const noexcept { return header_; }
+    void set_continuation(std::coroutine_handle<> c) noexcept { continuation_ = c; }
+
+private:
+    task_header* header_;
+    std::coroutine_handle<> continuation_{};
+};
+
+template <class T>
+class promise final : public promise_base {
+public:
+    task<T> get_return_object() noexcept;
+    template <class U>
+        requires std::is_convertible_v<U&&, T>
+    void return_value(U&& v) {
+        result_.template emplace<1>(std::forward<U>(v));
+    }
+    void unhandled_exception() noexcept { result_.template emplace<2>(std::current_exception()); }
+
+    // Moves the result out, or rethrows the task's exception.
+    T take_result() {
+        if (result_.index() == 2) std::rethrow_exception(std::get<2>(result_));
+        return std::move(std::get<1>(result_));
+    }
+
+private:
+    std::variant<std::monostate, T, std::exception_ptr> result_;
+};
+
+template <>
+class promise<void> final : public promise_base {
+public:
+    task<void> get_return_object() noexcept;
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { error_ = std::current_exception(); }
+    void take_result() {
+        if (error_) std::rethrow_exception(error_);
+    }
+
+private:
+    std::exception_ptr error_;
+};
+
+}  // namespace detail
+
+// A lazily started coroutine producing a T (or an exception).
+//
+// 1. Calling a task function allocates its frame and suspends before the body runs.
+// 2. `co_await t` from another task runs it inline: control passes to it by symmetric transfer
+//    and returns to the awaiter when it finishes; its result or exception comes out of co_await.
+// 3. `blitz::spawn(t)` (or runtime::spawn) hands it to the scheduler instead; see join_handle.
+//
+// Invariants: a task owns its frame until awaited to completion, spawned, or destroyed; a
+// moved-from task is empty. A task may only suspend on blitz awaitables (which record where to
+// resume); an awaitable from another library that suspends would leave the task idle forever.
+// Thread-safety: a task object is a value; use it from one thread at a time.
+template <class T>
+class [[nodiscard]] task {
+public:
+    using promise_type = detail::promise<T>;
+    using value_type = T;
+    static_assert(!std::is_reference_v<T>, "task<T&> is not supported; return a pointer");
+
+    task() noexcept = default;
+    explicit task(std::coroutine_handle<promise_type> h) noexcept : h_(h) {}
+    task(task&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+    task& operator=(task&& o) noexcept {
+        if (this != &o) {
+            if (h_) h_.destroy();
+            h_ = std::exchange(o.h_, nullptr);
+        }
+        return *this;
+    }
+    ~task() {
+        if (h_) h_.destroy();
+    }
+
+    bool valid() const noexcept { return static_cast<bool>(h_); }
+
+    auto operator co_await() && noexcept {
+        struct awaiter {
+            std::coroutine_handle<promise_type> h;
+            bool await_ready() const noexcept { return !h || h.done(); }
+            std::coroutine_handle<> await_suspend(std::coroutine_handle<> caller) noexcept {
+                h.promise().set_continuation(caller);
+                return h;
+            }
+            T await_resume() {
+                if (!h) throw std::logic_error("blitz::task: awaited an empty task");
+                return h.promise().take_result();
+            }
+        };
+        return awaiter{h_};
+    }
+    auto operator co_await() & noexcept { return std::move(*this).operator co_await(); }
+
+    // Releases ownership of the coroutine (used by spawn).
+    std::coroutine_handle<promise_type> release() noexcept { return std::exchange(h_, nullptr); }
+
+private:
+    std::coroutine_handle<promise_type> h_{};
+};
+
+namespace detail {
+template <class T>
+task<T> promise<T>::get_return_object() noexcept {
+    return task<T>{std::coroutine_handle<promise<T>>::from_promise(*this)};
+}
+inline task<void> promise<void>::get_return_object() noexcept {
+    return task<void>{std::coroutine_handle<promise<void>>::from_promise(*this)};
+}
+}  // namespace detail
+
+}  // namespace blitz

@@ -1,0 +1,51 @@
+#include "blitz/config.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <thread>
+
+namespace blitz {
+namespace {
+
+template <class V, class L>
+void check(const char* field, V value, L lo, L hi, const char* why = nullptr) {
+    if (value >= lo && value <= hi) return;
+    std::ostringstream os;
+    os << "blitz::config: " << field << " = " << value << " is out of range [" << lo << ", " << hi
+       << "]";
+    if (why) os << " (" << why << ")";
+    throw config_error(os.str());
+}
+
+}  // namespace
+
+void config::validate() const {
+    check("workers", workers, 0u, max_workers,
+          "the parked-worker bitmap has 64 bits; 0 selects the hardware thread count");
+    check("budget_per_tick", budget_per_tick, 1u, 65536u);
+    check("lifo_polls_per_tick", lifo_polls_per_tick, 0u, budget_per_tick,
+          "0 disables the LIFO slot; the cap cannot exceed budget_per_tick");
+    check("max_steal", max_steal, 1u, ring_capacity / 2, "a steal takes at most half the ring");
+    check("global_interval_min", global_interval_min, 1u, 255u);
+    check("global_interval_max", global_interval_max, global_interval_min, 255u,
+          "must be at least global_interval_min");
+    if (!(ewma_alpha > 0.0 && ewma_alpha <= 1.0)) check("ewma_alpha", ewma_alpha, 1e-9, 1.0);
+    check("global_target_latency (ns)", global_target_latency.count(), std::int64_t{1000},
+          std::int64_t{1'000'000'000});
+    check("initial_avg_poll (ns)", initial_avg_poll.count(), std::int64_t{1},
+          std::int64_t{1'000'000'000});
+    check("global_batch_min", global_batch_min, 1u, 256u);
+    check("global_batch_max", global_batch_max, global_batch_min, 256u,
+          "must be at least global_batch_min");
+    check("batch_buffer_size", batch_buffer_size, 0u, batch_buffer_capacity);
+    check("park_timeout (ns)", park_timeout.count(), std::int64_t{1000},
+          std::int64_t{3'600'000'000'000});
+}
+
+unsigned config::resolved_workers() const {
+    if (workers != 0) return workers;
+    unsigned hw = std::thread::hardware_concurrency();
+    return std::clamp(hw, 1u, max_workers);
+}
+
+}  // namespace blitz

@@ -1,0 +1,55 @@
+#pragma once
+// global_queue: the runtime-wide injection queue for tasks scheduled from outside a worker.
+
+#include <cstdint>
+#include <mutex>
+
+#include "blitz/detail/task_header.hpp"
+#include "sched/atomic.hpp"
+
+namespace blitz::detail {
+
+// An intrusive FIFO list of tasks (linked through task_header::queue_next_) under a mutex, with
+// an atomic length so emptiness checks take no lock (G1).
+//
+// Invariants: len_ equals the list length whenever mu_ is free; every operation takes mu_ at most
+// once, so an overflow of 129 tasks or a batch fetch costs one acquisition (Q4, G2).
+// Memory ordering: the list is protected by mu_. len_ is written with seq_cst under the lock and
+// read with seq_cst by the parking protocol's final check, so a producer's push and a parking
+// worker's bitmap update cannot both miss each other (see idle_state).
+// Thread-safety: every method from any thread.
+class global_queue {
+public:
+    global_queue() = default;
+    global_queue(const global_queue&) = delete;
+    global_queue& operator=(const global_queue&) = delete;
+
+    void push(task_header* t) noexcept { push_batch(t, t, 1); }
+    // Appends the chain first..last (linked by queue_next_, `n` tasks) in one acquisition.
+    void push_batch(task_header* first, task_header* last, std::uint32_t n) noexcept;
+
+    // Takes a fair share for one of `workers` workers: n = min(len, clamp(len / workers, lo, hi)),
+    // but never more than `room`; writes them to `out` in FIFO order and returns n (G2).
+    std::uint32_t pop_share(task_header** out, std::uint32_t room, unsigned workers,
+                            std::uint32_t lo, std::uint32_t hi) noexcept;
+    // Takes one task (used at shutdown and by tests); nullptr when empty.
+    task_header* pop() noexcept;
+
+    std::uint64_t len() const noexcept { return len_.load(std::memory_order_seq_cst); }
+    bool empty() const noexcept { return len() == 0; }
+    // Total lock acquisitions so far, for the overflow/batching checks (Q4, G2).
+    std::uint64_t lock_acquisitions() const noexcept {
+        return locks_.load(std::memory_order_relaxed);  // relaxed: a statistic
+    }
+
+private:
+    std::unique_lock<std::mutex> lock() noexcept;
+
+    std::mutex mu_;
+    task_header* head_ = nullptr;  // guarded by mu_
+    task_header* tail_ = nullptr;  // guarded by mu_
+    alignas(cache_line) atomic<std::uint64_t> len_{0};
+    atomic<std::uint64_t> locks_{0};
+};
+
+}  // namespace blitz::detail

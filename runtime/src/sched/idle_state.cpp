@@ -1,0 +1,61 @@
+#include "sched/idle_state.hpp"
+
+#include <bit>
+
+namespace blitz::detail {
+
+bool idle_state::try_become_searcher() noexcept {
+    if (limit_searchers_ && 2 * searching_.load(std::memory_order_seq_cst) >= workers_) {
+        return false;
+    }
+    unsigned prev = searching_.fetch_add(1, std::memory_order_seq_cst);
+    if (limit_searchers_ && 2 * prev >= workers_) {
+        overshoots_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+    }
+    return true;
+}
+
+bool idle_state::transition_from_searching() noexcept {
+    return searching_.fetch_sub(1, std::memory_order_seq_cst) == 1;
+}
+
+bool idle_state::mark_parked(unsigned i, bool was_searcher) noexcept {
+    // Count first, then the bit: a claimer that finds the bit always decrements a count that
+    // already includes us.
+    parked_.fetch_add(1, std::memory_order_seq_cst);
+    bitmap_.fetch_or(std::uint64_t{1} << i, std::memory_order_seq_cst);
+    return was_searcher && transition_from_searching();
+}
+
+bool idle_state::unmark_parked(unsigned i) noexcept {
+    const std::uint64_t bit = std::uint64_t{1} << i;
+    if ((bitmap_.fetch_and(~bit, std::memory_order_seq_cst) & bit) == 0) return false;
+    parked_.fetch_sub(1, std::memory_order_seq_cst);
+    return true;
+}
+
+bool idle_state::should_notify() noexcept {
+    // A seq_cst RMW, not a load: it orders the caller's preceding push before this read (see the
+    // class comment).
+    if (searching_.fetch_add(0, std::memory_order_seq_cst) != 0) return false;
+    return parked_.load(std::memory_order_seq_cst) != 0;
+}
+
+std::optional<unsigned> idle_state::claim_parked() noexcept {
+    std::uint64_t bm = bitmap_.load(std::memory_order_seq_cst);
+    while (bm != 0) {
+        const unsigned i = static_cast<unsigned>(std::countr_zero(bm));
+        const std::uint64_t bit = std::uint64_t{1} << i;
+        const std::uint64_t prev = bitmap_.fetch_and(~bit, std::memory_order_seq_cst);
+        if (prev & bit) {
+            parked_.fetch_sub(1, std::memory_order_seq_cst);
+            searching_.fetch_add(1, std::memory_order_seq_cst);
+            claims_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+            return i;
+        }
+        bm = prev & ~bit;  // someone else took bit i; try the next lowest
+    }
+    return std::nullopt;
+}
+
+}  // namespace blitz::detail

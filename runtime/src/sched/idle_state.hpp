@@ -1,0 +1,71 @@
+#pragma once
+// idle_state: who is searching and who is parked, shared by all workers (I1-I3, I6).
+
+#include <cstdint>
+#include <optional>
+
+#include "sched/atomic.hpp"
+
+namespace blitz::detail {
+
+// Runtime-wide idle coordination: a searcher count, a parked count and a 64-bit parked bitmap
+// (bit i set iff worker i is parked).
+//
+// Protocol:
+//   1. A producer that made work visible calls should_notify(): true iff nobody is searching and
+//      someone is parked. It then claim_parked(): the lowest set bit (count trailing zeros) is
+//      cleared atomically, num_parked drops, num_searching rises, and the claimed worker is
+//      unparked as a searcher (I2, I3).
+//   2. A searcher that starts running a task calls transition_from_searching(); if it was the
+//      last searcher it must wake another parked worker (I4).
+//   3. A worker about to sleep calls mark_parked(); if it was the last searcher it must check
+//      every queue once more before sleeping (I4).
+//   4. A worker that wakes calls unmark_parked(): if its bit is still set it woke by timeout
+//      (it clears the bit and is not a searcher); otherwise a claimer cleared it (searcher, I6).
+//
+// Invariants: num_parked == popcount(bitmap) whenever no transition is in flight; searching
+// rises above workers / 2 only through the racy check in try_become_searcher (counted in
+// overshoots()).
+// Memory ordering: all RMWs are seq_cst. A producer's push is followed by a seq_cst RMW on
+// num_searching_ (should_notify); a parking searcher's decrement of num_searching_ is a seq_cst
+// RMW on the same word followed by its queue checks, so either the producer sees the searcher or
+// the searcher's check sees the push (the Dekker pattern, without standalone fences).
+// Thread-safety: every method from any thread.
+class idle_state {
+public:
+    idle_state(unsigned workers, bool limit_searchers) noexcept
+        : workers_(workers), limit_searchers_(limit_searchers) {}
+
+    bool try_become_searcher() noexcept;
+    // Returns true if the caller was the last searcher.
+    bool transition_from_searching() noexcept;
+
+    // Sets worker i's bit; `was_searcher` also drops the searcher count. Returns true if the
+    // caller was the last searcher (and must do the final check).
+    bool mark_parked(unsigned i, bool was_searcher) noexcept;
+    // After waking: clears i's bit if still set and returns true (timeout wake, not a searcher);
+    // returns false if a claimer had cleared it (the worker is now a searcher).
+    bool unmark_parked(unsigned i) noexcept;
+
+    bool should_notify() noexcept;
+    std::optional<unsigned> claim_parked() noexcept;
+
+    unsigned num_searching() const noexcept { return searching_.load(std::memory_order_seq_cst); }
+    unsigned num_parked() const noexcept { return parked_.load(std::memory_order_seq_cst); }
+    std::uint64_t bitmap() const noexcept { return bitmap_.load(std::memory_order_seq_cst); }
+    unsigned workers() const noexcept { return workers_; }
+    // Times a searcher started although 2 * searching >= workers (the racy excess, I1).
+    std::uint64_t overshoots() const noexcept { return overshoots_.load(std::memory_order_relaxed); }
+    std::uint64_t claims() const noexcept { return claims_.load(std::memory_order_relaxed); }
+
+private:
+    const unsigned workers_;
+    const bool limit_searchers_;
+    alignas(cache_line) atomic<unsigned> searching_{0};
+    atomic<unsigned> parked_{0};
+    atomic<std::uint64_t> bitmap_{0};
+    alignas(cache_line) atomic<std::uint64_t> overshoots_{0};
+    atomic<std::uint64_t> claims_{0};
+};
+
+}  // namespace blitz::detail

@@ -1,0 +1,139 @@
+#include "sched/local_queue.hpp"
+
+#include <algorithm>
+
+#include "sched/global_queue.hpp"
+
+namespace blitz::detail {
+
+local_queue::local_queue(std::uint32_t start) noexcept : head_(pack(start, start)), tail_(start) {
+    for (auto& s : slots_) s.store(nullptr, std::memory_order_relaxed);  // relaxed: not shared yet
+}
+
+local_queue::push_result local_queue::push(task_header* t, global_queue& g) noexcept {
+    for (;;) {
+        std::uint32_t tail = tail_.load(std::memory_order_relaxed);  // relaxed: owner writes it
+        // acquire: pairs with a thief's release of the steal head, so its copies are done
+        std::uint64_t h = head_.load(std::memory_order_acquire);
+        std::uint32_t steal = steal_of(h);
+        if (tail - steal < capacity) {
+            // relaxed: the release store of tail_ below publishes the slot
+            slots_[tail & mask].store(t, std::memory_order_relaxed);
+            tail_.store(tail + 1, std::memory_order_release);  // release: publishes the slot
+            return {};
+        }
+        if (steal != real_of(h)) {
+            // A thief is copying out of the ring: it will free room, but we cannot move half
+            // the ring now. The new task goes to the global queue alone (Q4).
+            g.push(t);
+            return {1};
+        }
+        if (overflow(t, real_of(h), tail, g)) return {capacity / 2 + 1};
+        // A thief claimed between our load and the CAS; look again.
+    }
+}
+
+bool local_queue::overflow(task_header* t, std::uint32_t head, std::uint32_t tail,
+                           global_queue& g) noexcept {
+    constexpr std::uint32_t n = capacity / 2;
+    (void)tail;
+    std::uint64_t expected = pack(head, head);
+    // release: the slots we are about to read stay ours; relaxed on failure, we retry
+    if (!head_.compare_exchange_strong(expected, pack(head + n, head + n),
+                                       std::memory_order_release, std::memory_order_relaxed)) {
+        return false;
+    }
+    // The n oldest tasks are ours now. Chain them, then the new task, and hand the chain over
+    // under one lock acquisition (Q4).
+    task_header* first = slots_[head & mask].load(std::memory_order_relaxed);  // relaxed: ours
+    task_header* prev = first;
+    for (std::uint32_t i = 1; i < n; ++i) {
+        task_header* cur = slots_[(head + i) & mask].load(std::memory_order_relaxed);
+        prev->queue_next_ = cur;
+        prev = cur;
+    }
+    prev->queue_next_ = t;
+    g.push_batch(first, t, n + 1);
+    return true;
+}
+
+task_header* local_queue::pop() noexcept {
+    // acquire: pairs with a thief's claim/release CAS
+    std::uint64_t h = head_.load(std::memory_order_acquire);
+    for (;;) {
+        std::uint32_t real = real_of(h);
+        std::uint32_t steal = steal_of(h);
+        std::uint32_t tail = tail_.load(std::memory_order_relaxed);  // relaxed: owner writes it
+        if (real == tail) return nullptr;
+        std::uint32_t next_real = real + 1;
+        // The steal head follows the real head only when no steal is in progress.
+        std::uint64_t next = steal == real ? pack(next_real, next_real) : pack(steal, next_real);
+        // acq_rel: orders against thieves' claims on the same word
+        if (head_.compare_exchange_weak(h, next, std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+            return slots_[real & mask].load(std::memory_order_relaxed);  // relaxed: owner wrote it
+        }
+    }
+}
+
+local_queue::steal_result local_queue::steal_into(local_queue& dst, std::uint32_t max_steal,
+                                                  bool steal_all) noexcept {
+    // The thief owns dst: its tail is stable; its steal head bounds the room we may fill.
+    std::uint32_t dst_tail = dst.tail_.load(std::memory_order_relaxed);  // relaxed: we own dst
+    std::uint32_t dst_steal = steal_of(dst.head_.load(std::memory_order_acquire));
+    std::uint32_t dst_free = capacity - (dst_tail - dst_steal);
+
+    // 1. Claim.
+    std::uint64_t h = head_.load(std::memory_order_acquire);  // acquire: see the owner's pops
+    std::uint32_t real = 0, steal = 0, n = 0, avail = 0;
+    for (;;) {
+        steal = steal_of(h);
+        real = real_of(h);
+        if (steal != real) return {};  // another thief is copying from this victim (Q5)
+        // acquire: pairs with the owner's release of tail_, so the slots below are visible
+        std::uint32_t tail = tail_.load(std::memory_order_acquire);
+        avail = tail - real;
+        n = steal_all ? avail : avail - avail / 2;  // ceil(avail / 2)
+        n = std::min({n, max_steal, dst_free + 1});  // +1: the first task is run, not stored
+        if (n == 0) return {};
+        // acq_rel: the claim orders our slot reads after it; failure reloads h
+        if (head_.compare_exchange_weak(h, pack(steal, real + n), std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+            break;
+        }
+    }
+
+    // 2. Copy: the first claimed task is returned, the others go to dst's tail in order.
+    task_header* first = slots_[real & mask].load(std::memory_order_relaxed);  // claimed: ours
+    for (std::uint32_t i = 1; i < n; ++i) {
+        task_header* t = slots_[(real + i) & mask].load(std::memory_order_relaxed);
+        dst.slots_[(dst_tail + i - 1) & mask].store(t, std::memory_order_relaxed);
+    }
+
+    // 3. Release: move the steal head up to the real head (the owner may have popped meanwhile).
+    h = head_.load(std::memory_order_acquire);
+    for (;;) {
+        std::uint32_t cur_real = real_of(h);
+        // release: our slot reads happen before the owner may overwrite those slots
+        if (head_.compare_exchange_weak(h, pack(cur_real, cur_real), std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+            break;
+        }
+    }
+    if (n > 1) dst.tail_.store(dst_tail + n - 1, std::memory_order_release);  // publishes copies
+    return {first, n, avail};
+}
+
+std::uint32_t local_queue::len() const noexcept {
+    // Head first, then tail: tail only grows, so the difference is never negative.
+    std::uint32_t real = real_of(head_.load(std::memory_order_acquire));
+    std::uint32_t tail = tail_.load(std::memory_order_acquire);
+    return std::min(tail - real, capacity);
+}
+
+bool local_queue::steal_in_progress() const noexcept {
+    std::uint64_t h = head_.load(std::memory_order_acquire);
+    return steal_of(h) != real_of(h);
+}
+
+}  // namespace blitz::detail

@@ -1,0 +1,87 @@
+#pragma once
+// local_queue: a worker's fixed-capacity, single-producer, multi-stealer ring of tasks.
+
+#include <cstdint>
+
+#include "blitz/detail/task_header.hpp"
+#include "sched/atomic.hpp"
+
+namespace blitz::detail {
+
+class global_queue;
+
+// The 256-slot work-stealing ring of one worker (Q1-Q6).
+//
+// head_ packs two 32-bit indices into one 64-bit word (Q2):
+//   bits 63..32  steal head: first slot a thief may still be copying
+//   bits 31..0   real head:  next slot to pop or steal
+// steal == real means no steal is in progress. tail_ is the owner's next free slot. Indices
+// grow without bound and wrap at 2^32; slot = index % 256. Length = tail - real head, and the
+// owner may write only while tail - steal head < capacity, so slots a thief is copying are never
+// overwritten.
+//
+// Protocols:
+//   push (owner): write slot[tail], publish tail+1. Full ring: if no steal is in progress, claim
+//     half (128) by advancing both heads at once and move them plus the new task to the global
+//     queue in one lock acquisition (Q4); if a steal is in progress, the new task goes to the
+//     global queue alone.
+//   pop (owner): CAS the real head forward by one (the steal head follows when no steal runs).
+//   steal_into (thief): 1. claim: CAS the real head forward by n = ceil(len / 2) (capped by
+//     max_steal and the thief's free space), keeping the steal head; 2. copy the n tasks; the
+//     first is returned to run, the others go to the thief's ring; 3. release: CAS the steal
+//     head up to the real head. A thief that sees a steal in progress gives up (one steal per
+//     victim at a time, Q5).
+//
+// Invariants: 0 <= tail - steal head <= capacity; every pushed task leaves exactly once (pop,
+// steal or overflow; Q6).
+// Memory ordering: the owner publishes slots with a release store of tail_; thieves read tail_
+// with acquire before reading slots. Head CASes are acq_rel so a claim orders the slot reads that
+// follow it and the release orders them before the owner reuses the slots.
+// Thread-safety: push, pop, push_batch and len_owner on the owner thread only; steal_into from a
+// thief (which owns `dst`); len() from anywhere (approximate).
+class local_queue {
+public:
+    static constexpr std::uint32_t capacity = 256;
+    static constexpr std::uint32_t mask = capacity - 1;
+    static_assert((capacity & mask) == 0, "capacity is a power of two");
+
+    // `start` sets the initial indices, so tests can begin near the 2^32 wrap.
+    explicit local_queue(std::uint32_t start = 0) noexcept;
+
+    struct push_result {
+        std::uint32_t overflowed = 0;  // tasks moved to the global queue by this push
+    };
+    push_result push(task_header* t, global_queue& g) noexcept;
+    task_header* pop() noexcept;
+
+    struct steal_result {
+        task_header* first = nullptr;  // the task the thief runs now
+        std::uint32_t taken = 0;       // tasks claimed, including `first`
+        std::uint32_t available = 0;   // victim length seen at claim time
+    };
+    // Steals from *this into `dst` (the thief's own ring). `steal_all` takes everything instead of
+    // half: a deliberate violation of Q5 that the conformance negative control uses.
+    steal_result steal_into(local_queue& dst, std::uint32_t max_steal,
+                            bool steal_all = false) noexcept;
+
+    std::uint32_t len() const noexcept;  // racy snapshot, for heuristics and metrics
+    bool empty() const noexcept { return len() == 0; }
+    bool steal_in_progress() const noexcept;
+
+    static constexpr std::uint32_t real_of(std::uint64_t h) { return static_cast<std::uint32_t>(h); }
+    static constexpr std::uint32_t steal_of(std::uint64_t h) {
+        return static_cast<std::uint32_t>(h >> 32);
+    }
+    static constexpr std::uint64_t pack(std::uint32_t steal, std::uint32_t real) {
+        return (std::uint64_t{steal} << 32) | real;
+    }
+
+private:
+    bool overflow(task_header* t, std::uint32_t head, std::uint32_t tail, global_queue& g) noexcept;
+
+    alignas(cache_line) atomic<std::uint64_t> head_;  // consumers: owner pops, thieves claim
+    alignas(cache_line) atomic<std::uint32_t> tail_;  // producer: owner only writes
+    alignas(cache_line) atomic<task_header*> slots_[capacity];
+};
+
+}  // namespace blitz::detail

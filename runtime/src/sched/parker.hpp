@@ -1,0 +1,34 @@
+#pragma once
+// parker: puts one worker thread to sleep on a futex word until unparked or timed out (I5).
+
+#include <chrono>
+#include <cstdint>
+
+#include "sched/atomic.hpp"
+
+namespace blitz::detail {
+
+// A one-token futex parker. The word moves between three values:
+//   empty (0) --park--> parked (1) --unpark--> notified (2) --park returns--> empty
+//   empty --unpark--> notified: the token waits for the next park, which returns at once.
+//
+// Invariants: an unpark is never lost: it either finds the word parked and wakes the futex, or
+// leaves the token for the next park. At most one token is stored (unparks do not accumulate).
+// Memory ordering: unpark's exchange is release and park's exchange is acquire on the same word,
+// so everything the unparker wrote before unpark() is visible after park() returns `true`. No
+// standalone fences (ThreadSanitizer follows this handoff).
+// Thread-safety: park() from the owner thread only; unpark() from any thread.
+class parker {
+public:
+    // Sleeps until unparked or `timeout` passes. Returns true iff a token was consumed.
+    bool park(std::chrono::nanoseconds timeout) noexcept;
+    void unpark() noexcept;
+    // Consumes a pending token without sleeping; true if there was one.
+    bool try_consume() noexcept;
+
+private:
+    static constexpr std::uint32_t empty = 0, parked = 1, notified = 2;
+    alignas(cache_line) atomic<std::uint32_t> word_{empty};
+};
+
+}  // namespace blitz::detail

@@ -1,0 +1,135 @@
+#include "sched/scheduler.hpp"
+
+#include <cassert>
+#include <stdexcept>
+
+#include "blitz/detail/context.hpp"
+#include "sched/rng.hpp"
+#include "task/alloc_stats.hpp"
+
+namespace blitz::detail {
+
+scheduler::scheduler(const config& cfg)
+    : cfg_(cfg),
+      nworkers_(cfg.resolved_workers()),
+      idle_(nworkers_, cfg.limit_searchers),
+      registry_(4 * nworkers_) {
+    workers_.reserve(nworkers_);
+    const std::uint64_t base = reinterpret_cast<std::uintptr_t>(this) ^
+                               static_cast<std::uint64_t>(
+                                   std::chrono::steady_clock::now().time_since_epoch().count());
+    for (unsigned i = 0; i < nworkers_; ++i) {
+        workers_.push_back(std::make_unique<worker>(*this, i, mix_seed(base + i)));
+    }
+    threads_.reserve(nworkers_);
+    try {
+        for (unsigned i = 0; i < nworkers_; ++i) {
+            threads_.emplace_back([w = workers_[i].get()] { w->run(); });
+        }
+    } catch (...) {
+        shutdown();
+        throw;
+    }
+}
+
+scheduler::~scheduler() { shutdown(); }
+
+void scheduler::spawn(task_header* t) noexcept {
+    if (shutting_down()) {
+        // Too late to run: complete it as cancelled right away (drop the queue and registry
+        // references it was given; the join handle keeps its own).
+        complete_task(t, /*cancelled=*/true, 2);
+        return;
+    }
+    registry_.insert(t);
+    schedule(t, /*is_yield=*/false);
+}
+
+void scheduler::schedule(task_header* t, bool is_yield) noexcept {
+    worker* w = current_worker();
+    if (w && &w->sched() == this && w->accepts_local()) {
+        w->schedule_local(t, is_yield);
+        return;
+    }
+    global_.push(t);
+    notify_parked();
+}
+
+void scheduler::notify_parked() noexcept {
+    if (!idle_.should_notify()) return;  // I3: a searcher exists, or nobody sleeps
+    if (auto i = idle_.claim_parked()) workers_[*i]->unpark();
+}
+
+bool scheduler::work_pending() const noexcept {
+    if (!global_.empty()) return true;
+    for (const auto& w : workers_) {
+        if (!w->ring().empty()) return true;
+    }
+    return false;
+}
+
+void scheduler::complete_task(task_header* t, bool cancelled, std::uint32_t refs_to_drop) noexcept {
+    if (cancelled) t->destroy_frame();  // run the task's destructors now; memory stays
+    if (t->registered_) registry_.remove(t);
+    const std::uint64_t prev = t->transition_to_complete(cancelled);
+    t->wake_join_waiter(prev);
+    t->unref(refs_to_drop);
+}
+
+void scheduler::shutdown() {
+    if (joined_) return;
+    if (current_worker() && &current_worker()->sched() == this) {
+        throw std::logic_error("blitz: a runtime cannot be shut down from one of its own tasks");
+    }
+    shutdown_.store(true, std::memory_order_release);  // release: pairs with shutting_down()
+    for (auto& w : workers_) w->unpark();
+    for (auto& th : threads_) {
+        if (th.joinable()) th.join();
+    }
+    joined_ = true;
+    cancel_all_and_drain();
+}
+
+void scheduler::cancel_all_and_drain() noexcept {
+    // Single-threaded from here. Cancelling runs destructors, which may wake other tasks (their
+    // queue entries land in the global queue) or drop the last reference of others; loop until
+    // both the registry and every queue are empty.
+    for (;;) {
+        bool any = false;
+        while (task_header* t = registry_.pop_any()) {
+            any = true;
+            t->destroy_frame();
+            const std::uint64_t prev = t->transition_to_complete(/*cancelled=*/true);
+            t->wake_join_waiter(prev);
+            t->unref(1);  // the registry's reference; a queue entry keeps its own
+        }
+        auto drop = [&](task_header* t) {
+            any = true;
+            t->unref(1);  // the queue entry's reference
+        };
+        for (auto& w : workers_) w->drain(drop);
+        while (task_header* t = global_.pop()) drop(t);
+        if (!any) break;
+    }
+}
+
+runtime_metrics scheduler::metrics() const {
+    runtime_metrics m;
+    m.workers.reserve(nworkers_);
+    for (const auto& w : workers_) m.workers.push_back(w->snapshot());
+    m.tasks_spawned = registry_.inserted();
+    auto& a = alloc_stats::get();
+    m.task_allocations = a.allocs.load(std::memory_order_relaxed);  // relaxed: statistics
+    m.task_bytes_allocated = a.bytes.load(std::memory_order_relaxed);
+    m.tasks_alive = m.task_allocations - a.frees.load(std::memory_order_relaxed);
+    m.global_queue_len = global_.len();
+    m.global_lock_acquisitions = global_.lock_acquisitions();
+    m.claims = idle_.claims();
+    m.searcher_overshoots = idle_.overshoots();
+    m.num_searching = idle_.num_searching();
+    m.num_parked = idle_.num_parked();
+    m.parked_bitmap = idle_.bitmap();
+    return m;
+}
+
+}  // namespace blitz::detail

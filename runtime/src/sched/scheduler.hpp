@@ -1,0 +1,71 @@
+#pragma once
+// scheduler: the multi-threaded work-stealing scheduler behind blitz::runtime.
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "blitz/config.hpp"
+#include "blitz/metrics.hpp"
+#include "sched/atomic.hpp"
+#include "sched/global_queue.hpp"
+#include "sched/idle_state.hpp"
+#include "sched/task_registry.hpp"
+#include "sched/worker.hpp"
+
+namespace blitz::detail {
+
+// Owns the workers, the global queue, the idle state and the task registry.
+//
+// Protocol for a task (see task_header for the state word):
+//   1. spawn(): registers the task and schedules it (LIFO slot on one of our workers, global
+//      queue otherwise).
+//   2. schedule(): called by whoever created a queue entry (wake, reschedule, abort) to place it;
+//      a push that makes work visible to others calls notify_parked() (I3).
+//   3. complete_task(): the single exit for a task, by completion or cancellation.
+//   4. shutdown(): stops and joins the workers, cancels every registered task, then drains every
+//      queue, until nothing is left (K3).
+//
+// Invariants: every spawned task is completed exactly once; after shutdown() returns no task of
+// this scheduler is queued or registered.
+// Thread-safety: spawn, schedule and metrics from any thread; shutdown once, not from a worker.
+class scheduler {
+public:
+    explicit scheduler(const config& cfg);  // cfg must be validated; starts the workers
+    ~scheduler();
+    scheduler(const scheduler&) = delete;
+    scheduler& operator=(const scheduler&) = delete;
+
+    void spawn(task_header* t) noexcept;
+    void schedule(task_header* t, bool is_yield) noexcept;
+    void notify_parked() noexcept;
+    // True if any ring or the global queue holds a task (the last searcher's final check).
+    bool work_pending() const noexcept;
+    void complete_task(task_header* t, bool cancelled, std::uint32_t refs_to_drop) noexcept;
+    void shutdown();
+
+    runtime_metrics metrics() const;
+    const config& cfg() const noexcept { return cfg_; }
+    unsigned num_workers() const noexcept { return nworkers_; }
+    global_queue& global() noexcept { return global_; }
+    idle_state& idle() noexcept { return idle_; }
+    worker& worker_at(unsigned i) noexcept { return *workers_[i]; }
+    bool shutting_down() const noexcept {
+        return shutdown_.load(std::memory_order_acquire);  // acquire: pairs with shutdown()
+    }
+
+private:
+    void cancel_all_and_drain() noexcept;
+
+    const config cfg_;
+    const unsigned nworkers_;
+    global_queue global_;
+    idle_state idle_;
+    task_registry registry_;
+    std::vector<std::unique_ptr<worker>> workers_;
+    std::vector<std::thread> threads_;
+    atomic<bool> shutdown_{false};
+    bool joined_ = false;
+};
+
+}  // namespace blitz::detail

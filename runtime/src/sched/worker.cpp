@@ -1,0 +1,253 @@
+#include "sched/worker.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "sched/scheduler.hpp"
+#include "task/context_internal.hpp"
+
+namespace blitz::detail {
+
+using clock = std::chrono::steady_clock;
+
+worker::worker(scheduler& s, unsigned index, std::uint64_t seed)
+    : sched_(s),
+      cfg_(s.cfg()),
+      index_(index),
+      avg_poll_ns_(static_cast<double>(s.cfg().initial_avg_poll.count())),
+      rng_(seed) {
+    for (auto& c : counters_) c.store(0, std::memory_order_relaxed);  // relaxed: not shared yet
+    const double iv = static_cast<double>(cfg_.global_target_latency.count()) / avg_poll_ns_;
+    interval_ = static_cast<unsigned>(std::clamp(iv, double(cfg_.global_interval_min),
+                                                 double(cfg_.global_interval_max)));
+    set(c_global_interval, interval_);
+    set(c_avg_poll_ns, static_cast<std::uint64_t>(avg_poll_ns_));
+}
+
+void worker::run() {
+    std::string name = cfg_.thread_name + std::to_string(index_);
+    name.resize(std::min<std::size_t>(name.size(), 15));  // the kernel's limit
+    pthread_setname_np(pthread_self(), name.c_str());
+    set_current_worker(this);
+
+    while (!sched_.shutting_down()) {
+        bump(c_ticks);
+        lifo_polls_ = 0;
+        const auto start = clock::now();
+        // Timer and I/O maintenance runs here, at the start of every tick (B1), once those
+        // drivers exist (issues 3 and the I/O issue).
+        unsigned polls = 0;
+        while (polls < cfg_.budget_per_tick) {
+            task_header* t = next_task();
+            if (!t) t = search();
+            if (!t) break;
+            run_task(t);
+            ++polls;
+        }
+        if (polls == cfg_.budget_per_tick) bump(c_budget_exhaustions);
+        if (polls > 0) {
+            if (woke_by_timeout_) bump(c_timeout_wakes_found_work);
+            woke_by_timeout_ = false;
+            end_tick(polls, start);
+        } else {
+            park();
+        }
+    }
+    // Leave the idle state consistent for the shutdown pass.
+    if (searching_) {
+        searching_ = false;
+        sched_.idle().transition_from_searching();
+    }
+    set_current_worker(nullptr);
+}
+
+void worker::end_tick(unsigned polls, clock::time_point start) noexcept {
+    // G5: avg = alpha * sample + (1 - alpha) * avg, sample = mean poll time of this tick;
+    // interval = clamp(target / avg, min, max).
+    const double sample =
+        static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                clock::now() - start).count()) / polls;
+    avg_poll_ns_ = std::max(1.0, cfg_.ewma_alpha * sample + (1.0 - cfg_.ewma_alpha) * avg_poll_ns_);
+    const double iv = static_cast<double>(cfg_.global_target_latency.count()) / avg_poll_ns_;
+    interval_ = static_cast<unsigned>(std::clamp(iv, double(cfg_.global_interval_min),
+                                                 double(cfg_.global_interval_max)));
+    set(c_global_interval, interval_);
+    set(c_avg_poll_ns, static_cast<std::uint64_t>(avg_poll_ns_));
+}
+
+task_header* worker::next_task() noexcept {
+    if (polls_since_global_ >= interval_) {  // G4: the periodic check comes first when due
+        polls_since_global_ = 0;
+        bump(c_global_periodic);
+        if (task_header* t = fetch_global()) return t;
+    }
+    if (batch_head_ < batch_len_) {
+        bump(c_batch_pops);
+        return batch_[batch_head_++];
+    }
+    if (lifo_) {
+        if (lifo_polls_ < cfg_.lifo_polls_per_tick) {
+            ++lifo_polls_;
+            bump(c_lifo_hits);
+            return std::exchange(lifo_, nullptr);
+        }
+        // L2: the cap is reached; the slot's task joins the FIFO order, visible to thieves.
+        bump(c_lifo_cap_flushes);
+        push_ring(std::exchange(lifo_, nullptr));
+    }
+    if (task_header* t = ring_.pop()) {
+        bump(c_ring_pops);
+        return t;
+    }
+    return fetch_global();
+}
+
+task_header* worker::fetch_global() noexcept {
+    global_queue& g = sched_.global();
+    if (g.empty()) return nullptr;  // G1: no lock for the emptiness check
+    // Room: one to run, the free batch slots, and the ring's free space (so nothing overflows).
+    if (batch_head_ == batch_len_) batch_head_ = batch_len_ = 0;
+    const std::uint32_t batch_room = cfg_.batch_buffer_size > batch_len_
+                                         ? cfg_.batch_buffer_size - batch_len_ : 0;
+    const std::uint32_t ring_room = local_queue::capacity - ring_.len();
+    task_header* got[1 + config::batch_buffer_capacity + local_queue::capacity];
+    const std::uint32_t n = g.pop_share(got, 1 + batch_room + ring_room, sched_.num_workers(),
+                                        cfg_.global_batch_min, cfg_.global_batch_max);
+    if (n == 0) return nullptr;
+    bump(c_global_fetch_ops);
+    bump(c_global_fetched, n);
+    std::uint32_t i = 1;
+    for (; i < n && batch_len_ < cfg_.batch_buffer_size; ++i) batch_[batch_len_++] = got[i];
+    for (; i < n; ++i) push_ring(got[i]);
+    if (n > 1) sched_.notify_parked();  // others may help with the rest
+    return got[0];
+}
+
+task_header* worker::search() noexcept {
+    idle_state& idle = sched_.idle();
+    const unsigned w = sched_.num_workers();
+    if (!searching_) {
+        if (!idle.try_become_searcher()) return nullptr;  // I1: enough searchers already
+        searching_ = true;
+        bump(c_searches);
+    }
+    if (w > 1) {
+        // Q7: a uniform random start among the other workers, then each of them once.
+        const unsigned start = rng_.bounded(w - 1);
+        for (unsigned i = 0; i < w - 1; ++i) {
+            const unsigned victim = (index_ + 1 + (start + i) % (w - 1)) % w;
+            auto r = sched_.worker_at(victim).ring_.steal_into(ring_, cfg_.max_steal);
+            if (r.first) {
+                bump(c_steal_ops);
+                bump(c_stolen_tasks, r.taken);
+                return r.first;
+            }
+        }
+    }
+    return fetch_global();  // the final global check before parking (G3)
+}
+
+void worker::run_task(task_header* t) noexcept {
+    if (searching_) {
+        // I4: a searcher that found work and was the last one wakes another worker.
+        searching_ = false;
+        if (sched_.idle().transition_from_searching()) sched_.notify_parked();
+    }
+    const std::uint64_t s = t->transition_to_running();
+    bump(c_polls);
+    ++polls_since_global_;
+    if (state::cancel_due(s)) {
+        sched_.complete_task(t, /*cancelled=*/true, 2);
+        return;
+    }
+    set_current_task(t);
+    t->resume_point_.resume();
+    set_current_task(nullptr);
+    if (t->root_.done()) {
+        sched_.complete_task(t, /*cancelled=*/false, 2);
+        return;
+    }
+    if (t->transition_after_poll() == task_header::after_poll::rescheduled) {
+        // Woken while running (or yielded, or cancellation became due): back of the ring.
+        push_ring(t);
+        sched_.notify_parked();
+    }
+}
+
+void worker::schedule_local(task_header* t, bool is_yield) noexcept {
+    if (is_yield || cfg_.lifo_polls_per_tick == 0) {
+        push_ring(t);
+        sched_.notify_parked();
+        return;
+    }
+    bump(c_spawned_local);
+    task_header* prev = std::exchange(lifo_, t);  // L1: newest in the slot, previous to the ring
+    if (prev) {
+        push_ring(prev);
+        sched_.notify_parked();
+    }
+}
+
+void worker::push_ring(task_header* t) noexcept {
+    auto r = ring_.push(t, sched_.global());
+    if (r.overflowed) {
+        bump(c_overflows);
+        bump(c_overflowed_tasks, r.overflowed);
+    }
+}
+
+void worker::park() noexcept {
+    idle_state& idle = sched_.idle();
+    transitioning_to_park_ = true;  // L4: wakes from this thread now go to the global queue
+    if (lifo_) push_ring(std::exchange(lifo_, nullptr));
+    if (!ring_.empty() || batch_head_ < batch_len_ || !sched_.global().empty()) {
+        transitioning_to_park_ = false;
+        return;
+    }
+    const bool last_searcher = idle.mark_parked(index_, searching_);
+    searching_ = false;
+    bump(c_parks);
+    if ((last_searcher && sched_.work_pending()) || sched_.shutting_down()) {
+        // I4: the last searcher found work in its final check; do not sleep.
+        bump(c_park_cancels);
+        if (!idle.unmark_parked(index_)) {
+            searching_ = true;  // a producer claimed us meanwhile; we count as its searcher
+            bump(c_unparks_notified);
+        }
+        transitioning_to_park_ = false;
+        return;
+    }
+    parker_.park(cfg_.park_timeout);
+    if (idle.unmark_parked(index_)) {
+        bump(c_unparks_timeout);  // I6: our bit was still set, so nobody claimed us
+        woke_by_timeout_ = true;
+    } else {
+        searching_ = true;  // I2/I6: a claimer cleared our bit and counted us as a searcher
+        bump(c_unparks_notified);
+    }
+    transitioning_to_park_ = false;
+}
+
+worker_metrics worker::snapshot() const noexcept {
+    static constexpr std::uint64_t worker_metrics::*fields[c_count] = {
+        &worker_metrics::ticks, &worker_metrics::polls, &worker_metrics::lifo_hits,
+        &worker_metrics::lifo_cap_flushes, &worker_metrics::ring_pops,
+        &worker_metrics::batch_pops, &worker_metrics::steal_ops, &worker_metrics::stolen_tasks,
+        &worker_metrics::global_fetch_ops, &worker_metrics::global_fetched,
+        &worker_metrics::global_periodic, &worker_metrics::overflows,
+        &worker_metrics::overflowed_tasks, &worker_metrics::searches, &worker_metrics::parks,
+        &worker_metrics::unparks_notified, &worker_metrics::unparks_timeout,
+        &worker_metrics::timeout_wakes_found_work, &worker_metrics::park_cancels,
+        &worker_metrics::budget_exhaustions, &worker_metrics::spawned_local,
+        &worker_metrics::global_interval, &worker_metrics::avg_poll_ns};
+    worker_metrics m;
+    for (unsigned i = 0; i < c_count; ++i) {
+        m.*fields[i] = counters_[i].load(std::memory_order_relaxed);  // relaxed: a snapshot
+    }
+    return m;
+}
+
+}  // namespace blitz::detail

@@ -1,0 +1,112 @@
+#pragma once
+// worker: one scheduler thread with its LIFO slot, ring, batch buffer, parker and counters.
+
+#include <chrono>
+#include <cstdint>
+
+#include "blitz/config.hpp"
+#include "blitz/metrics.hpp"
+#include "sched/atomic.hpp"
+#include "sched/local_queue.hpp"
+#include "sched/parker.hpp"
+#include "sched/rng.hpp"
+
+namespace blitz::detail {
+
+class scheduler;
+
+// A worker runs ticks of at most budget_per_tick polls (B1) and finds work in this order (G3):
+//   0. the global queue first when `interval` polls have passed since its last check (G4)
+//   1. the global batch buffer
+//   2. the LIFO slot, at most lifo_polls_per_tick times per tick; past the cap its task moves
+//      to the ring tail (L2)
+//   3. the ring (FIFO, Q3)
+//   4. the global queue (batch fetch, G2)
+//   5. stealing, as a searcher if the searcher cap allows (I1, Q5, Q7)
+//   6. the global queue once more
+//   7. park: flush the LIFO slot, re-check local work, set the parked bit, final check of all
+//      queues if it was the last searcher (I4), sleep on the futex (I5).
+//
+// Invariants: the LIFO slot, batch buffer and all plain fields are touched only by this worker's
+// thread (or by the shutdown thread after the worker has been joined). No task is pushed into
+// the LIFO slot while transitioning_to_park_ is set (L4).
+// Thread-safety: owner thread only, except ring() (thieves call steal_into), unpark() and
+// snapshot() (any thread).
+class alignas(cache_line) worker {
+public:
+    worker(scheduler& s, unsigned index, std::uint64_t seed);
+    worker(const worker&) = delete;
+    worker& operator=(const worker&) = delete;
+
+    void run();  // the thread body; returns at shutdown
+
+    // Places a task (with its queue entry) on this worker: LIFO slot, or the ring tail for a
+    // yield or when the LIFO is disabled (L1). Owner thread only.
+    void schedule_local(task_header* t, bool is_yield) noexcept;
+    bool accepts_local() const noexcept { return !transitioning_to_park_; }
+
+    scheduler& sched() noexcept { return sched_; }
+    unsigned index() const noexcept { return index_; }
+    local_queue& ring() noexcept { return ring_; }
+    void unpark() noexcept { parker_.unpark(); }
+    worker_metrics snapshot() const noexcept;
+
+    // Shutdown only, after the thread was joined: hands every queued task to `f`.
+    template <class F>
+    void drain(F&& f) {
+        if (lifo_) f(std::exchange(lifo_, nullptr));
+        while (batch_head_ < batch_len_) f(batch_[batch_head_++]);
+        batch_head_ = batch_len_ = 0;
+        while (task_header* t = ring_.pop()) f(t);
+    }
+
+    enum counter : unsigned {
+        c_ticks, c_polls, c_lifo_hits, c_lifo_cap_flushes, c_ring_pops, c_batch_pops,
+        c_steal_ops, c_stolen_tasks, c_global_fetch_ops, c_global_fetched, c_global_periodic,
+        c_overflows, c_overflowed_tasks, c_searches, c_parks, c_unparks_notified,
+        c_unparks_timeout, c_timeout_wakes_found_work, c_park_cancels, c_budget_exhaustions,
+        c_spawned_local, c_global_interval, c_avg_poll_ns, c_count
+    };
+
+private:
+    task_header* next_task() noexcept;
+    task_header* fetch_global() noexcept;
+    task_header* search() noexcept;
+    void run_task(task_header* t) noexcept;
+    void push_ring(task_header* t) noexcept;
+    void park() noexcept;
+    void end_tick(unsigned polls, std::chrono::steady_clock::time_point start) noexcept;
+
+    // Single-writer counter bump: relaxed load + store (no RMW), readers get a recent value.
+    void bump(counter c, std::uint64_t n = 1) noexcept {
+        counters_[c].store(counters_[c].load(std::memory_order_relaxed) + n,
+                           std::memory_order_relaxed);
+    }
+    void set(counter c, std::uint64_t v) noexcept {
+        counters_[c].store(v, std::memory_order_relaxed);
+    }
+
+    scheduler& sched_;
+    const config& cfg_;
+    const unsigned index_;
+
+    // ---- owner-thread state ----
+    task_header* lifo_ = nullptr;
+    bool transitioning_to_park_ = false;
+    bool searching_ = false;
+    bool woke_by_timeout_ = false;
+    unsigned lifo_polls_ = 0;          // LIFO polls in this tick
+    unsigned polls_since_global_ = 0;  // polls since the last global-queue check (G4)
+    unsigned interval_;                // adaptive global-queue interval (G5)
+    double avg_poll_ns_;               // EWMA of the mean poll time per tick
+    unsigned batch_head_ = 0, batch_len_ = 0;
+    task_header* batch_[config::batch_buffer_capacity] = {};
+    fast_rng rng_;
+
+    // ---- read by other threads ----
+    alignas(cache_line) atomic<std::uint64_t> counters_[c_count];
+    local_queue ring_;  // head, tail and slots each sit on their own 128-byte lines
+    parker parker_;
+};
+
+}  // namespace blitz::detail

@@ -1,0 +1,39 @@
+#include "blitz/detail/context.hpp"
+
+#include <stdexcept>
+
+#include "sched/worker.hpp"
+#include "task/alloc_stats.hpp"
+#include "task/context_internal.hpp"
+
+namespace blitz::detail {
+
+namespace {
+thread_local task_header* tl_task = nullptr;
+thread_local worker* tl_worker = nullptr;
+}  // namespace
+
+alloc_stats::counters& alloc_stats::get() noexcept {
+    static counters c;
+    return c;
+}
+
+task_header* current_task() noexcept { return tl_task; }
+worker* current_worker() noexcept { return tl_worker; }
+scheduler* current_scheduler() noexcept { return tl_worker ? &tl_worker->sched() : nullptr; }
+
+void set_current_task(task_header* t) noexcept { tl_task = t; }
+void set_current_worker(worker* w) noexcept { tl_worker = w; }
+
+task_header* suspend_current(std::coroutine_handle<> h) {
+    task_header* t = tl_task;
+    if (!t) {
+        throw std::logic_error(
+            "blitz: this awaitable must be awaited inside a blitz task (one spawned on a "
+            "runtime or run by runtime::block_on)");
+    }
+    t->resume_point_ = h;
+    return t;
+}
+
+}  // namespace blitz::detail

@@ -1,0 +1,257 @@
+#include "blitz/detail/task_header.hpp"
+
+#include <cassert>
+#include <new>
+
+#include "sched/scheduler.hpp"
+#include "task/alloc_stats.hpp"
+
+namespace blitz::detail {
+namespace {
+
+using namespace state;
+
+thread_local task_header* tl_fresh_header = nullptr;
+
+// ---- the task waker ----
+void waker_wake(void* p) noexcept {
+    auto* t = static_cast<task_header*>(p);
+    if (t->transition_to_scheduled(/*consume=*/true)) t->sched_->schedule(t, /*is_yield=*/false);
+}
+void waker_wake_by_ref(void* p) noexcept {
+    auto* t = static_cast<task_header*>(p);
+    if (t->transition_to_scheduled(/*consume=*/false)) t->sched_->schedule(t, false);
+}
+void* waker_clone(void* p) noexcept {
+    static_cast<task_header*>(p)->ref();
+    return p;
+}
+void waker_drop(void* p) noexcept { static_cast<task_header*>(p)->unref(); }
+
+constexpr waker_vtable task_waker_vtable{waker_wake, waker_wake_by_ref, waker_clone, waker_drop};
+
+}  // namespace
+
+// ---- allocation: [task_header | frame] in one block ----
+void* allocate_task_frame(std::size_t frame_size) {
+    const std::size_t total = header_prefix_size + frame_size;
+    void* block = ::operator new(total);
+    auto* h = new (block) task_header();
+    h->frame_size_ = static_cast<std::uint32_t>(frame_size);
+    alloc_stats::on_alloc(total);
+    tl_fresh_header = h;
+    return static_cast<std::byte*>(block) + header_prefix_size;
+}
+
+static void release_block(task_header* h) noexcept {
+    h->~task_header();
+    ::operator delete(static_cast<void*>(h));
+    alloc_stats::on_free();
+}
+
+void free_task_frame(void* frame) noexcept {
+    task_header* h = header_of_frame(frame);
+    if (!h->spawned_) {
+        release_block(h);  // an inline-awaited task: nothing else refers to the header
+        return;
+    }
+    // A spawned task's frame is gone, but join handles and wakers may still hold the header;
+    // the last unref frees the block.
+    h->frame_alive_ = false;
+}
+
+task_header* claim_fresh_header(const void* promise) noexcept {
+    task_header* h = tl_fresh_header;
+    if (!h) return nullptr;  // allocation elided by the compiler: never spawnable
+    auto* frame = reinterpret_cast<const std::byte*>(h) + header_prefix_size;
+    auto* p = static_cast<const std::byte*>(promise);
+    if (p < frame || p >= frame + h->frame_size_) return nullptr;  // not our frame
+    tl_fresh_header = nullptr;
+    return h;
+}
+
+// ---- lifecycle ----
+void task_header::init_spawned(scheduler* s, std::coroutine_handle<> root) noexcept {
+    sched_ = s;
+    root_ = root;
+    resume_point_ = root;
+    spawned_ = true;
+    // join handle + registry + queue entry
+    // relaxed: the task is published later by a queue push (lock or release store)
+    state_.store(3 * ref_one | join_interest | lifecycle_bits(lifecycle::scheduled),
+                 std::memory_order_relaxed);
+}
+
+std::uint64_t task_header::transition_to_running() noexcept {
+    std::uint64_t s = state_.load(std::memory_order_acquire);
+    std::uint64_t ns;
+    do {
+        assert(lifecycle_of(s) == lifecycle::scheduled);
+        ns = with_lifecycle(s, lifecycle::running) & ~notified;
+        // acq_rel: acquire the previous runner's frame writes; release nothing new yet
+    } while (!state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel,
+                                           std::memory_order_acquire));
+    return ns;
+}
+
+task_header::after_poll task_header::transition_after_poll() noexcept {
+    std::uint64_t s = state_.load(std::memory_order_acquire);
+    for (;;) {
+        assert(lifecycle_of(s) == lifecycle::running);
+        std::uint64_t ns;
+        after_poll r;
+        if ((s & notified) || cancel_due(s)) {
+            ns = with_lifecycle(s, lifecycle::scheduled) & ~notified;  // keep the queue ref
+            r = after_poll::rescheduled;
+        } else {
+            ns = with_lifecycle(s, lifecycle::idle) - ref_one;  // the queue entry is gone
+            r = after_poll::idle;
+        }
+        // acq_rel: release our frame writes to whoever schedules or runs it next
+        if (state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+            return r;
+        }
+    }
+}
+
+std::uint64_t task_header::transition_to_complete(bool was_cancelled) noexcept {
+    std::uint64_t s = state_.load(std::memory_order_acquire);
+    std::uint64_t ns;
+    do {
+        ns = with_lifecycle(s, lifecycle::complete) & ~notified;
+        if (was_cancelled) ns |= cancelled; else ns &= ~cancelled;
+        // acq_rel: release the result to the join side; acquire a registered join waker
+    } while (!state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel,
+                                           std::memory_order_acquire));
+    return s;
+}
+
+bool task_header::transition_to_scheduled(bool consume) noexcept {
+    std::uint64_t s = state_.load(std::memory_order_acquire);
+    for (;;) {
+        std::uint64_t ns;
+        bool enqueue = false;
+        switch (lifecycle_of(s)) {
+            case lifecycle::idle:
+                ns = with_lifecycle(s, lifecycle::scheduled);
+                if (!consume) ns += ref_one;  // the new queue entry's reference
+                enqueue = true;
+                break;
+            case lifecycle::running:
+            case lifecycle::scheduled:
+                // Already in the system: remember the wake. A consumed waker reference can be
+                // dropped here: the queue entry or runner still holds one.
+                ns = s | notified;
+                if (consume) ns -= ref_one;
+                break;
+            case lifecycle::complete:
+            default:
+                if (consume) unref();
+                return false;
+        }
+        // acq_rel: the waker's writes reach whoever runs the task next
+        if (state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+            return enqueue;
+        }
+    }
+}
+
+bool task_header::request_cancel() noexcept {
+    std::uint64_t s = state_.load(std::memory_order_acquire);
+    for (;;) {
+        if (lifecycle_of(s) == lifecycle::complete) return false;
+        std::uint64_t ns = s | cancelled;
+        bool enqueue = false;
+        if (lifecycle_of(s) == lifecycle::idle) {
+            ns = with_lifecycle(ns, lifecycle::scheduled) + ref_one;
+            enqueue = true;
+        }
+        if (state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+            return enqueue;
+        }
+    }
+}
+
+void task_header::shield_push() noexcept {
+    [[maybe_unused]] auto prev = state_.fetch_add(shield_one, std::memory_order_acq_rel);
+    assert(shield_of(prev) < max_shield && "cancel_shield nested more than 255 deep");
+}
+
+void task_header::shield_pop() noexcept {
+    [[maybe_unused]] auto prev = state_.fetch_sub(shield_one, std::memory_order_acq_rel);
+    assert(shield_of(prev) > 0);
+}
+
+// ---- join side ----
+bool task_header::set_join_waker(waker w) noexcept {
+    std::uint64_t s = state_.load(std::memory_order_acquire);
+    if (lifecycle_of(s) == lifecycle::complete) return false;
+    assert(!(s & join_waker) && "one join waiter at a time");
+    join_waker_ = std::move(w);  // ours until the bit is published
+    for (;;) {
+        if (lifecycle_of(s) == lifecycle::complete) {
+            join_waker_.reset();
+            return false;
+        }
+        // release: the completer that sees the bit also sees join_waker_
+        if (state_.compare_exchange_weak(s, s | join_waker, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+            return true;
+        }
+    }
+}
+
+bool task_header::unset_join_waker() noexcept {
+    std::uint64_t s = state_.load(std::memory_order_acquire);
+    for (;;) {
+        if (lifecycle_of(s) == lifecycle::complete) return false;  // completer owns it now
+        if (state_.compare_exchange_weak(s, s & ~join_waker, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+            join_waker_.reset();
+            return true;
+        }
+    }
+}
+
+void task_header::wake_join_waiter(std::uint64_t prev_state) noexcept {
+    if (!(prev_state & join_waker)) return;
+    waker w = std::move(join_waker_);
+    std::move(w).wake();
+}
+
+void task_header::mark_detached() noexcept {
+    std::uint64_t s = state_.load(std::memory_order_relaxed);
+    while (!state_.compare_exchange_weak(s, (s | detached) & ~join_interest,
+                                         std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    }
+}
+
+// ---- references ----
+void task_header::ref() noexcept {
+    // relaxed: taking a reference needs no ordering; the caller already holds one
+    [[maybe_unused]] auto prev = state_.fetch_add(ref_one, std::memory_order_relaxed);
+    assert(refs_of(prev) < max_refs && "task reference count overflow");
+}
+
+void task_header::unref(std::uint32_t n) noexcept {
+    // acq_rel: the last dropper must see every other holder's writes before freeing
+    auto prev = state_.fetch_sub(n * ref_one, std::memory_order_acq_rel);
+    assert(refs_of(prev) >= n && "task reference count underflow");
+    if (refs_of(prev) != n) return;
+    if (frame_alive_) root_.destroy();  // runs free_task_frame, which only marks it dead
+    release_block(this);
+}
+
+waker task_header::make_waker() noexcept {
+    ref();
+    return waker(this, &task_waker_vtable);
+}
+
+void task_header::destroy_frame() noexcept {
+    if (frame_alive_) root_.destroy();
+}
+
+}  // namespace blitz::detail

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages blitz needs, only when something is missing.
+# Quiet and fast (one dpkg-query) when everything is present; safe without a terminal.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libhwloc-dev libnuma-dev liburing-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang-19 libclang-rt-19-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "installed" ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps.sh: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "deps.sh: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "deps.sh: done"
