@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "sched/policy.hpp"
 #include "sched/scheduler.hpp"
 #include "task/context_internal.hpp"
 
@@ -20,9 +21,8 @@ worker::worker(scheduler& s, unsigned index, std::uint64_t seed)
       avg_poll_ns_(static_cast<double>(s.cfg().initial_avg_poll.count())),
       rng_(seed) {
     for (auto& c : counters_) c.store(0, std::memory_order_relaxed);  // relaxed: not shared yet
-    const double iv = static_cast<double>(cfg_.global_target_latency.count()) / avg_poll_ns_;
-    interval_ = static_cast<unsigned>(std::clamp(iv, double(cfg_.global_interval_min),
-                                                 double(cfg_.global_interval_max)));
+    interval_ = interval_for(avg_poll_ns_, double(cfg_.global_target_latency.count()),
+                             cfg_.global_interval_min, cfg_.global_interval_max);
     set(c_global_interval, interval_);
     set(c_avg_poll_ns, static_cast<std::uint64_t>(avg_poll_ns_));
 }
@@ -70,10 +70,9 @@ void worker::end_tick(unsigned polls, clock::time_point start) noexcept {
     const double sample =
         static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 clock::now() - start).count()) / polls;
-    avg_poll_ns_ = std::max(1.0, cfg_.ewma_alpha * sample + (1.0 - cfg_.ewma_alpha) * avg_poll_ns_);
-    const double iv = static_cast<double>(cfg_.global_target_latency.count()) / avg_poll_ns_;
-    interval_ = static_cast<unsigned>(std::clamp(iv, double(cfg_.global_interval_min),
-                                                 double(cfg_.global_interval_max)));
+    avg_poll_ns_ = ewma_step(avg_poll_ns_, sample, cfg_.ewma_alpha);
+    interval_ = interval_for(avg_poll_ns_, double(cfg_.global_target_latency.count()),
+                             cfg_.global_interval_min, cfg_.global_interval_max);
     set(c_global_interval, interval_);
     set(c_avg_poll_ns, static_cast<std::uint64_t>(avg_poll_ns_));
 }
@@ -138,7 +137,7 @@ task_header* worker::search() noexcept {
         // Q7: a uniform random start among the other workers, then each of them once.
         const unsigned start = rng_.bounded(w - 1);
         for (unsigned i = 0; i < w - 1; ++i) {
-            const unsigned victim = (index_ + 1 + (start + i) % (w - 1)) % w;
+            const unsigned victim = nth_victim(index_, start, i, w);
             auto r = sched_.worker_at(victim).ring_.steal_into(ring_, cfg_.max_steal);
             if (r.first) {
                 bump(c_steal_ops);

@@ -1,0 +1,404 @@
+// End-to-end runtime tests: spawn, join, yield, exceptions, cancellation, LIFO behaviour and
+// shutdown (INVARIANTS K3-K5, L1-L3, I1, I2).
+
+#include "blitz/runtime.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "blitz/blitz.hpp"
+#include "sched/worker.hpp"
+#include "task/test_event.hpp"
+
+namespace blitz {
+namespace {
+
+using detail::testing::test_event;
+using namespace std::chrono_literals;
+
+config with_workers(unsigned n) {
+    config c;
+    c.workers = n;
+    return c;
+}
+
+std::uint64_t tasks_alive() { return runtime(with_workers(1)).metrics().tasks_alive; }
+
+// Counts live instances; lets a test see that a task's locals were destroyed exactly once.
+struct guard {
+    static inline std::atomic<int> live{0};
+    static inline std::atomic<int> destroyed{0};
+    guard() { live.fetch_add(1); }
+    ~guard() {
+        live.fetch_sub(1);
+        destroyed.fetch_add(1);
+    }
+    guard(const guard&) = delete;
+};
+
+task<int> answer() { co_return 42; }
+task<void> nothing() { co_return; }
+
+TEST(Runtime, BlockOnReturnsTheValue) {
+    runtime rt(with_workers(2));
+    EXPECT_EQ(rt.block_on(answer()), 42);
+    rt.block_on(nothing());
+}
+
+task<long> nested(int depth) {
+    if (depth == 0) co_return 0;
+    co_return 1 + co_await nested(depth - 1);
+}
+
+TEST(Runtime, AwaitingATaskRunsItInline) {
+    runtime rt(with_workers(1));
+    EXPECT_EQ(rt.block_on(nested(10'000)), 10'000);
+    auto m = rt.metrics();
+    EXPECT_EQ(m.tasks_spawned, 1u);  // the nested tasks were never scheduled
+}
+
+task<unsigned long> leaf(unsigned long i) { co_return i; }
+
+task<unsigned long> fan_out(unsigned long n) {
+    std::vector<join_handle<unsigned long>> hs;
+    hs.reserve(n);
+    for (unsigned long i = 0; i < n; ++i) hs.push_back(spawn(leaf(i)));
+    unsigned long sum = 0;
+    for (auto& h : hs) sum += co_await h;
+    co_return sum;
+}
+
+TEST(Runtime, FanOutOfOneHundredThousandTasksCompletes) {
+    for (unsigned w : {1u, 2u, 4u}) {
+        runtime rt(with_workers(w));
+        constexpr unsigned long n = 100'000;
+        EXPECT_EQ(rt.block_on(fan_out(n)), n * (n - 1) / 2) << w << " workers";
+        EXPECT_EQ(rt.metrics().tasks_spawned, n + 1);
+    }
+}
+
+task<unsigned long> chain(unsigned long n) {
+    if (n == 0) co_return 0;
+    co_return 1 + co_await spawn(chain(n - 1));
+}
+
+TEST(Runtime, ChainOfOneHundredThousandSpawnsCompletes) {
+    runtime rt(with_workers(2));
+    EXPECT_EQ(rt.block_on(chain(100'000)), 100'000u);
+}
+
+TEST(Runtime, SpawnFromATaskLandsInTheLocalWorkersLifoSlot) {
+    runtime rt(with_workers(2));
+    auto body = [&]() -> task<bool> {
+        detail::worker* me = detail::current_worker();
+        const unsigned idx = me->index();
+        auto before = rt.metrics();
+        auto h = spawn(answer());
+        auto after = rt.metrics();
+        // L1: counted as a local placement on this worker, and no global-queue lock was taken.
+        bool local = after.workers[idx].spawned_local == before.workers[idx].spawned_local + 1 &&
+                     after.global_lock_acquisitions == before.global_lock_acquisitions;
+        co_return local && co_await h == 42;
+    };
+    EXPECT_TRUE(rt.block_on(body()));
+}
+
+TEST(Runtime, SpawnOutsideARuntimeIsAClearError) {
+    EXPECT_THROW((void)spawn(answer()), std::logic_error);
+}
+
+TEST(Runtime, BlockOnFromInsideATaskIsAClearError) {
+    runtime rt(with_workers(1));
+    auto body = [&]() -> task<bool> {
+        try {
+            rt.block_on(answer());
+        } catch (const std::logic_error&) {
+            co_return true;
+        }
+        co_return false;
+    };
+    EXPECT_TRUE(rt.block_on(body()));
+}
+
+task<int> thrower() {
+    throw std::runtime_error("boom");
+    co_return 0;
+}
+
+TEST(Runtime, AnExceptionReachesTheJoinHandleAndTheWorkerSurvives) {
+    runtime rt(with_workers(1));
+    EXPECT_THROW(rt.block_on(thrower()), std::runtime_error);
+    auto from_task = []() -> task<bool> {
+        try {
+            co_await spawn(thrower());
+        } catch (const std::runtime_error& e) {
+            co_return std::string(e.what()) == "boom";
+        }
+        co_return false;
+    };
+    EXPECT_TRUE(rt.block_on(from_task()));
+    EXPECT_EQ(rt.block_on(answer()), 42);  // the single worker is still serving
+}
+
+task<int> wait_then(test_event& ev, int v) {
+    co_await ev.wait();
+    co_return v;
+}
+
+TEST(Runtime, AwaitingAJoinHandleWakesWhenTheResultIsReady) {
+    runtime rt(with_workers(2));
+    test_event ev;
+    auto inner = rt.spawn(wait_then(ev, 7));
+    auto outer = rt.spawn([](join_handle<int> h) -> task<int> { co_return 1 + co_await h; }(
+        std::move(inner)));
+    std::this_thread::sleep_for(5ms);
+    EXPECT_FALSE(outer.is_finished());
+    ev.set();
+    EXPECT_EQ(outer.join(), 8);
+}
+
+TEST(Runtime, YieldNowLetsQueuedTasksRunFirst) {
+    runtime rt(with_workers(1));
+    auto body = []() -> task<bool> {
+        std::atomic<bool> ran{false};
+        auto h = spawn([](std::atomic<bool>& f) -> task<void> {
+            f = true;
+            co_return;
+        }(ran));
+        co_await yield_now();  // the child (in the LIFO slot) runs before we resume
+        co_await h;
+        co_return ran.load();
+    };
+    EXPECT_TRUE(rt.block_on(body()));
+}
+
+// ---- cancellation (K4) ----
+
+task<void> guarded_wait(test_event& ev) {
+    guard g;
+    co_await ev.wait();
+}
+
+TEST(Cancel, AbortingAnIdleTaskCompletesItsHandleAsCancelled) {
+    runtime rt(with_workers(2));
+    test_event ev;
+    const int destroyed0 = guard::destroyed.load();
+    auto h = rt.spawn(guarded_wait(ev));
+    while (guard::live.load() == 0) std::this_thread::yield();  // it is waiting now
+    h.abort();
+    EXPECT_THROW(h.join(), task_cancelled);
+    EXPECT_TRUE(h.is_cancelled());
+    EXPECT_EQ(guard::destroyed.load() - destroyed0, 1);  // its locals were destroyed once
+    EXPECT_EQ(guard::live.load(), 0);
+}
+
+TEST(Cancel, AbortingARunningTaskCancelsItAtItsNextSuspension) {
+    runtime rt(with_workers(2));
+    std::atomic<int> spins{0};
+    auto h = rt.spawn([](std::atomic<int>& s) -> task<void> {
+        for (;;) {
+            s.fetch_add(1);
+            co_await yield_now();
+        }
+    }(spins));
+    while (spins.load() < 100) std::this_thread::yield();
+    h.abort();
+    EXPECT_THROW(h.join(), task_cancelled);
+}
+
+TEST(Cancel, AbortingAQueuedTaskMeansItsBodyNeverRuns) {
+    runtime rt(with_workers(1));
+    std::atomic<bool> release{false}, started{false}, body_ran{false};
+    auto blocker = rt.spawn([](std::atomic<bool>& r, std::atomic<bool>& s) -> task<void> {
+        s = true;
+        while (!r.load()) std::this_thread::yield();  // occupies the only worker
+        co_return;
+    }(release, started));
+    while (!started.load()) std::this_thread::yield();
+    auto victim = rt.spawn([](std::atomic<bool>& ran) -> task<void> {
+        ran = true;
+        co_return;
+    }(body_ran));
+    victim.abort();
+    release = true;
+    EXPECT_THROW(victim.join(), task_cancelled);
+    blocker.join();
+    EXPECT_FALSE(body_ran.load());
+}
+
+TEST(Cancel, AShieldDefersCancellationUntilItIsDropped) {
+    runtime rt(with_workers(2));
+    test_event inside, proceed;
+    std::atomic<bool> finished_shielded_part{false}, after_shield{false};
+    auto h = rt.spawn([](test_event& in, test_event& go, std::atomic<bool>& done,
+                         std::atomic<bool>& after) -> task<void> {
+        {
+            cancel_shield s;
+            in.set();
+            co_await go.wait();  // aborted while waiting here: deferred
+            done = true;
+        }
+        co_await yield_now();  // the first suspension without a shield: cancelled here
+        after = true;
+    }(inside, proceed, finished_shielded_part, after_shield));
+    while (!inside.is_set()) std::this_thread::yield();
+    h.abort();
+    proceed.set();
+    EXPECT_THROW(h.join(), task_cancelled);
+    EXPECT_TRUE(finished_shielded_part.load());
+    EXPECT_FALSE(after_shield.load());
+}
+
+TEST(Cancel, AbortAfterCompletionKeepsTheResult) {
+    runtime rt(with_workers(1));
+    auto h = rt.spawn(answer());
+    while (!h.is_finished()) std::this_thread::yield();
+    h.abort();
+    EXPECT_EQ(h.join(), 42);
+}
+
+// ---- LIFO slot (L2, L3) ----
+
+struct ping_pong_log {
+    std::vector<char> order;  // single worker: only that thread writes
+};
+
+task<void> pinger(char name, test_event& mine, test_event& other, int rounds, ping_pong_log& log) {
+    for (int i = 0; i < rounds; ++i) {
+        co_await mine.wait();
+        mine.reset();
+        log.order.push_back(name);
+        other.set();  // wakes the partner into this worker's LIFO slot
+    }
+}
+
+// Two tasks waking each other through the LIFO slot; a third task waits in the ring. Returns the
+// number of ping-pong polls that ran before the third task did.
+std::size_t polls_before_third(unsigned lifo_cap) {
+    config c = with_workers(1);
+    c.lifo_polls_per_tick = lifo_cap;
+    runtime rt(c);
+    ping_pong_log log;
+    test_event a, b;
+    auto body = [&]() -> task<void> {
+        auto ha = spawn(pinger('a', a, b, 100, log));
+        auto hb = spawn(pinger('b', b, a, 100, log));
+        for (int i = 0; i < 4; ++i) co_await yield_now();  // both are now waiting
+        auto hc = spawn([](ping_pong_log& l) -> task<void> {
+            l.order.push_back('c');
+            co_return;
+        }(log));
+        a.set();  // a goes to the LIFO slot, c is pushed to the ring
+        co_await hc;
+        b.set();  // let the pair finish
+        a.set();
+        co_await ha;
+        co_await hb;
+    };
+    rt.block_on(body());
+    std::size_t n = 0;
+    while (n < log.order.size() && log.order[n] != 'c') ++n;
+    return n;
+}
+
+TEST(Lifo, CapBoundsPollsBeforeAQueuedTaskRuns) {
+    // L2/L3: with the cap of 3, the third task runs after at most 3 LIFO polls.
+    EXPECT_LE(polls_before_third(3), 3u);
+}
+
+TEST(Lifo, WithTheCapRaisedTheQueuedTaskStarves) {
+    // The negative control: a cap of 128 lets the pair run far past 3 polls.
+    EXPECT_GT(polls_before_third(128), 3u);
+}
+
+// ---- shutdown and lifetime (K3) ----
+
+TEST(Shutdown, DestroysQueuedWaitingAndIdleTasksExactlyOnce) {
+    const std::uint64_t alive0 = tasks_alive();
+    const int destroyed0 = guard::destroyed.load();
+    test_event never;
+    int made = 0;
+    {
+        std::vector<join_handle<void>> keep;
+        {
+            runtime rt(with_workers(2));
+            // Waiting (idle, reachable only through the event's waker).
+            for (int i = 0; i < 50; ++i, ++made) keep.push_back(rt.spawn(guarded_wait(never)));
+            // Idle on a join handle of a task that never finishes.
+            for (int i = 0; i < 50; ++i, made += 2) {
+                auto h = rt.spawn(guarded_wait(never));
+                rt.spawn([](join_handle<void> inner) -> task<void> {
+                    guard g;
+                    co_await inner;
+                }(std::move(h))).detach();
+            }
+            // Queued: many tasks that yield forever, so the queues are full at shutdown.
+            for (int i = 0; i < 2000; ++i, ++made) {
+                rt.spawn([]() -> task<void> {
+                    guard g;
+                    for (;;) co_await yield_now();
+                }()).detach();
+            }
+            while (guard::live.load() < 100) std::this_thread::yield();
+        }  // runtime destroyed here
+        for (auto& h : keep) EXPECT_TRUE(h.is_cancelled());
+        EXPECT_EQ(guard::live.load(), 0);
+    }
+    // Each task's locals are destroyed exactly once, whether or not its body had started.
+    EXPECT_LE(guard::destroyed.load() - destroyed0, made);
+    EXPECT_EQ(guard::live.load(), 0);
+    // Every task allocation is freed once all handles are gone.
+    EXPECT_EQ(tasks_alive(), alive0);
+}
+
+TEST(Shutdown, DetachedTasksFreeThemselves) {
+    const std::uint64_t alive0 = tasks_alive();
+    {
+        runtime rt(with_workers(2));
+        std::atomic<int> done{0};
+        for (int i = 0; i < 1000; ++i) {
+            rt.spawn([](std::atomic<int>& d) -> task<void> {
+                d.fetch_add(1);
+                co_return;
+            }(done)).detach();
+        }
+        while (done.load() < 1000) std::this_thread::yield();
+    }
+    EXPECT_EQ(tasks_alive(), alive0);
+}
+
+TEST(Shutdown, SpawnAfterShutdownIsCancelledAtOnce) {
+    runtime rt(with_workers(1));
+    rt.shutdown();
+    auto h = rt.spawn(answer());
+    EXPECT_TRUE(h.is_cancelled());
+    EXPECT_THROW(h.join(), task_cancelled);
+}
+
+// ---- idle bookkeeping at quiescence (I1, I2) ----
+
+TEST(Idle, QuiescentRuntimeHasNoSearchersAndBitmapMatchesParkedCount) {
+    for (unsigned w : {1u, 2u, 4u, 8u}) {
+        runtime rt(with_workers(w));
+        rt.block_on(fan_out(20'000));
+        // Wait (bounded by count, not by a time verdict) until every worker has parked.
+        runtime_metrics m;
+        for (int i = 0; i < 100'000; ++i) {
+            m = rt.metrics();
+            if (m.num_parked == w && m.num_searching == 0) break;
+            std::this_thread::sleep_for(100us);
+        }
+        EXPECT_EQ(m.num_searching, 0u) << w << " workers";
+        EXPECT_EQ(m.num_parked, w);
+        EXPECT_EQ(unsigned(std::popcount(m.parked_bitmap)), m.num_parked);
+    }
+}
+
+}  // namespace
+}  // namespace blitz
