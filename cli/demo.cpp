@@ -86,6 +86,7 @@ void print_counters(const runtime_metrics& m) {
         {"parks", &worker_metrics::parks, true},
         {"unparks: notified", &worker_metrics::unparks_notified, true},
         {"unparks: timeout", &worker_metrics::unparks_timeout, true},
+        {"unparks: spurious", &worker_metrics::unparks_spurious, true},
         {"park cancels", &worker_metrics::park_cancels, true},
         {"budget exhaustions", &worker_metrics::budget_exhaustions, true},
         {"local spawns/wakes", &worker_metrics::spawned_local, true},

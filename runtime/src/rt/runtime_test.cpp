@@ -98,13 +98,13 @@ TEST(Runtime, SpawnFromATaskLandsInTheLocalWorkersLifoSlot) {
     auto body = [&]() -> task<bool> {
         detail::worker* me = detail::current_worker();
         const unsigned idx = me->index();
-        auto before = rt.metrics();
+        const bool slot_was_empty = me->lifo_peek() == nullptr;
+        const auto before = rt.metrics().workers[idx].spawned_local;
         auto h = spawn(answer());
-        auto after = rt.metrics();
-        // L1: counted as a local placement on this worker, and no global-queue lock was taken.
-        bool local = after.workers[idx].spawned_local == before.workers[idx].spawned_local + 1 &&
-                     after.global_lock_acquisitions == before.global_lock_acquisitions;
-        co_return local && co_await h == 42;
+        // L1: the child sits in this worker's LIFO slot (read on the owner thread).
+        const bool in_slot = me->lifo_peek() != nullptr;
+        const bool counted = rt.metrics().workers[idx].spawned_local == before + 1;
+        co_return slot_was_empty && in_slot && counted && co_await h == 42;
     };
     EXPECT_TRUE(rt.block_on(body()));
 }

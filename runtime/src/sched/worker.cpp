@@ -219,10 +219,17 @@ void worker::park() noexcept {
         transitioning_to_park_ = false;
         return;
     }
-    parker_.park(cfg_.park_timeout);
+    const bool got_token = parker_.park(cfg_.park_timeout);
     if (idle.unmark_parked(index_)) {
-        bump(c_unparks_timeout);  // I6: our bit was still set, so nobody claimed us
-        woke_by_timeout_ = true;
+        // I6: our bit was still set, so nobody claimed us. Without a token the park timed out;
+        // with one, the token was stale (left by a claimer that raced an earlier park-cancel
+        // or timeout of ours, which already counted that claim) or came from shutdown.
+        if (got_token) {
+            bump(c_unparks_spurious);
+        } else {
+            bump(c_unparks_timeout);
+            woke_by_timeout_ = true;
+        }
     } else {
         searching_ = true;  // I2/I6: a claimer cleared our bit and counted us as a searcher
         bump(c_unparks_notified);
@@ -238,7 +245,7 @@ worker_metrics worker::snapshot() const noexcept {
         &worker_metrics::global_fetch_ops, &worker_metrics::global_fetched,
         &worker_metrics::global_periodic, &worker_metrics::overflows,
         &worker_metrics::overflowed_tasks, &worker_metrics::searches, &worker_metrics::parks,
-        &worker_metrics::unparks_notified, &worker_metrics::unparks_timeout,
+        &worker_metrics::unparks_notified, &worker_metrics::unparks_timeout, &worker_metrics::unparks_spurious,
         &worker_metrics::timeout_wakes_found_work, &worker_metrics::park_cancels,
         &worker_metrics::budget_exhaustions, &worker_metrics::spawned_local,
         &worker_metrics::global_interval, &worker_metrics::avg_poll_ns};

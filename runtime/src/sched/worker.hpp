@@ -44,6 +44,8 @@ public:
     // yield or when the LIFO is disabled (L1). Owner thread only.
     void schedule_local(task_header* t, bool is_yield) noexcept;
     bool accepts_local() const noexcept { return !transitioning_to_park_; }
+    // The LIFO slot's occupant. Owner thread only (tests check L1 with it).
+    const task_header* lifo_peek() const noexcept { return lifo_; }
 
     scheduler& sched() noexcept { return sched_; }
     unsigned index() const noexcept { return index_; }
@@ -64,7 +66,7 @@ public:
         c_ticks, c_polls, c_lifo_hits, c_lifo_cap_flushes, c_ring_pops, c_batch_pops,
         c_steal_ops, c_stolen_tasks, c_global_fetch_ops, c_global_fetched, c_global_periodic,
         c_overflows, c_overflowed_tasks, c_searches, c_parks, c_unparks_notified,
-        c_unparks_timeout, c_timeout_wakes_found_work, c_park_cancels, c_budget_exhaustions,
+        c_unparks_timeout, c_unparks_spurious, c_timeout_wakes_found_work, c_park_cancels, c_budget_exhaustions,
         c_spawned_local, c_global_interval, c_avg_poll_ns, c_count
     };
 
