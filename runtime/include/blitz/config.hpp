@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -46,6 +47,19 @@ struct config {
     std::chrono::nanoseconds park_timeout = std::chrono::milliseconds(10);
     // Worker thread names are this prefix plus the worker index (shown by top, gdb, perf).
     std::string thread_name = "blitz-w";
+
+    // Deliberate faults and hooks for the conformance suite's negative controls and for tests.
+    // Each fault breaks one invariant on purpose; never set them in production.
+    struct debug_options {
+        // I4: a last searcher parks without its final check of every queue.
+        bool skip_last_searcher_check = false;
+        // Q5: a thief takes everything (up to max_steal) instead of half.
+        bool steal_all = false;
+        // Runs on a worker right before it publishes itself as parked (after its own queues were
+        // found empty); tests use it to land work in exactly that window.
+        std::function<void(unsigned worker)> before_park_commit;
+    };
+    debug_options debug;
 
     // The widest worker set the parked bitmap supports (I7).
     static constexpr unsigned max_workers = 64;

@@ -110,18 +110,40 @@ local_queue::steal_result local_queue::steal_into(local_queue& dst, std::uint32_
         dst.slots_[(dst_tail + i - 1) & mask].store(t, std::memory_order_relaxed);
     }
 
-    // 3. Release: move the steal head up to the real head (the owner may have popped meanwhile).
-    h = head_.load(std::memory_order_acquire);
+    // 3. Release.
+    release_steal();
+    if (n > 1) dst.tail_.store(dst_tail + n - 1, std::memory_order_release);  // publishes copies
+    return {first, n, avail};
+}
+
+void local_queue::release_steal() noexcept {
+    // Move the steal head up to the real head (the owner may have popped meanwhile).
+    std::uint64_t h = head_.load(std::memory_order_acquire);
     for (;;) {
         std::uint32_t cur_real = real_of(h);
         // release: our slot reads happen before the owner may overwrite those slots
         if (head_.compare_exchange_weak(h, pack(cur_real, cur_real), std::memory_order_acq_rel,
                                         std::memory_order_acquire)) {
-            break;
+            return;
         }
     }
-    if (n > 1) dst.tail_.store(dst_tail + n - 1, std::memory_order_release);  // publishes copies
-    return {first, n, avail};
+}
+
+std::uint32_t local_queue::debug_claim(std::uint32_t n, task_header** out) noexcept {
+    std::uint64_t h = head_.load(std::memory_order_acquire);
+    for (;;) {
+        if (steal_of(h) != real_of(h)) return 0;
+        std::uint32_t avail = tail_.load(std::memory_order_acquire) - real_of(h);
+        std::uint32_t k = std::min(n, avail);
+        if (k == 0) return 0;
+        if (head_.compare_exchange_weak(h, pack(steal_of(h), real_of(h) + k),
+                                        std::memory_order_acq_rel, std::memory_order_acquire)) {
+            for (std::uint32_t i = 0; i < k; ++i) {
+                out[i] = slots_[(real_of(h) + i) & mask].load(std::memory_order_relaxed);
+            }
+            return k;
+        }
+    }
 }
 
 std::uint32_t local_queue::len() const noexcept {

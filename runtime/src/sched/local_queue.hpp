@@ -64,6 +64,12 @@ public:
     steal_result steal_into(local_queue& dst, std::uint32_t max_steal,
                             bool steal_all = false) noexcept;
 
+    // Test hooks that stand for a thief paused between its claim and its release (Q4, Q5):
+    // debug_claim takes up to n tasks (returned through `out`, at most n) and leaves the steal
+    // in progress; debug_release ends it. Owner or test thread only.
+    std::uint32_t debug_claim(std::uint32_t n, task_header** out) noexcept;
+    void debug_release() noexcept { release_steal(); }
+
     std::uint32_t len() const noexcept;  // racy snapshot, for heuristics and metrics
     bool empty() const noexcept { return len() == 0; }
     bool steal_in_progress() const noexcept;
@@ -78,6 +84,7 @@ public:
 
 private:
     bool overflow(task_header* t, std::uint32_t head, std::uint32_t tail, global_queue& g) noexcept;
+    void release_steal() noexcept;
 
     alignas(cache_line) atomic<std::uint64_t> head_;  // consumers: owner pops, thieves claim
     alignas(cache_line) atomic<std::uint32_t> tail_;  // producer: owner only writes

@@ -107,16 +107,31 @@ TEST(LocalQueue, StealAllControlTakesEverythingUpToTheLimit) {
     EXPECT_EQ(r.taken, 10u);  // a deliberate Q5 violation, for the negative control
 }
 
-TEST(LocalQueue, PushDuringStealGoesToTheGlobalQueue) {
-    // Simulate a thief between claim and release by packing the head by hand is not possible
-    // through the API, so exercise it concurrently: the conservation test below covers the
-    // interleavings; here we check the full-ring path without a steal.
-    header_pool pool(257);
+TEST(LocalQueue, PushIntoAFullRingDuringAStealGoesToTheGlobalQueueAlone) {
+    header_pool pool(300);
     global_queue g;
     local_queue q;
     for (std::uint32_t i = 0; i < 256; ++i) q.push(pool.at(i), g);
+    task_header* claimed[4];
+    ASSERT_EQ(q.debug_claim(4, claimed), 4u);  // a thief paused between claim and release
+    EXPECT_TRUE(q.steal_in_progress());
+    // The claimed slots are not free yet: the ring is still full as far as the owner may write.
+    const auto locks = g.lock_acquisitions();
+    EXPECT_EQ(q.push(pool.at(256), g).overflowed, 1u);  // Q4: only the new task moves
+    EXPECT_EQ(g.lock_acquisitions() - locks, 1u);
+    EXPECT_EQ(g.len(), 1u);
+    EXPECT_EQ(g.pop(), pool.at(256));
+    // Q5: a second thief sees the steal in progress and backs off.
+    local_queue thief;
+    EXPECT_EQ(q.steal_into(thief, 128).taken, 0u);
+    // The owner can still pop past the claimed tasks while the steal is in progress.
+    EXPECT_EQ(q.pop(), pool.at(4));
+    q.debug_release();
     EXPECT_FALSE(q.steal_in_progress());
-    EXPECT_EQ(q.push(pool.at(256), g).overflowed, 129u);
+    // Room again: the next push lands in the ring.
+    EXPECT_EQ(q.push(pool.at(257), g).overflowed, 0u);
+    EXPECT_EQ(claimed[0], pool.at(0));
+    EXPECT_EQ(claimed[3], pool.at(3));
 }
 
 // Q6: the owner pushes and pops while thieves steal; every task comes out exactly once.

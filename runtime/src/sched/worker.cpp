@@ -138,7 +138,8 @@ task_header* worker::search() noexcept {
         const unsigned start = rng_.bounded(w - 1);
         for (unsigned i = 0; i < w - 1; ++i) {
             const unsigned victim = nth_victim(index_, start, i, w);
-            auto r = sched_.worker_at(victim).ring_.steal_into(ring_, cfg_.max_steal);
+            auto r = sched_.worker_at(victim).ring_.steal_into(ring_, cfg_.max_steal,
+                                                               cfg_.debug.steal_all);
             if (r.first) {
                 bump(c_steal_ops);
                 bump(c_stolen_tasks, r.taken);
@@ -206,10 +207,12 @@ void worker::park() noexcept {
         transitioning_to_park_ = false;
         return;
     }
+    if (cfg_.debug.before_park_commit) cfg_.debug.before_park_commit(index_);
     const bool last_searcher = idle.mark_parked(index_, searching_);
     searching_ = false;
     bump(c_parks);
-    if ((last_searcher && sched_.work_pending()) || sched_.shutting_down()) {
+    const bool final_check = last_searcher && !cfg_.debug.skip_last_searcher_check;
+    if ((final_check && sched_.work_pending()) || sched_.shutting_down()) {
         // I4: the last searcher found work in its final check; do not sleep.
         bump(c_park_cancels);
         if (!idle.unmark_parked(index_)) {
