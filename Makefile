@@ -2,36 +2,41 @@
 # packages first (scripts/deps.sh), then configure, build and run.
 
 JOBS ?= $(shell nproc)
-CTEST_ARGS ?=
+CTEST = ctest --no-tests=error -j $(JOBS) $(CTEST_ARGS) --preset
+PRESETS = release debug tsan asan-ubsan
 
-.PHONY: all deps run test test-release test-tsan test-asan build-release build-tsan \
-        build-debug build-asan-ubsan bench format tidy clean
+.PHONY: all deps run test test-release test-tsan test-asan bench format tidy clean \
+        $(addprefix build-,$(PRESETS))
 
 all: build-release
 
 deps:
 	@bash scripts/deps.sh
 
-build-%: deps
-	@cmake --preset $* >/dev/null
-	@cmake --build --preset $* -j $(JOBS)
+# build-<preset>: configure and build one CMake preset (build/<preset>/).
+define build_preset
+build-$(1): deps
+	@cmake --preset $(1) >/dev/null
+	@cmake --build --preset $(1) -j $(JOBS)
+endef
+$(foreach p,$(PRESETS),$(eval $(call build_preset,$(p))))
 
 run: build-release
 	./build/release/blitz demo
 
 # Every test in a normal build, then again under ThreadSanitizer (clang-19).
 test: build-release build-tsan
-	ctest --preset release -j $(JOBS) $(CTEST_ARGS)
-	ctest --preset tsan -j $(JOBS) $(CTEST_ARGS)
+	$(CTEST) release
+	$(CTEST) tsan
 
 test-release: build-release
-	ctest --preset release -j $(JOBS) $(CTEST_ARGS)
+	$(CTEST) release
 
 test-tsan: build-tsan
-	ctest --preset tsan -j $(JOBS) $(CTEST_ARGS)
+	$(CTEST) tsan
 
 test-asan: build-asan-ubsan
-	ctest --preset asan-ubsan -j $(JOBS) $(CTEST_ARGS)
+	$(CTEST) asan-ubsan
 
 bench: build-release
 	./build/release/blitz_bench

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libhwloc-dev libnuma-dev liburing-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-19 libclang-rt-19-dev
+  clang-19 libclang-rt-19-dev llvm-19
 )
 
 missing=()

@@ -412,18 +412,22 @@ namespace {
 runtime_metrics task_in_the_park_window(bool skip_check, std::chrono::nanoseconds park_timeout) {
     std::atomic<runtime*> target{nullptr};
     std::atomic<bool> armed{false};
+    std::atomic<bool> spawned{false};  // publishes `late` from the worker to this thread
     join_handle<int> late;
     config c = with_workers(1);
     c.park_timeout = park_timeout;
     c.debug.skip_last_searcher_check = skip_check;
     c.debug.before_park_commit = [&](unsigned) {
-        if (armed.exchange(false)) late = target.load()->spawn(answer());
+        if (armed.exchange(false)) {
+            late = target.load()->spawn(answer());
+            spawned.store(true, std::memory_order_release);
+        }
     };
     runtime rt(c);
     target = &rt;
     armed = true;
     rt.block_on(nothing());  // wakes the worker; its next park attempt fires the hook
-    while (!late.valid()) std::this_thread::yield();
+    while (!spawned.load(std::memory_order_acquire)) std::this_thread::yield();
     EXPECT_EQ(late.join(), 42);
     return rt.metrics();
 }
