@@ -31,6 +31,7 @@ struct worker_metrics {
     std::uint64_t park_cancels = 0;        // parks abandoned because the final check found work
     std::uint64_t budget_exhaustions = 0;  // ticks that used the whole budget
     std::uint64_t spawned_local = 0;       // tasks spawned or woken into this worker's LIFO
+    std::uint64_t spawned = 0;             // tasks spawned by tasks running on this worker
     std::uint64_t global_interval = 0;     // current adaptive global-queue interval (polls)
     std::uint64_t avg_poll_ns = 0;         // current EWMA of the poll time
 };
@@ -38,7 +39,7 @@ struct worker_metrics {
 // A snapshot of the whole runtime.
 struct runtime_metrics {
     std::vector<worker_metrics> workers;
-    std::uint64_t tasks_spawned = 0;        // spawns accepted
+    std::uint64_t tasks_spawned = 0;        // spawns accepted (from workers and other threads)
     std::uint64_t tasks_alive = 0;          // task allocations not yet freed (all runtimes)
     std::uint64_t task_bytes_allocated = 0; // bytes of task allocations ever made (all runtimes)
     std::uint64_t task_allocations = 0;     // task allocations ever made (all runtimes)

@@ -12,8 +12,7 @@ namespace blitz::detail {
 scheduler::scheduler(const config& cfg)
     : cfg_(cfg),
       nworkers_(cfg.resolved_workers()),
-      idle_(nworkers_, cfg.limit_searchers),
-      registry_(4 * nworkers_) {
+      idle_(nworkers_, cfg.limit_searchers) {
     workers_.reserve(nworkers_);
     const std::uint64_t base = reinterpret_cast<std::uintptr_t>(this) ^
                                static_cast<std::uint64_t>(
@@ -36,12 +35,21 @@ scheduler::~scheduler() { shutdown(); }
 
 void scheduler::spawn(task_header* t) noexcept {
     if (shutting_down()) {
-        // Too late to run: complete it as cancelled right away (drop the queue and registry
+        // Too late to run: complete it as cancelled right away (drop the queue and list
         // references it was given; the join handle keeps its own).
         complete_task(t, /*cancelled=*/true, 2);
         return;
     }
-    registry_.insert(t);
+    worker* w = current_worker();
+    if (w && &w->sched() == this) {
+        w->own(t);
+    } else {
+        std::lock_guard<std::mutex> l(foreign_mu_);
+        foreign_tasks_.push(t);
+        // relaxed: a statistic, written under the lock
+        foreign_spawned_.store(foreign_spawned_.load(std::memory_order_relaxed) + 1,
+                               std::memory_order_relaxed);
+    }
     schedule(t, /*is_yield=*/false);
 }
 
@@ -70,7 +78,6 @@ bool scheduler::work_pending() const noexcept {
 
 void scheduler::complete_task(task_header* t, bool cancelled, std::uint32_t refs_to_drop) noexcept {
     if (cancelled) t->destroy_frame();  // run the task's destructors now; memory stays
-    if (t->registered_) registry_.remove(t);
     const std::uint64_t prev = t->transition_to_complete(cancelled);
     t->wake_join_waiter(prev);
     t->unref(refs_to_drop);
@@ -93,19 +100,33 @@ void scheduler::shutdown() {
 void scheduler::cancel_all_and_drain() noexcept {
     // Single-threaded from here. Cancelling runs destructors, which may wake other tasks (their
     // queue entries land in the global queue) or drop the last reference of others; loop until
-    // both the registry and every queue are empty.
+    // every list and every queue is empty.
     for (;;) {
         bool any = false;
-        while (task_header* t = registry_.pop_any()) {
+        auto cancel = [&](task_header* t) {
             any = true;
-            t->destroy_frame();
-            const std::uint64_t prev = t->transition_to_complete(/*cancelled=*/true);
-            t->wake_join_waiter(prev);
-            t->unref(1);  // the registry's reference; a queue entry keeps its own
+            if (!t->is_complete()) {
+                t->destroy_frame();
+                const std::uint64_t prev = t->transition_to_complete(/*cancelled=*/true);
+                t->wake_join_waiter(prev);
+            }
+            t->unref();  // the list's reference; a queue entry keeps its own
+        };
+        for (auto& w : workers_) {
+            while (task_header* t = w->pop_owned()) cancel(t);
+        }
+        for (;;) {
+            task_header* t;
+            {
+                std::lock_guard<std::mutex> l(foreign_mu_);
+                t = foreign_tasks_.pop();
+            }
+            if (!t) break;
+            cancel(t);  // outside the lock: destructors may spawn (and be cancelled at once)
         }
         auto drop = [&](task_header* t) {
             any = true;
-            t->unref(1);  // the queue entry's reference
+            t->unref();  // the queue entry's reference
         };
         for (auto& w : workers_) w->drain(drop);
         while (task_header* t = global_.pop()) drop(t);
@@ -117,11 +138,12 @@ runtime_metrics scheduler::metrics() const {
     runtime_metrics m;
     m.workers.reserve(nworkers_);
     for (const auto& w : workers_) m.workers.push_back(w->snapshot());
-    m.tasks_spawned = registry_.inserted();
-    auto& a = alloc_stats::get();
-    m.task_allocations = a.allocs.load(std::memory_order_relaxed);  // relaxed: statistics
-    m.task_bytes_allocated = a.bytes.load(std::memory_order_relaxed);
-    m.tasks_alive = m.task_allocations - a.frees.load(std::memory_order_relaxed);
+    m.tasks_spawned = m.total(&worker_metrics::spawned) +
+                      foreign_spawned_.load(std::memory_order_relaxed);  // relaxed: a statistic
+    const alloc_stats::totals a = alloc_stats::read();
+    m.task_allocations = a.allocs;
+    m.task_bytes_allocated = a.bytes;
+    m.tasks_alive = a.allocs - a.frees;
     m.global_queue_len = global_.len();
     m.global_lock_acquisitions = global_.lock_acquisitions();
     m.claims = idle_.claims();

@@ -2,6 +2,7 @@
 // scheduler: the multi-threaded work-stealing scheduler behind blitz::runtime.
 
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -10,24 +11,26 @@
 #include "sched/atomic.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/idle_state.hpp"
-#include "sched/task_registry.hpp"
+#include "sched/task_list.hpp"
 #include "sched/worker.hpp"
 
 namespace blitz::detail {
 
-// Owns the workers, the global queue, the idle state and the task registry.
+// Owns the workers, the global queue, the idle state and the list of tasks spawned from
+// threads that are not its workers (each worker lists the tasks spawned on it).
 //
 // Protocol for a task (see task_header for the state word):
-//   1. spawn(): registers the task and schedules it (LIFO slot on one of our workers, global
-//      queue otherwise).
+//   1. spawn(): records the task in the spawning worker's list (or, from another thread, in
+//      foreign_tasks_ under a mutex) and schedules it (LIFO slot on one of our workers, global
+//      queue otherwise). No lock on a worker.
 //   2. schedule(): called by whoever created a queue entry (wake, reschedule, abort) to place it;
 //      a push that makes work visible to others calls notify_parked() (I3).
 //   3. complete_task(): the single exit for a task, by completion or cancellation.
-//   4. shutdown(): stops and joins the workers, cancels every registered task, then drains every
-//      queue, until nothing is left (K3).
+//   4. shutdown(): stops and joins the workers, cancels every listed task that has not
+//      completed, then drains every queue, until nothing is left (K3).
 //
 // Invariants: every spawned task is completed exactly once; after shutdown() returns no task of
-// this scheduler is queued or registered.
+// this scheduler is queued or listed.
 // Thread-safety: spawn, schedule and metrics from any thread; shutdown once, not from a worker.
 class scheduler {
 public:
@@ -61,7 +64,9 @@ private:
     const unsigned nworkers_;
     global_queue global_;
     idle_state idle_;
-    task_registry registry_;
+    std::mutex foreign_mu_;
+    task_list foreign_tasks_;  // guarded by foreign_mu_
+    atomic<std::uint64_t> foreign_spawned_{0};
     std::vector<std::unique_ptr<worker>> workers_;
     std::vector<std::thread> threads_;
     atomic<bool> shutdown_{false};

@@ -160,14 +160,14 @@ void worker::run_task(task_header* t) noexcept {
     bump(c_polls);
     ++polls_since_global_;
     if (state::cancel_due(s)) {
-        sched_.complete_task(t, /*cancelled=*/true, 2);
+        sched_.complete_task(t, /*cancelled=*/true, 1);
         return;
     }
     set_current_task(t);
     t->resume_point_.resume();
     set_current_task(nullptr);
     if (t->root_.done()) {
-        sched_.complete_task(t, /*cancelled=*/false, 2);
+        sched_.complete_task(t, /*cancelled=*/false, 1);
         return;
     }
     if (t->transition_after_poll() == task_header::after_poll::rescheduled) {
@@ -201,6 +201,7 @@ void worker::push_ring(task_header* t) noexcept {
 
 void worker::park() noexcept {
     idle_state& idle = sched_.idle();
+    owned_.sweep_if_worthwhile();  // going idle: a good moment to release completed tasks
     transitioning_to_park_ = true;  // L4: wakes from this thread now go to the global queue
     if (lifo_) push_ring(std::exchange(lifo_, nullptr));
     if (!ring_.empty() || batch_head_ < batch_len_ || !sched_.global().empty()) {
@@ -250,7 +251,7 @@ worker_metrics worker::snapshot() const noexcept {
         &worker_metrics::overflowed_tasks, &worker_metrics::searches, &worker_metrics::parks,
         &worker_metrics::unparks_notified, &worker_metrics::unparks_timeout, &worker_metrics::unparks_spurious,
         &worker_metrics::timeout_wakes_found_work, &worker_metrics::park_cancels,
-        &worker_metrics::budget_exhaustions, &worker_metrics::spawned_local,
+        &worker_metrics::budget_exhaustions, &worker_metrics::spawned_local, &worker_metrics::spawned,
         &worker_metrics::global_interval, &worker_metrics::avg_poll_ns};
     worker_metrics m;
     for (unsigned i = 0; i < c_count; ++i) {

@@ -10,6 +10,7 @@
 #include "sched/local_queue.hpp"
 #include "sched/parker.hpp"
 #include "sched/rng.hpp"
+#include "sched/task_list.hpp"
 
 namespace blitz::detail {
 
@@ -47,6 +48,12 @@ public:
     // The LIFO slot's occupant. Owner thread only (tests check L1 with it).
     const task_header* lifo_peek() const noexcept { return lifo_; }
 
+    // Records a task spawned on this worker in its owned list (no lock: owner thread only).
+    void own(task_header* t) noexcept {
+        owned_.push(t);
+        bump(c_spawned);
+    }
+
     scheduler& sched() noexcept { return sched_; }
     unsigned index() const noexcept { return index_; }
     local_queue& ring() noexcept { return ring_; }
@@ -61,13 +68,15 @@ public:
         batch_head_ = batch_len_ = 0;
         while (task_header* t = ring_.pop()) f(t);
     }
+    // Shutdown only: takes one task from the owned list (its list reference passes along).
+    task_header* pop_owned() noexcept { return owned_.pop(); }
 
     enum counter : unsigned {
         c_ticks, c_polls, c_lifo_hits, c_lifo_cap_flushes, c_ring_pops, c_batch_pops,
         c_steal_ops, c_stolen_tasks, c_global_fetch_ops, c_global_fetched, c_global_periodic,
         c_overflows, c_overflowed_tasks, c_searches, c_parks, c_unparks_notified,
         c_unparks_timeout, c_unparks_spurious, c_timeout_wakes_found_work, c_park_cancels, c_budget_exhaustions,
-        c_spawned_local, c_global_interval, c_avg_poll_ns, c_count
+        c_spawned_local, c_spawned, c_global_interval, c_avg_poll_ns, c_count
     };
 
 private:
@@ -104,6 +113,7 @@ private:
     unsigned batch_head_ = 0, batch_len_ = 0;
     task_header* batch_[config::batch_buffer_capacity] = {};
     fast_rng rng_;
+    task_list owned_;  // tasks spawned on this worker, until they complete and are swept
 
     // ---- read by other threads ----
     alignas(cache_line) atomic<std::uint64_t> counters_[c_count];

@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "sched/worker.hpp"
-#include "task/alloc_stats.hpp"
 #include "task/context_internal.hpp"
 
 namespace blitz::detail {
@@ -12,11 +11,6 @@ namespace {
 thread_local task_header* tl_task = nullptr;
 thread_local worker* tl_worker = nullptr;
 }  // namespace
-
-alloc_stats::counters& alloc_stats::get() noexcept {
-    static counters c;
-    return c;
-}
 
 task_header* current_task() noexcept { return tl_task; }
 worker* current_worker() noexcept { return tl_worker; }

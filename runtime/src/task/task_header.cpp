@@ -76,7 +76,7 @@ void task_header::init_spawned(scheduler* s, std::coroutine_handle<> root) noexc
     root_ = root;
     resume_point_ = root;
     spawned_ = true;
-    // join handle + registry + queue entry
+    // join handle + owner's task list + queue entry
     // relaxed: the task is published later by a queue push (lock or release store)
     state_.store(3 * ref_one | join_interest | lifecycle_bits(lifecycle::scheduled),
                  std::memory_order_relaxed);

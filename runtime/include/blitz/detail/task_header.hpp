@@ -17,14 +17,14 @@ class scheduler;
 // (task<T>::promise_type::operator new places it there), so a spawn costs one allocation.
 //
 // State machine (lifecycle in state_, K2):
-//   1. spawn: SCHEDULED with 3 references (join handle, registry, queue entry).
+//   1. spawn: SCHEDULED with 3 references (join handle, owner's task list, queue entry).
 //   2. a worker takes it: SCHEDULED -> RUNNING (clears `notified`).
 //   3. after a poll that suspended: RUNNING -> IDLE, or RUNNING -> SCHEDULED when `notified` was
 //      set or cancellation is due (the queue reference is then kept for the new entry).
 //   4. wake: IDLE -> SCHEDULED with +1 reference for the new queue entry; RUNNING/SCHEDULED only
 //      set `notified`; COMPLETE ignores wakes.
 //   5. completion or cancellation: -> COMPLETE; the join waker, if registered, is woken; the
-//      registry and queue references are released.
+//      queue reference is released (the task list releases its own when it sweeps).
 //   6. the last reference frees the allocation, destroying the frame first if still alive.
 //
 // Invariants: at most one queue entry exists per task (only the IDLE -> SCHEDULED edge creates
@@ -93,13 +93,10 @@ public:
     std::coroutine_handle<> root_{};          // the spawned coroutine (frame owner)
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
     task_header* queue_next_ = nullptr;       // intrusive link for the global queue
-    task_header* reg_prev_ = nullptr;         // intrusive links for the task registry
-    task_header* reg_next_ = nullptr;
+    task_header* reg_next_ = nullptr;         // intrusive link for the owner's task_list
     waker join_waker_{};
-    std::uint32_t frame_size_ = 0;  // bytes of the frame allocation (for the alloc stats)
-    std::uint16_t reg_shard_ = 0;
+    std::uint32_t frame_size_ = 0;  // bytes of the frame (to recognise our own promise)
     bool spawned_ = false;
-    bool registered_ = false;  // in the task registry (written by it, under its shard lock)
     bool frame_alive_ = true;
 };
 

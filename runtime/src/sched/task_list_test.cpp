@@ -1,0 +1,69 @@
+// task_list: completed tasks are swept out and released; live ones stay; the list stays within a
+// constant factor of the live tasks (K3's bookkeeping for tasks that sit in no queue).
+
+#include "sched/task_list.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sched/test_support.hpp"
+
+namespace blitz::detail {
+namespace {
+
+using namespace state;
+
+// Headers with two references (the list's and the test's), so a sweep never frees them.
+void prepare(task_header* h, bool complete) {
+    h->state_.store(2 * ref_one | lifecycle_bits(complete ? lifecycle::complete
+                                                          : lifecycle::idle));
+}
+
+TEST(TaskList, SweepReleasesCompletedTasksAndKeepsLiveOnes) {
+    testing::header_pool pool(10);
+    task_list l;
+    for (int i = 0; i < 10; ++i) {
+        prepare(pool.at(i), i % 3 == 0);
+        l.push(pool.at(i));
+    }
+    EXPECT_EQ(l.size(), 10u);
+    l.sweep();
+    EXPECT_EQ(l.size(), 6u);  // 0, 3, 6, 9 were complete
+    for (int i = 0; i < 10; ++i) {
+        EXPECT_EQ(refs_of(pool.at(i)->load_state()), i % 3 == 0 ? 1u : 2u) << i;
+    }
+    int popped = 0;
+    while (task_header* t = l.pop()) {
+        EXPECT_NE(pool.index_of(t) % 3, 0u);
+        ++popped;
+    }
+    EXPECT_EQ(popped, 6);
+}
+
+TEST(TaskList, StaysWithinTwiceTheLiveTasksPlusSlack) {
+    constexpr int n = 100'000;
+    testing::header_pool pool(n);
+    task_list l;
+    for (int i = 0; i < n; ++i) {
+        prepare(pool.at(i), /*complete=*/i % 10 != 0);  // 10% stay live
+        l.push(pool.at(i));
+        ASSERT_LE(l.size(), 2 * (i / 10 + 1) + 256 + 1) << "at push " << i;
+    }
+}
+
+TEST(TaskList, IdleSweepRunsOnlyWhenEnoughIsNew) {
+    testing::header_pool pool(100);
+    task_list l;
+    for (int i = 0; i < 63; ++i) {
+        prepare(pool.at(i), true);
+        l.push(pool.at(i));
+    }
+    l.sweep_if_worthwhile();
+    EXPECT_EQ(l.size(), 63u);  // fewer than 64 new: not worth a walk
+    prepare(pool.at(63), true);
+    l.push(pool.at(63));
+    l.sweep_if_worthwhile();
+    EXPECT_EQ(l.size(), 0u);
+}
+
+}  // namespace
+}  // namespace blitz::detail

@@ -1,0 +1,50 @@
+#include "task/alloc_stats.hpp"
+
+#include <mutex>
+
+namespace blitz::detail::alloc_stats {
+namespace {
+
+struct registry {
+    std::mutex mu;
+    block* head = nullptr;  // guarded by mu
+    totals retired;         // guarded by mu: counts of threads that have exited
+};
+registry& reg() {
+    static registry* r = new registry();  // never destroyed: thread exits may come late
+    return *r;
+}
+
+}  // namespace
+
+block::block() {
+    registry& r = reg();
+    std::lock_guard<std::mutex> l(r.mu);
+    next = r.head;
+    if (r.head) r.head->prev = this;
+    r.head = this;
+}
+
+block::~block() {
+    registry& r = reg();
+    std::lock_guard<std::mutex> l(r.mu);
+    r.retired.allocs += allocs.load(std::memory_order_relaxed);
+    r.retired.bytes += bytes.load(std::memory_order_relaxed);
+    r.retired.frees += frees.load(std::memory_order_relaxed);
+    if (prev) prev->next = next; else r.head = next;
+    if (next) next->prev = prev;
+}
+
+totals read() {
+    registry& r = reg();
+    std::lock_guard<std::mutex> l(r.mu);
+    totals t = r.retired;
+    for (block* b = r.head; b; b = b->next) {
+        t.allocs += b->allocs.load(std::memory_order_relaxed);  // relaxed: statistics
+        t.bytes += b->bytes.load(std::memory_order_relaxed);
+        t.frees += b->frees.load(std::memory_order_relaxed);
+    }
+    return t;
+}
+
+}  // namespace blitz::detail::alloc_stats
