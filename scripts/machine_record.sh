@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Prints the machine record (Markdown) that goes beside every number in results/.
+set -u
+cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)
+echo "| field | value |"
+echo "|---|---|"
+echo "| date (UTC) | $(date -u '+%Y-%m-%d %H:%M') |"
+echo "| commit | $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (dirty)') |"
+echo "| CPU | ${cpu} |"
+echo "| logical CPUs | $(nproc) |"
+echo "| NUMA nodes | $(lscpu | sed -n 's/^NUMA node(s):[[:space:]]*//p') |"
+echo "| memory | $(free -g | awk '/^Mem:/ {print $2 " GiB"}') |"
+echo "| hypervisor | $(lscpu | sed -n 's/^Hypervisor vendor:[[:space:]]*//p') |"
+echo "| kernel | $(uname -sr) |"
+echo "| OS | $(. /etc/os-release; echo "$PRETTY_NAME") |"
+echo "| g++ | $(g++ --version | head -1) |"
+echo "| clang++-19 | $(clang++-19 --version 2>/dev/null | head -1) |"
+echo "| build | release preset: -O2 -g -DNDEBUG (g++) |"
