@@ -21,6 +21,7 @@ namespace {
 
 using detail::testing::test_event;
 using namespace std::chrono_literals;
+using task_header_ptr = const detail::task_header*;
 
 config with_workers(unsigned n) {
     config c;
@@ -104,7 +105,13 @@ TEST(Runtime, SpawnFromATaskLandsInTheLocalWorkersLifoSlot) {
         // L1: the child sits in this worker's LIFO slot (read on the owner thread).
         const bool in_slot = me->lifo_peek() != nullptr;
         const bool counted = rt.metrics().workers[idx].spawned_local == before + 1;
-        co_return slot_was_empty && in_slot && counted && co_await h == 42;
+        // A second spawn takes the slot; the previous occupant moves to the ring tail.
+        const task_header_ptr first = me->lifo_peek();
+        const auto ring_before = me->ring().len();
+        auto h2 = spawn(answer());
+        const bool evicted = me->lifo_peek() != first && me->ring().len() == ring_before + 1;
+        co_return slot_was_empty && in_slot && counted && evicted && co_await h == 42 &&
+            co_await h2 == 42;
     };
     EXPECT_TRUE(rt.block_on(body()));
 }
@@ -417,9 +424,12 @@ runtime_metrics task_in_the_park_window(bool skip_check, std::chrono::nanosecond
     config c = with_workers(1);
     c.park_timeout = park_timeout;
     c.debug.skip_last_searcher_check = skip_check;
+    std::atomic<bool> lifo_stayed_empty{true};
     c.debug.before_park_commit = [&](unsigned) {
         if (armed.exchange(false)) {
             late = target.load()->spawn(answer());
+            // L4: while it transitions to park, a spawn on this worker bypasses its LIFO slot.
+            if (detail::current_worker()->lifo_peek() != nullptr) lifo_stayed_empty = false;
             spawned.store(true, std::memory_order_release);
         }
     };
@@ -429,6 +439,7 @@ runtime_metrics task_in_the_park_window(bool skip_check, std::chrono::nanosecond
     rt.block_on(nothing());  // wakes the worker; its next park attempt fires the hook
     while (!spawned.load(std::memory_order_acquire)) std::this_thread::yield();
     EXPECT_EQ(late.join(), 42);
+    EXPECT_TRUE(lifo_stayed_empty.load());
     return rt.metrics();
 }
 
@@ -443,6 +454,47 @@ TEST(LastSearcher, WithoutTheFinalCheckTheTaskIsStrandedUntilATimeout) {
     // (shortened) park timeout rescues it, and the counter that the stress check reads says so.
     auto m = task_in_the_park_window(/*skip_check=*/true, 50ms);
     EXPECT_GE(m.total(&worker_metrics::timeout_wakes_found_work), 1u);
+}
+
+}  // namespace
+}  // namespace blitz
+
+namespace blitz {
+namespace {
+
+// G4/G6: with the only worker saturated by a self-waking task, a task injected from outside
+// starts within `global_interval_max` polls (the periodic check counts polls, not ticks).
+// Polls are counted by the busy task itself, on the worker thread.
+std::uint64_t polls_until_injected_task_runs(unsigned interval_min, unsigned interval_max) {
+    config c = with_workers(1);
+    c.global_interval_min = interval_min;
+    c.global_interval_max = interval_max;
+    runtime rt(c);
+    std::atomic<std::uint64_t> yields{0};
+    std::atomic<bool> stop{false};
+    auto busy = rt.spawn([](std::atomic<std::uint64_t>& y, std::atomic<bool>& s) -> task<void> {
+        while (!s.load()) {
+            y.fetch_add(1);
+            co_await yield_now();
+        }
+    }(yields, stop));
+    while (yields.load() < 1000) std::this_thread::yield();  // saturated, interval adapted
+    std::atomic<std::uint64_t> at_start{0};
+    const std::uint64_t at_inject_upper = yields.load();  // the injection happens after this
+    auto injected = rt.spawn([](std::atomic<std::uint64_t>& y,
+                                std::atomic<std::uint64_t>& out) -> task<void> {
+        out = y.load();
+        co_return;
+    }(yields, at_start));
+    injected.join();
+    stop = true;
+    busy.join();
+    return at_start.load() - at_inject_upper;
+}
+
+TEST(GlobalQueue, InjectedTaskStartsWithinTheIntervalWhileWorkersAreSaturated) {
+    EXPECT_LE(polls_until_injected_task_runs(8, 255), 255u);
+    EXPECT_LE(polls_until_injected_task_runs(8, 8), 8u);
 }
 
 }  // namespace

@@ -141,3 +141,35 @@ TEST_F(StateWord, DetachClearsJoinInterest) {
 
 }  // namespace
 }  // namespace blitz::detail
+
+namespace blitz::detail {
+namespace {
+
+// The task waker (clone, wake, wake_by_ref, drop) moves references exactly as K2/K3 require.
+TEST_F(StateWord, WakerClonesAndDropsReferences) {
+    h.transition_to_running();
+    h.transition_after_poll();  // idle, 2 refs
+    {
+        waker w = h.make_waker();
+        EXPECT_EQ(refs_of(s()), 3u);
+        waker c = w;  // clone
+        EXPECT_EQ(refs_of(s()), 4u);
+        EXPECT_TRUE(c.will_wake(w));
+    }  // both dropped
+    EXPECT_EQ(refs_of(s()), 2u);
+}
+
+TEST_F(StateWord, WakeByRefOfARunningTaskOnlyNotifiesAndKeepsTheWaker) {
+    waker w = h.make_waker();  // 4 refs (scheduled)
+    h.transition_to_running();
+    w.wake_by_ref();  // running: sets notified, no queue entry, so no scheduler is touched
+    EXPECT_TRUE(s() & notified);
+    EXPECT_TRUE(static_cast<bool>(w));
+    EXPECT_EQ(refs_of(s()), 4u);
+    std::move(w).wake();  // consumes: running, so the waker's reference is dropped
+    EXPECT_FALSE(static_cast<bool>(w));
+    EXPECT_EQ(refs_of(s()), 3u);
+}
+
+}  // namespace
+}  // namespace blitz::detail
