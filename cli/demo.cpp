@@ -8,29 +8,15 @@
 
 #include "blitz/blitz.hpp"
 #include "table.hpp"
+#include "workloads.hpp"
 
 namespace blitz::cli {
 namespace {
 
 using clock = std::chrono::steady_clock;
 
-task<unsigned long> leaf(unsigned long i) { co_return i; }
-
-// Spawns n leaves from inside a task, then awaits every handle and sums the results.
-task<unsigned long> fan_out(unsigned long n) {
-    std::vector<join_handle<unsigned long>> hs;
-    hs.reserve(n);
-    for (unsigned long i = 0; i < n; ++i) hs.push_back(spawn(leaf(i)));
-    unsigned long sum = 0;
-    for (auto& h : hs) sum += co_await h;
-    co_return sum;
-}
-
-// Each link spawns the next and awaits it: n spawns, each from the previous task.
-task<unsigned long> chain(unsigned long n) {
-    if (n == 0) co_return 0;
-    co_return 1 + co_await spawn(chain(n - 1));
-}
+using workloads::chain;
+using workloads::fan_out;
 
 std::string num(double v, int prec = 0) {
     char buf[64];

@@ -12,6 +12,7 @@
 #include "sched/rng.hpp"
 #include "stress_scale.hpp"
 #include "task/test_event.hpp"
+#include "workloads.hpp"
 
 namespace blitz {
 namespace {
@@ -28,31 +29,10 @@ std::uint64_t tasks_alive() {
 class ByWorkers : public ::testing::TestWithParam<unsigned> {};
 INSTANTIATE_TEST_SUITE_P(Workers, ByWorkers, ::testing::Values(1u, 2u, 4u, 8u, 16u));
 
-task<unsigned long> leaf(unsigned long i) { co_return i; }
-
-task<unsigned long> fan_out(unsigned long n) {
-    std::vector<join_handle<unsigned long>> hs;
-    hs.reserve(n);
-    for (unsigned long i = 0; i < n; ++i) hs.push_back(spawn(leaf(i)));
-    unsigned long s = 0;
-    for (auto& h : hs) s += co_await h;
-    co_return s;
-}
-
-task<unsigned long> chain(unsigned long n) {
-    if (n == 0) co_return 0;
-    co_return 1 + co_await spawn(chain(n - 1));
-}
-
-// Fan-out tree: each node spawns `width` children until depth 0 (bursts on every worker).
-task<unsigned long> tree(unsigned depth, unsigned width) {
-    if (depth == 0) co_return 1;
-    std::vector<join_handle<unsigned long>> hs;
-    for (unsigned i = 0; i < width; ++i) hs.push_back(spawn(tree(depth - 1, width)));
-    unsigned long s = 1;
-    for (auto& h : hs) s += co_await h;
-    co_return s;
-}
+using workloads::chain;
+using workloads::fan_out;
+using workloads::leaf;
+using workloads::tree;
 
 // I4, end to end: with the park timeout raised to 10 s, a lost wakeup would strand a task until
 // a timeout wake finds it. Such a wake is counted; the verdict is that count being zero.

@@ -15,6 +15,7 @@
 #include "blitz/blitz.hpp"
 #include "sched/worker.hpp"
 #include "task/test_event.hpp"
+#include "workloads.hpp"
 
 namespace blitz {
 namespace {
@@ -64,16 +65,8 @@ TEST(Runtime, AwaitingATaskRunsItInline) {
     EXPECT_EQ(m.tasks_spawned, 1u);  // the nested tasks were never scheduled
 }
 
-task<unsigned long> leaf(unsigned long i) { co_return i; }
-
-task<unsigned long> fan_out(unsigned long n) {
-    std::vector<join_handle<unsigned long>> hs;
-    hs.reserve(n);
-    for (unsigned long i = 0; i < n; ++i) hs.push_back(spawn(leaf(i)));
-    unsigned long sum = 0;
-    for (auto& h : hs) sum += co_await h;
-    co_return sum;
-}
+using workloads::chain;
+using workloads::fan_out;
 
 TEST(Runtime, FanOutOfOneHundredThousandTasksCompletes) {
     for (unsigned w : {1u, 2u, 4u}) {
@@ -82,11 +75,6 @@ TEST(Runtime, FanOutOfOneHundredThousandTasksCompletes) {
         EXPECT_EQ(rt.block_on(fan_out(n)), n * (n - 1) / 2) << w << " workers";
         EXPECT_EQ(rt.metrics().tasks_spawned, n + 1);
     }
-}
-
-task<unsigned long> chain(unsigned long n) {
-    if (n == 0) co_return 0;
-    co_return 1 + co_await spawn(chain(n - 1));
 }
 
 TEST(Runtime, ChainOfOneHundredThousandSpawnsCompletes) {

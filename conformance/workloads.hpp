@@ -1,0 +1,42 @@
+#pragma once
+// Reference workloads shared by the demo, the tests, the stress suite and (later) the
+// conformance harness. Each returns a value whose correct result is known in closed form, so a
+// lost or duplicated task shows up as a wrong answer.
+
+#include <vector>
+
+#include "blitz/blitz.hpp"
+
+namespace blitz::workloads {
+
+inline task<unsigned long> leaf(unsigned long i) { co_return i; }
+
+// Spawns n leaves from the calling task, awaits them all; returns n * (n - 1) / 2.
+inline task<unsigned long> fan_out(unsigned long n) {
+    std::vector<join_handle<unsigned long>> hs;
+    hs.reserve(n);
+    for (unsigned long i = 0; i < n; ++i) hs.push_back(spawn(leaf(i)));
+    unsigned long sum = 0;
+    for (auto& h : hs) sum += co_await h;
+    co_return sum;
+}
+
+// Each link spawns the next and awaits it: n spawns, each from the previous task; returns n.
+inline task<unsigned long> chain(unsigned long n) {
+    if (n == 0) co_return 0;
+    co_return 1 + co_await spawn(chain(n - 1));
+}
+
+// A tree in which every node spawns `width` children down to `depth`; returns the node count,
+// (width^(depth+1) - 1) / (width - 1).
+inline task<unsigned long> tree(unsigned depth, unsigned width) {
+    if (depth == 0) co_return 1;
+    std::vector<join_handle<unsigned long>> hs;
+    hs.reserve(width);
+    for (unsigned i = 0; i < width; ++i) hs.push_back(spawn(tree(depth - 1, width)));
+    unsigned long s = 1;
+    for (auto& h : hs) s += co_await h;
+    co_return s;
+}
+
+}  // namespace blitz::workloads
