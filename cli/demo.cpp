@@ -105,9 +105,8 @@ int run_demo(const demo_options& o) {
         unsigned long got = rt.block_on(fan_out(o.fanout));
         return got == o.fanout * (o.fanout - 1) / 2;
     }));
-    phases.push_back(measure(rt, "spawn chain", o.chain, [&] {
-        return rt.block_on(chain(o.chain)) == o.chain;
-    }));
+    phases.push_back(measure(rt, "spawn chain", o.chain,
+                             [&] { return rt.block_on(chain(o.chain)) == o.chain; }));
 
     table t({"workload", "tasks", "seconds", "tasks/s", "bytes/task", "result"});
     bool all_ok = true;

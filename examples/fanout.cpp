@@ -3,11 +3,10 @@
 //   build/release/example_fanout
 
 #include <blitz/blitz.hpp>
-
 #include <cstdio>
 #include <vector>
 
-blitz::task<long> square(long x) { co_return x * x; }
+blitz::task<long> square(long x) { co_return x* x; }
 
 blitz::task<long> sum_of_squares(long n) {
     std::vector<blitz::join_handle<long>> parts;

@@ -52,7 +52,10 @@ void run_conservation(std::uint32_t start_index, int thieves, std::uint64_t seed
                     note_len(mine.len());
                 }
                 for (unsigned n = rng.bounded(64); n > 0; --n) {
-                    if (task_header* t = mine.pop()) record(t); else break;
+                    if (task_header* t = mine.pop())
+                        record(t);
+                    else
+                        break;
                 }
                 if (task_header* t = g.pop()) record(t);
                 if (!producing.load() && taken.load() >= total) break;
@@ -67,14 +70,20 @@ void run_conservation(std::uint32_t start_index, int thieves, std::uint64_t seed
             note_len(owner.len());
         }
         for (unsigned pops = rng.bounded(300); pops > 0; --pops) {
-            if (task_header* t = owner.pop()) record(t); else break;
+            if (task_header* t = owner.pop())
+                record(t);
+            else
+                break;
         }
     }
     producing.store(false, std::memory_order_release);
     while (taken.load() < total) {
-        if (task_header* t = owner.pop()) record(t);
-        else if (task_header* t = g.pop()) record(t);
-        else std::this_thread::yield();
+        if (task_header* t = owner.pop())
+            record(t);
+        else if (task_header* t = g.pop())
+            record(t);
+        else
+            std::this_thread::yield();
     }
     for (auto& t : ts) t.join();
     EXPECT_EQ(taken.load(), total);

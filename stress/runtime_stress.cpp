@@ -71,13 +71,13 @@ TEST_P(ByWorkers, RandomWakesAbortsAndShutdownLeakNothing) {
             c.workers = GetParam();
             runtime rt(c);
             for (int i = 0; i < n; ++i) {
-                hs.push_back(rt.spawn([](test_event& ev, std::atomic<int>& fin, int yields,
-                                         int i) -> task<int> {
-                    for (int k = 0; k < yields; ++k) co_await yield_now();
-                    co_await ev.wait();
-                    fin.fetch_add(1);
-                    co_return i;
-                }(*events[i], finished, int(rng.bounded(5)), i)));
+                hs.push_back(rt.spawn(
+                    [](test_event& ev, std::atomic<int>& fin, int yields, int i) -> task<int> {
+                        for (int k = 0; k < yields; ++k) co_await yield_now();
+                        co_await ev.wait();
+                        fin.fetch_add(1);
+                        co_return i;
+                    }(*events[i], finished, int(rng.bounded(5)), i)));
             }
             std::thread waker([&] {
                 for (int i = 0; i < n; i += 2) events[i]->set();

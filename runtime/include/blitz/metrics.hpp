@@ -9,24 +9,24 @@ namespace blitz {
 // One worker's counters. Each is written by its worker only (relaxed), so reading them from
 // another thread gives a recent, not an atomic, snapshot.
 struct worker_metrics {
-    std::uint64_t ticks = 0;               // scheduler ticks begun
-    std::uint64_t polls = 0;               // task polls (resumes), including cancellations run
-    std::uint64_t lifo_hits = 0;           // tasks taken from the LIFO slot
-    std::uint64_t lifo_cap_flushes = 0;    // LIFO task moved to the ring because the cap was hit
-    std::uint64_t ring_pops = 0;           // tasks popped from the own ring
-    std::uint64_t batch_pops = 0;          // tasks taken from the global batch buffer
-    std::uint64_t steal_ops = 0;           // successful steals
-    std::uint64_t stolen_tasks = 0;        // tasks taken by those steals
-    std::uint64_t global_fetch_ops = 0;    // non-empty fetches from the global queue
-    std::uint64_t global_fetched = 0;      // tasks taken by those fetches
-    std::uint64_t global_periodic = 0;     // periodic (interval-driven) global checks
-    std::uint64_t overflows = 0;           // ring overflows into the global queue
-    std::uint64_t overflowed_tasks = 0;    // tasks moved by those overflows
-    std::uint64_t searches = 0;            // times this worker became a searcher
-    std::uint64_t parks = 0;               // times it went to sleep
-    std::uint64_t unparks_notified = 0;    // wakes by a claimer (it was made a searcher)
-    std::uint64_t unparks_timeout = 0;     // wakes by the park timeout
-    std::uint64_t unparks_spurious = 0;    // wakes by a stale token, bit still set (not a claim)
+    std::uint64_t ticks = 0;             // scheduler ticks begun
+    std::uint64_t polls = 0;             // task polls (resumes), including cancellations run
+    std::uint64_t lifo_hits = 0;         // tasks taken from the LIFO slot
+    std::uint64_t lifo_cap_flushes = 0;  // LIFO task moved to the ring because the cap was hit
+    std::uint64_t ring_pops = 0;         // tasks popped from the own ring
+    std::uint64_t batch_pops = 0;        // tasks taken from the global batch buffer
+    std::uint64_t steal_ops = 0;         // successful steals
+    std::uint64_t stolen_tasks = 0;      // tasks taken by those steals
+    std::uint64_t global_fetch_ops = 0;  // non-empty fetches from the global queue
+    std::uint64_t global_fetched = 0;    // tasks taken by those fetches
+    std::uint64_t global_periodic = 0;   // periodic (interval-driven) global checks
+    std::uint64_t overflows = 0;         // ring overflows into the global queue
+    std::uint64_t overflowed_tasks = 0;  // tasks moved by those overflows
+    std::uint64_t searches = 0;          // times this worker became a searcher
+    std::uint64_t parks = 0;             // times it went to sleep
+    std::uint64_t unparks_notified = 0;  // wakes by a claimer (it was made a searcher)
+    std::uint64_t unparks_timeout = 0;   // wakes by the park timeout
+    std::uint64_t unparks_spurious = 0;  // wakes by a stale token, bit still set (not a claim)
     std::uint64_t timeout_wakes_found_work = 0;  // timeout wakes followed by finding work
     std::uint64_t park_cancels = 0;        // parks abandoned because the final check found work
     std::uint64_t budget_exhaustions = 0;  // ticks that used the whole budget
@@ -39,10 +39,10 @@ struct worker_metrics {
 // A snapshot of the whole runtime.
 struct runtime_metrics {
     std::vector<worker_metrics> workers;
-    std::uint64_t tasks_spawned = 0;        // spawns accepted (from workers and other threads)
-    std::uint64_t tasks_alive = 0;          // task allocations not yet freed (all runtimes)
-    std::uint64_t task_bytes_allocated = 0; // bytes of task allocations ever made (all runtimes)
-    std::uint64_t task_allocations = 0;     // task allocations ever made (all runtimes)
+    std::uint64_t tasks_spawned = 0;         // spawns accepted (from workers and other threads)
+    std::uint64_t tasks_alive = 0;           // task allocations not yet freed (all runtimes)
+    std::uint64_t task_bytes_allocated = 0;  // bytes of task allocations ever made (all runtimes)
+    std::uint64_t task_allocations = 0;      // task allocations ever made (all runtimes)
     std::uint64_t global_queue_len = 0;
     std::uint64_t global_lock_acquisitions = 0;
     std::uint64_t claims = 0;               // parked workers claimed and woken by producers

@@ -55,10 +55,8 @@ class promise final : public promise_base {
 public:
     task<T> get_return_object() noexcept;
     template <class U>
-        requires std::is_convertible_v<U&&, T>
-    void return_value(U&& v) {
-        result_.template emplace<1>(std::forward<U>(v));
-    }
+    requires std::is_convertible_v<U&&, T>
+    void return_value(U&& v) { result_.template emplace<1>(std::forward<U>(v)); }
     void unhandled_exception() noexcept { result_.template emplace<2>(std::current_exception()); }
 
     // Moves the result out, or rethrows the task's exception.

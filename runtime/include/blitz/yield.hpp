@@ -15,7 +15,9 @@ void mark_yielded(task_header* t) noexcept;
 // worker's ring (never the LIFO slot), so every task queued there runs before it resumes.
 struct yield_awaiter {
     bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) { detail::mark_yielded(detail::suspend_current(h)); }
+    void await_suspend(std::coroutine_handle<> h) {
+        detail::mark_yielded(detail::suspend_current(h));
+    }
     void await_resume() const noexcept {}
 };
 inline yield_awaiter yield_now() noexcept { return {}; }

@@ -64,8 +64,12 @@ TEST(Config, RejectsStealLimitAboveHalfTheRing) {
 TEST(Config, RejectsIntervalBoundsOutOfRange) {
     expect_rejected([](config& c) { c.global_interval_min = 0; }, "global_interval_min", "0");
     expect_rejected([](config& c) { c.global_interval_max = 256; }, "global_interval_max", "256");
-    expect_rejected([](config& c) { c.global_interval_min = 50; c.global_interval_max = 20; },
-                    "global_interval_max", "20");
+    expect_rejected(
+        [](config& c) {
+            c.global_interval_min = 50;
+            c.global_interval_max = 20;
+        },
+        "global_interval_max", "20");
 }
 TEST(Config, RejectsBadEwmaAndLatencies) {
     expect_rejected([](config& c) { c.ewma_alpha = 0; }, "ewma_alpha", "0");

@@ -98,7 +98,7 @@ TEST(Runtime, SpawnFromATaskLandsInTheLocalWorkersLifoSlot) {
         const auto ring_before = me->ring().len();
         auto h2 = spawn(answer());
         const bool evicted = me->lifo_peek() != first && me->ring().len() == ring_before + 1;
-        co_return slot_was_empty && in_slot && counted && evicted && co_await h == 42 &&
+        co_return slot_was_empty&& in_slot&& counted&& evicted&& co_await h == 42 &&
             co_await h2 == 42;
     };
     EXPECT_TRUE(rt.block_on(body()));
@@ -150,8 +150,8 @@ TEST(Runtime, AwaitingAJoinHandleWakesWhenTheResultIsReady) {
     runtime rt(with_workers(2));
     test_event ev;
     auto inner = rt.spawn(wait_then(ev, 7));
-    auto outer = rt.spawn([](join_handle<int> h) -> task<int> { co_return 1 + co_await h; }(
-        std::move(inner)));
+    auto outer = rt.spawn(
+        [](join_handle<int> h) -> task<int> { co_return 1 + co_await h; }(std::move(inner)));
     std::this_thread::sleep_for(5ms);
     EXPECT_FALSE(outer.is_finished());
     ev.set();
@@ -329,16 +329,18 @@ TEST(Shutdown, DestroysQueuedWaitingAndIdleTasksExactlyOnce) {
             for (int i = 0; i < 50; ++i, made += 2) {
                 auto h = rt.spawn(guarded_wait(never));
                 rt.spawn([](join_handle<void> inner) -> task<void> {
-                    guard g;
-                    co_await inner;
-                }(std::move(h))).detach();
+                      guard g;
+                      co_await inner;
+                  }(std::move(h)))
+                    .detach();
             }
             // Queued: many tasks that yield forever, so the queues are full at shutdown.
             for (int i = 0; i < 2000; ++i, ++made) {
                 rt.spawn([]() -> task<void> {
-                    guard g;
-                    for (;;) co_await yield_now();
-                }()).detach();
+                      guard g;
+                      for (;;) co_await yield_now();
+                  }())
+                    .detach();
             }
             while (guard::live.load() < 100) std::this_thread::yield();
         }  // runtime destroyed here
@@ -359,9 +361,10 @@ TEST(Shutdown, DetachedTasksFreeThemselves) {
         std::atomic<int> done{0};
         for (int i = 0; i < 1000; ++i) {
             rt.spawn([](std::atomic<int>& d) -> task<void> {
-                d.fetch_add(1);
-                co_return;
-            }(done)).detach();
+                  d.fetch_add(1);
+                  co_return;
+              }(done))
+                .detach();
         }
         while (done.load() < 1000) std::this_thread::yield();
     }
@@ -469,11 +472,11 @@ std::uint64_t polls_until_injected_task_runs(unsigned interval_min, unsigned int
     while (yields.load() < 1000) std::this_thread::yield();  // saturated, interval adapted
     std::atomic<std::uint64_t> at_start{0};
     const std::uint64_t at_inject_upper = yields.load();  // the injection happens after this
-    auto injected = rt.spawn([](std::atomic<std::uint64_t>& y,
-                                std::atomic<std::uint64_t>& out) -> task<void> {
-        out = y.load();
-        co_return;
-    }(yields, at_start));
+    auto injected =
+        rt.spawn([](std::atomic<std::uint64_t>& y, std::atomic<std::uint64_t>& out) -> task<void> {
+            out = y.load();
+            co_return;
+        }(yields, at_start));
     injected.join();
     stop = true;
     busy.join();

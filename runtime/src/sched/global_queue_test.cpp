@@ -24,7 +24,9 @@ TEST(GlobalQueue, IsFifoAndCountsLength) {
 
 TEST(GlobalQueue, ShareIsLenOverWorkersClampedToFourAndSixtyFour) {
     testing::header_pool pool(2000);
-    struct c { unsigned len, workers, want; };
+    struct c {
+        unsigned len, workers, want;
+    };
     for (auto [len, workers, want] : {c{1, 4, 1}, c{3, 4, 3}, c{10, 4, 4}, c{100, 4, 25},
                                       c{1000, 4, 64}, c{1000, 16, 62}, c{2000, 1, 64}}) {
         global_queue g;

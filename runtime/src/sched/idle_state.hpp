@@ -55,7 +55,9 @@ public:
     std::uint64_t bitmap() const noexcept { return bitmap_.load(std::memory_order_seq_cst); }
     unsigned workers() const noexcept { return workers_; }
     // Times a searcher started although 2 * searching >= workers (the racy excess, I1).
-    std::uint64_t overshoots() const noexcept { return overshoots_.load(std::memory_order_relaxed); }
+    std::uint64_t overshoots() const noexcept {
+        return overshoots_.load(std::memory_order_relaxed);
+    }
     std::uint64_t claims() const noexcept { return claims_.load(std::memory_order_relaxed); }
 
 private:

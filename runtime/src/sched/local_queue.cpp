@@ -93,7 +93,7 @@ local_queue::steal_result local_queue::steal_into(local_queue& dst, std::uint32_
         // acquire: pairs with the owner's release of tail_, so the slots below are visible
         std::uint32_t tail = tail_.load(std::memory_order_acquire);
         avail = tail - real;
-        n = steal_all ? avail : avail - avail / 2;  // ceil(avail / 2)
+        n = steal_all ? avail : avail - avail / 2;   // ceil(avail / 2)
         n = std::min({n, max_steal, dst_free + 1});  // +1: the first task is run, not stored
         if (n == 0) return {};
         // acq_rel: the claim orders our slot reads after it; failure reloads h

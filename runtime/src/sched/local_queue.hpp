@@ -74,7 +74,9 @@ public:
     bool empty() const noexcept { return len() == 0; }
     bool steal_in_progress() const noexcept;
 
-    static constexpr std::uint32_t real_of(std::uint64_t h) { return static_cast<std::uint32_t>(h); }
+    static constexpr std::uint32_t real_of(std::uint64_t h) {
+        return static_cast<std::uint32_t>(h);
+    }
     static constexpr std::uint32_t steal_of(std::uint64_t h) {
         return static_cast<std::uint32_t>(h >> 32);
     }

@@ -170,7 +170,10 @@ TEST_P(LocalQueueAt, ConservationUnderConcurrentOwnerAndThieves) {
         }
         std::size_t pops = (x >> 8) % 200;
         for (std::size_t i = 0; i < pops; ++i) {
-            if (task_header* t = owner_q.pop()) record(t); else break;
+            if (task_header* t = owner_q.pop())
+                record(t);
+            else
+                break;
         }
     }
     while (task_header* t = owner_q.pop()) record(t);

@@ -10,13 +10,11 @@
 namespace blitz::detail {
 
 scheduler::scheduler(const config& cfg)
-    : cfg_(cfg),
-      nworkers_(cfg.resolved_workers()),
-      idle_(nworkers_, cfg.limit_searchers) {
+    : cfg_(cfg), nworkers_(cfg.resolved_workers()), idle_(nworkers_, cfg.limit_searchers) {
     workers_.reserve(nworkers_);
-    const std::uint64_t base = reinterpret_cast<std::uintptr_t>(this) ^
-                               static_cast<std::uint64_t>(
-                                   std::chrono::steady_clock::now().time_since_epoch().count());
+    const std::uint64_t base =
+        reinterpret_cast<std::uintptr_t>(this) ^
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     for (unsigned i = 0; i < nworkers_; ++i) {
         workers_.push_back(std::make_unique<worker>(*this, i, mix_seed(base + i)));
     }

@@ -14,8 +14,7 @@ using namespace state;
 
 // Headers with two references (the list's and the test's), so a sweep never frees them.
 void prepare(task_header* h, bool complete) {
-    h->state_.store(2 * ref_one | lifecycle_bits(complete ? lifecycle::complete
-                                                          : lifecycle::idle));
+    h->state_.store(2 * ref_one | lifecycle_bits(complete ? lifecycle::complete : lifecycle::idle));
 }
 
 TEST(TaskList, SweepReleasesCompletedTasksAndKeepsLiveOnes) {

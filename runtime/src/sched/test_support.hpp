@@ -13,7 +13,9 @@ class header_pool {
 public:
     explicit header_pool(std::size_t n) : hs_(new task_header[n]), n_(n) {}
     task_header* at(std::size_t i) { return &hs_[i]; }
-    std::size_t index_of(const task_header* h) const { return static_cast<std::size_t>(h - &hs_[0]); }
+    std::size_t index_of(const task_header* h) const {
+        return static_cast<std::size_t>(h - &hs_[0]);
+    }
     std::size_t size() const { return n_; }
 
 private:

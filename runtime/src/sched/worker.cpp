@@ -68,8 +68,9 @@ void worker::end_tick(unsigned polls, clock::time_point start) noexcept {
     // G5: avg = alpha * sample + (1 - alpha) * avg, sample = mean poll time of this tick;
     // interval = clamp(target / avg, min, max).
     const double sample =
-        static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                clock::now() - start).count()) / polls;
+        static_cast<double>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count()) /
+        polls;
     avg_poll_ns_ = ewma_step(avg_poll_ns_, sample, cfg_.ewma_alpha);
     interval_ = interval_for(avg_poll_ns_, double(cfg_.global_target_latency.count()),
                              cfg_.global_interval_min, cfg_.global_interval_max);
@@ -109,8 +110,8 @@ task_header* worker::fetch_global() noexcept {
     if (g.empty()) return nullptr;  // G1: no lock for the emptiness check
     // Room: one to run, the free batch slots, and the ring's free space (so nothing overflows).
     if (batch_head_ == batch_len_) batch_head_ = batch_len_ = 0;
-    const std::uint32_t batch_room = cfg_.batch_buffer_size > batch_len_
-                                         ? cfg_.batch_buffer_size - batch_len_ : 0;
+    const std::uint32_t batch_room =
+        cfg_.batch_buffer_size > batch_len_ ? cfg_.batch_buffer_size - batch_len_ : 0;
     const std::uint32_t ring_room = local_queue::capacity - ring_.len();
     task_header* got[1 + config::batch_buffer_capacity + local_queue::capacity];
     const std::uint32_t n = g.pop_share(got, 1 + batch_room + ring_room, sched_.num_workers(),
@@ -201,7 +202,7 @@ void worker::push_ring(task_header* t) noexcept {
 
 void worker::park() noexcept {
     idle_state& idle = sched_.idle();
-    owned_.sweep_if_worthwhile();  // going idle: a good moment to release completed tasks
+    owned_.sweep_if_worthwhile();   // going idle: a good moment to release completed tasks
     transitioning_to_park_ = true;  // L4: wakes from this thread now go to the global queue
     if (lifo_) push_ring(std::exchange(lifo_, nullptr));
     if (!ring_.empty() || batch_head_ < batch_len_ || !sched_.global().empty()) {
@@ -243,16 +244,31 @@ void worker::park() noexcept {
 
 worker_metrics worker::snapshot() const noexcept {
     static constexpr std::uint64_t worker_metrics::*fields[c_count] = {
-        &worker_metrics::ticks, &worker_metrics::polls, &worker_metrics::lifo_hits,
-        &worker_metrics::lifo_cap_flushes, &worker_metrics::ring_pops,
-        &worker_metrics::batch_pops, &worker_metrics::steal_ops, &worker_metrics::stolen_tasks,
-        &worker_metrics::global_fetch_ops, &worker_metrics::global_fetched,
-        &worker_metrics::global_periodic, &worker_metrics::overflows,
-        &worker_metrics::overflowed_tasks, &worker_metrics::searches, &worker_metrics::parks,
-        &worker_metrics::unparks_notified, &worker_metrics::unparks_timeout, &worker_metrics::unparks_spurious,
-        &worker_metrics::timeout_wakes_found_work, &worker_metrics::park_cancels,
-        &worker_metrics::budget_exhaustions, &worker_metrics::spawned_local, &worker_metrics::spawned,
-        &worker_metrics::global_interval, &worker_metrics::avg_poll_ns};
+        &worker_metrics::ticks,
+        &worker_metrics::polls,
+        &worker_metrics::lifo_hits,
+        &worker_metrics::lifo_cap_flushes,
+        &worker_metrics::ring_pops,
+        &worker_metrics::batch_pops,
+        &worker_metrics::steal_ops,
+        &worker_metrics::stolen_tasks,
+        &worker_metrics::global_fetch_ops,
+        &worker_metrics::global_fetched,
+        &worker_metrics::global_periodic,
+        &worker_metrics::overflows,
+        &worker_metrics::overflowed_tasks,
+        &worker_metrics::searches,
+        &worker_metrics::parks,
+        &worker_metrics::unparks_notified,
+        &worker_metrics::unparks_timeout,
+        &worker_metrics::unparks_spurious,
+        &worker_metrics::timeout_wakes_found_work,
+        &worker_metrics::park_cancels,
+        &worker_metrics::budget_exhaustions,
+        &worker_metrics::spawned_local,
+        &worker_metrics::spawned,
+        &worker_metrics::global_interval,
+        &worker_metrics::avg_poll_ns};
     worker_metrics m;
     for (unsigned i = 0; i < c_count; ++i) {
         m.*fields[i] = counters_[i].load(std::memory_order_relaxed);  // relaxed: a snapshot

@@ -72,11 +72,32 @@ public:
     task_header* pop_owned() noexcept { return owned_.pop(); }
 
     enum counter : unsigned {
-        c_ticks, c_polls, c_lifo_hits, c_lifo_cap_flushes, c_ring_pops, c_batch_pops,
-        c_steal_ops, c_stolen_tasks, c_global_fetch_ops, c_global_fetched, c_global_periodic,
-        c_overflows, c_overflowed_tasks, c_searches, c_parks, c_unparks_notified,
-        c_unparks_timeout, c_unparks_spurious, c_timeout_wakes_found_work, c_park_cancels, c_budget_exhaustions,
-        c_spawned_local, c_spawned, c_global_interval, c_avg_poll_ns, c_count
+        c_ticks,
+        c_polls,
+        c_lifo_hits,
+        c_lifo_cap_flushes,
+        c_ring_pops,
+        c_batch_pops,
+        c_steal_ops,
+        c_stolen_tasks,
+        c_global_fetch_ops,
+        c_global_fetched,
+        c_global_periodic,
+        c_overflows,
+        c_overflowed_tasks,
+        c_searches,
+        c_parks,
+        c_unparks_notified,
+        c_unparks_timeout,
+        c_unparks_spurious,
+        c_timeout_wakes_found_work,
+        c_park_cancels,
+        c_budget_exhaustions,
+        c_spawned_local,
+        c_spawned,
+        c_global_interval,
+        c_avg_poll_ns,
+        c_count
     };
 
 private:

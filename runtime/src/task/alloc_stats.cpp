@@ -31,7 +31,10 @@ block::~block() {
     r.retired.allocs += allocs.load(std::memory_order_relaxed);
     r.retired.bytes += bytes.load(std::memory_order_relaxed);
     r.retired.frees += frees.load(std::memory_order_relaxed);
-    if (prev) prev->next = next; else r.head = next;
+    if (prev)
+        prev->next = next;
+    else
+        r.head = next;
     if (next) next->prev = prev;
 }
 

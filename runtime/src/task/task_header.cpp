@@ -89,8 +89,8 @@ std::uint64_t task_header::transition_to_running() noexcept {
         assert(lifecycle_of(s) == lifecycle::scheduled);
         ns = with_lifecycle(s, lifecycle::running) & ~notified;
         // acq_rel: acquire the previous runner's frame writes; release nothing new yet
-    } while (!state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel,
-                                           std::memory_order_acquire));
+    } while (
+        !state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel, std::memory_order_acquire));
     return ns;
 }
 
@@ -120,10 +120,13 @@ std::uint64_t task_header::transition_to_complete(bool was_cancelled) noexcept {
     std::uint64_t ns;
     do {
         ns = with_lifecycle(s, lifecycle::complete) & ~notified;
-        if (was_cancelled) ns |= cancelled; else ns &= ~cancelled;
+        if (was_cancelled)
+            ns |= cancelled;
+        else
+            ns &= ~cancelled;
         // acq_rel: release the result to the join side; acquire a registered join waker
-    } while (!state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel,
-                                           std::memory_order_acquire));
+    } while (
+        !state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel, std::memory_order_acquire));
     return s;
 }
 

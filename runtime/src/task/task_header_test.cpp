@@ -63,7 +63,7 @@ TEST_F(StateWord, WakeWhileRunningReschedulesAfterThePoll) {
 
 TEST_F(StateWord, WakeOfIdleSchedulesExactlyOnce) {
     h.transition_to_running();
-    h.transition_after_poll();  // idle, 2 refs
+    h.transition_after_poll();                       // idle, 2 refs
     EXPECT_TRUE(h.transition_to_scheduled(false));   // creates the entry: +1 ref
     EXPECT_FALSE(h.transition_to_scheduled(false));  // already scheduled: notified only
     EXPECT_EQ(refs_of(s()), 3u);
@@ -72,11 +72,11 @@ TEST_F(StateWord, WakeOfIdleSchedulesExactlyOnce) {
 
 TEST_F(StateWord, ConsumingWakeHandsOverOrDropsTheWakersReference) {
     h.transition_to_running();
-    h.transition_after_poll();  // idle, 2 refs
-    h.ref();                    // a waker's reference: 3
+    h.transition_after_poll();                     // idle, 2 refs
+    h.ref();                                       // a waker's reference: 3
     EXPECT_TRUE(h.transition_to_scheduled(true));  // handed to the queue entry
     EXPECT_EQ(refs_of(s()), 3u);
-    h.ref();  // another waker: 4
+    h.ref();                                        // another waker: 4
     EXPECT_FALSE(h.transition_to_scheduled(true));  // already scheduled: dropped
     EXPECT_EQ(refs_of(s()), 3u);
 }
@@ -118,9 +118,9 @@ TEST_F(StateWord, CancelAfterCompletionHasNoEffect) {
 
 TEST_F(StateWord, JoinWakerIsWokenByCompletionOrWithdrawn) {
     int wakes = 0;
-    static constexpr waker_vtable vt{
-        [](void* p) { ++*static_cast<int*>(p); }, [](void* p) { ++*static_cast<int*>(p); },
-        [](void* p) -> void* { return p; }, [](void*) {}};
+    static constexpr waker_vtable vt{[](void* p) { ++*static_cast<int*>(p); },
+                                     [](void* p) { ++*static_cast<int*>(p); },
+                                     [](void* p) -> void* { return p; }, [](void*) {}};
     EXPECT_TRUE(h.set_join_waker(waker(&wakes, &vt)));
     EXPECT_TRUE(s() & join_waker);
     EXPECT_TRUE(h.unset_join_waker());  // withdrawn before completion
