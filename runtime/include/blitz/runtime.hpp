@@ -49,7 +49,7 @@ join_handle<T> spawn_on(scheduler* s, task<T> t) {
 // inside one of this runtime's own tasks.
 class runtime {
 public:
-    explicit runtime(config cfg = {});
+    explicit runtime(const config& cfg = {});
     ~runtime();
     runtime(const runtime&) = delete;
     runtime& operator=(const runtime&) = delete;

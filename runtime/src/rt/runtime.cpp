@@ -7,7 +7,7 @@
 
 namespace blitz {
 
-runtime::runtime(config cfg) {
+runtime::runtime(const config& cfg) {
     cfg.validate();
     sched_ = std::make_unique<detail::scheduler>(cfg);
 }

@@ -1,6 +1,8 @@
 #include "sched/scheduler.hpp"
 
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "blitz/detail/context.hpp"
@@ -29,7 +31,16 @@ scheduler::scheduler(const config& cfg)
     }
 }
 
-scheduler::~scheduler() { shutdown(); }
+scheduler::~scheduler() {
+    try {
+        shutdown();
+    } catch (const std::exception& e) {
+        // Destroying a runtime from one of its own tasks, or a failed thread join: there is no
+        // way to finish the destructor correctly, so fail loudly instead of terminating mutely.
+        std::fprintf(stderr, "blitz: fatal: runtime destroyed incorrectly: %s\n", e.what());
+        std::abort();
+    }
+}
 
 void scheduler::spawn(task_header* t) noexcept {
     if (shutting_down()) {
@@ -105,7 +116,7 @@ void scheduler::cancel_all_and_drain() noexcept {
             any = true;
             if (!t->is_complete()) {
                 t->destroy_frame();
-                const std::uint64_t prev = t->transition_to_complete(/*cancelled=*/true);
+                const std::uint64_t prev = t->transition_to_complete(/*was_cancelled=*/true);
                 t->wake_join_waiter(prev);
             }
             t->unref();  // the list's reference; a queue entry keeps its own
