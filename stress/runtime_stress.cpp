@@ -12,6 +12,7 @@
 #include "sched/rng.hpp"
 #include "stress_scale.hpp"
 #include "task/test_event.hpp"
+#include "settle.hpp"
 #include "workloads.hpp"
 
 namespace blitz {
@@ -48,9 +49,11 @@ TEST_P(ByWorkers, NoTaskIsStrandedWithTheParkTimeoutRaised) {
         EXPECT_EQ(rt.block_on(tree(4, 6)), 1u + 6 + 36 + 216 + 1296);
         std::this_thread::sleep_for(2ms);  // let workers park between bursts
     }
-    auto m = rt.metrics();
+    const auto m = workloads::settle(rt);
+    ASSERT_EQ(m.num_parked, GetParam()) << "the runtime did not go quiescent";
     EXPECT_EQ(m.total(&worker_metrics::timeout_wakes_found_work), 0u);
     EXPECT_EQ(m.total(&worker_metrics::unparks_timeout), 0u);
+    EXPECT_EQ(m.total(&worker_metrics::unparks_spurious), 0u);  // no stale tokens
     // I6: every claim woke exactly one worker that counted itself as notified.
     EXPECT_EQ(m.claims, m.total(&worker_metrics::unparks_notified));
 }

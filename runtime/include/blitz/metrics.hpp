@@ -26,7 +26,7 @@ struct worker_metrics {
     std::uint64_t parks = 0;             // times it went to sleep
     std::uint64_t unparks_notified = 0;  // wakes by a claimer (it was made a searcher)
     std::uint64_t unparks_timeout = 0;   // wakes by the park timeout
-    std::uint64_t unparks_spurious = 0;  // wakes by a stale token, bit still set (not a claim)
+    std::uint64_t unparks_spurious = 0;  // token wakes that were no claim (shutdown's unpark)
     std::uint64_t timeout_wakes_found_work = 0;  // timeout wakes followed by finding work
     std::uint64_t park_cancels = 0;        // parks abandoned because the final check found work
     std::uint64_t budget_exhaustions = 0;  // ticks that used the whole budget

@@ -218,7 +218,9 @@ void worker::park() noexcept {
         // I4: the last searcher found work in its final check; do not sleep.
         bump(c_park_cancels);
         if (!idle.unmark_parked(index_)) {
-            searching_ = true;  // a producer claimed us meanwhile; we count as its searcher
+            // A producer claimed us meanwhile; we count as its searcher (I6).
+            take_claim_token();
+            searching_ = true;
             bump(c_unparks_notified);
         }
         transitioning_to_park_ = false;
@@ -227,8 +229,7 @@ void worker::park() noexcept {
     const bool got_token = parker_.park(cfg_.park_timeout);
     if (idle.unmark_parked(index_)) {
         // I6: our bit was still set, so nobody claimed us. Without a token the park timed out;
-        // with one, the token was stale (left by a claimer that raced an earlier park-cancel
-        // or timeout of ours, which already counted that claim) or came from shutdown.
+        // with one, it was shutdown's unpark (claims never leave stale tokens, see below).
         if (got_token) {
             bump(c_unparks_spurious);
         } else {
@@ -236,10 +237,21 @@ void worker::park() noexcept {
             woke_by_timeout_ = true;
         }
     } else {
-        searching_ = true;  // I2/I6: a claimer cleared our bit and counted us as a searcher
+        // I2/I6: a claimer cleared our bit and counted us as a searcher. If the timeout beat
+        // its unpark, take that token now.
+        if (!got_token) take_claim_token();
+        searching_ = true;
         bump(c_unparks_notified);
     }
     transitioning_to_park_ = false;
+}
+
+void worker::take_claim_token() noexcept {
+    // A claimer always unparks the worker it claimed, right after the claim. Waiting for that
+    // token here means no token is ever left over to cut a later park short, so every wake is
+    // either a claim, a timeout, or shutdown.
+    while (!parker_.park(std::chrono::seconds(1))) {
+    }
 }
 
 worker_metrics worker::snapshot() const noexcept {

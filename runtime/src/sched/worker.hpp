@@ -107,6 +107,7 @@ private:
     void run_task(task_header* t) noexcept;
     void push_ring(task_header* t) noexcept;
     void park() noexcept;
+    void take_claim_token() noexcept;
     void end_tick(unsigned polls, std::chrono::steady_clock::time_point start) noexcept;
 
     // Single-writer counter bump: relaxed load + store (no RMW), readers get a recent value.
