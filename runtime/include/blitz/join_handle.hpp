@@ -80,9 +80,12 @@ public:
             bool await_ready() const noexcept { return self->h_ && self->h_->is_complete(); }
             bool await_suspend(std::coroutine_handle<> c) {
                 self->check_valid();
-                detail::task_header* me = detail::suspend_current(c);
+                detail::task_header* me = detail::suspend_current(c, &ready, this);
                 registered = self->h_->set_join_waker(me->make_waker());
                 return registered;  // false: already complete, continue at once
+            }
+            static bool ready(const void* a) noexcept {
+                return static_cast<const awaiter*>(a)->self->h_->is_complete();
             }
             T await_resume() {
                 registered = false;  // the completer consumed the waker

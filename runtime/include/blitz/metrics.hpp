@@ -32,6 +32,7 @@ struct worker_metrics {
     std::uint64_t budget_exhaustions = 0;  // ticks that used the whole budget
     std::uint64_t spawned_local = 0;       // tasks spawned or woken into this worker's LIFO
     std::uint64_t spawned = 0;             // tasks spawned by tasks running on this worker
+    std::uint64_t stray_wakes = 0;         // polls whose awaitable was not ready (not resumed)
     std::uint64_t global_interval = 0;     // current adaptive global-queue interval (polls)
     std::uint64_t avg_poll_ns = 0;         // current EWMA of the poll time
 };

@@ -489,3 +489,45 @@ TEST(GlobalQueue, SaturatedWorkerChecksTheGlobalQueueEveryIntervalPolls) {
 
 }  // namespace
 }  // namespace blitz
+
+namespace blitz {
+namespace {
+
+// A wake left over from an earlier registration (a "stray" wake) must not resume an awaitable
+// that is not ready: the join awaiter stays suspended until its task really completes.
+TEST(StrayWake, DoesNotResumeAnAwaitableThatIsNotReady) {
+    runtime rt(with_workers(2));
+    test_event release;
+    std::mutex mu;
+    waker stray;  // guarded by mu
+    std::atomic<bool> armed{false}, resumed{false};
+    auto waiter = rt.spawn([](test_event& ev, std::mutex& m, waker& out, std::atomic<bool>& arm,
+                              std::atomic<bool>& res) -> task<int> {
+        {
+            std::lock_guard<std::mutex> l(m);
+            out = detail::current_task()->make_waker();  // kept beyond its use: a stray
+        }
+        auto inner = spawn(wait_then(ev, 5));
+        arm = true;
+        int v = co_await inner;
+        res = true;
+        co_return v;
+    }(release, mu, stray, armed, resumed));
+    while (!armed.load()) std::this_thread::yield();
+    std::this_thread::sleep_for(2ms);  // let it suspend on the join handle
+    {
+        std::lock_guard<std::mutex> l(mu);
+        std::move(stray).wake();
+    }
+    // Wait (by count) for the stray wake to be polled and rejected.
+    for (int i = 0; i < 100'000 && rt.metrics().total(&worker_metrics::stray_wakes) == 0; ++i) {
+        std::this_thread::sleep_for(100us);
+    }
+    EXPECT_GE(rt.metrics().total(&worker_metrics::stray_wakes), 1u);
+    EXPECT_FALSE(resumed.load());
+    release.set();
+    EXPECT_EQ(waiter.join(), 5);
+}
+
+}  // namespace
+}  // namespace blitz

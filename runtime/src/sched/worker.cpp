@@ -164,9 +164,15 @@ void worker::run_task(task_header* t) noexcept {
         sched_.complete_task(t, /*cancelled=*/true, 1);
         return;
     }
-    set_current_task(t);
-    t->resume_point_.resume();
-    set_current_task(nullptr);
+    if (t->ready_fn_ && !t->ready_fn_(t->ready_ctx_)) {
+        // A stray wake: the awaitable it is suspended on is not ready. Stay suspended.
+        bump(c_stray_wakes);
+    } else {
+        t->ready_fn_ = nullptr;
+        set_current_task(t);
+        t->resume_point_.resume();
+        set_current_task(nullptr);
+    }
     if (t->root_.done()) {
         sched_.complete_task(t, /*cancelled=*/false, 1);
         return;
@@ -279,6 +285,7 @@ worker_metrics worker::snapshot() const noexcept {
         &worker_metrics::budget_exhaustions,
         &worker_metrics::spawned_local,
         &worker_metrics::spawned,
+        &worker_metrics::stray_wakes,
         &worker_metrics::global_interval,
         &worker_metrics::avg_poll_ns};
     worker_metrics m;

@@ -95,6 +95,7 @@ public:
         c_budget_exhaustions,
         c_spawned_local,
         c_spawned,
+        c_stray_wakes,
         c_global_interval,
         c_avg_poll_ns,
         c_count

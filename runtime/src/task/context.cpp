@@ -19,7 +19,7 @@ scheduler* current_scheduler() noexcept { return tl_worker ? &tl_worker->sched()
 void set_current_task(task_header* t) noexcept { tl_task = t; }
 void set_current_worker(worker* w) noexcept { tl_worker = w; }
 
-task_header* suspend_current(std::coroutine_handle<> h) {
+task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, const void* awaiter) {
     task_header* t = tl_task;
     if (!t) {
         throw std::logic_error(
@@ -27,6 +27,8 @@ task_header* suspend_current(std::coroutine_handle<> h) {
             "runtime or run by runtime::block_on)");
     }
     t->resume_point_ = h;
+    t->ready_fn_ = ready;
+    t->ready_ctx_ = awaiter;
     return t;
 }
 

@@ -36,12 +36,15 @@ public:
             bool pending = false;
             bool await_ready() { return ev->is_set(); }
             bool await_suspend(std::coroutine_handle<> h) {
-                task_header* t = suspend_current(h);
+                task_header* t = suspend_current(h, &ready, this);
                 std::lock_guard<std::mutex> l(ev->mu_);
                 if (ev->set_) return false;
                 ev->w_ = t->make_waker();
                 pending = true;
                 return true;
+            }
+            static bool ready(const void* a) noexcept {
+                return static_cast<const awaiter*>(a)->ev->is_set();
             }
             void await_resume() { pending = false; }
             ~awaiter() {

@@ -16,8 +16,18 @@ worker* current_worker() noexcept;
 // The scheduler of the current worker, or nullptr on a plain thread.
 scheduler* current_scheduler() noexcept;
 
+// Readiness check of a suspended awaitable: true when it may be resumed.
+using ready_fn = bool (*)(const void* awaiter) noexcept;
+
 // For awaitables that park the running task: records `h` as the coroutine to resume on the
 // next poll and returns the running task. Throws std::logic_error outside a runtime task.
-task_header* suspend_current(std::coroutine_handle<> h);
+//
+// `ready` (optional) makes the awaitable immune to stray wakes: a poll of the task first calls
+// ready(awaiter) and, if it says false, leaves the task idle without resuming it. A stray wake is
+// one left over from an earlier registration, such as the losing side of a timeout race.
+// Awaitables that keep a waker registered must either pass `ready` or guarantee that the only
+// wake they can receive is their own.
+task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready = nullptr,
+                             const void* awaiter = nullptr);
 
 }  // namespace blitz::detail

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "blitz/detail/context.hpp"
 #include "blitz/detail/task_state.hpp"
 #include "blitz/waker.hpp"
 
@@ -92,6 +93,8 @@ public:
     scheduler* sched_ = nullptr;
     std::coroutine_handle<> root_{};          // the spawned coroutine (frame owner)
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
+    ready_fn ready_fn_ = nullptr;             // readiness check of the awaitable suspended on
+    const void* ready_ctx_ = nullptr;
     task_header* queue_next_ = nullptr;       // intrusive link for the global queue
     task_header* reg_next_ = nullptr;         // intrusive link for the owner's task_list
     waker join_waker_{};
