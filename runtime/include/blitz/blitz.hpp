@@ -7,5 +7,6 @@
 #include "blitz/metrics.hpp"
 #include "blitz/runtime.hpp"
 #include "blitz/task.hpp"
+#include "blitz/time.hpp"
 #include "blitz/waker.hpp"
 #include "blitz/yield.hpp"

@@ -45,6 +45,9 @@ struct config {
     unsigned batch_buffer_size = 32;
     // Longest a parked worker sleeps before re-checking (PARK_TIMEOUT_NS, I5). Range [1 us, 1 h].
     std::chrono::nanoseconds park_timeout = std::chrono::milliseconds(10);
+    // Paused-time test mode (like Tokio's start_paused): the runtime's clock stands still and
+    // moves only by runtime::advance(), which fires every timer it passes before returning.
+    bool start_paused = false;
     // Worker thread names are this prefix plus the worker index (shown by top, gdb, perf).
     std::string thread_name = "blitz-w";
 

@@ -73,6 +73,16 @@ public:
         return take();
     }
 
+    // For combinators (timeout): registers / withdraws a waker for this task's completion.
+    // register returns false when the task has already completed.
+    bool register_join_waker(waker w) const {
+        check_valid();
+        return h_->set_join_waker(std::move(w));
+    }
+    void unregister_join_waker() const noexcept {
+        if (h_) h_->unset_join_waker();
+    }
+
     auto operator co_await() noexcept {
         struct awaiter {
             join_handle* self;

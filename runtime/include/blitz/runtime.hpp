@@ -1,6 +1,7 @@
 #pragma once
 // blitz::runtime: the multi-threaded work-stealing runtime, and blitz::spawn.
 
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 
@@ -65,6 +66,12 @@ public:
     T block_on(task<T> t) {
         return spawn(std::move(t)).join();
     }
+
+    // Paused-time mode (config::start_paused): moves the clock forward by `d` and fires every
+    // timer due by then before returning. Throws std::logic_error on a real-time runtime.
+    void advance(std::chrono::nanoseconds d);
+    // The runtime's clock: steady_clock, or the virtual clock in paused-time mode.
+    std::chrono::steady_clock::time_point now() const noexcept;
 
     runtime_metrics metrics() const;
     unsigned num_workers() const noexcept;

@@ -18,6 +18,10 @@ runtime_metrics runtime::metrics() const { return sched_->metrics(); }
 unsigned runtime::num_workers() const noexcept { return sched_->num_workers(); }
 const config& runtime::cfg() const noexcept { return sched_->cfg(); }
 void runtime::shutdown() { sched_->shutdown(); }
+void runtime::advance(std::chrono::nanoseconds d) { sched_->timers().advance(d); }
+std::chrono::steady_clock::time_point runtime::now() const noexcept {
+    return sched_->timers().now();
+}
 
 namespace detail {
 

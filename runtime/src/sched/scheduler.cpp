@@ -12,7 +12,10 @@
 namespace blitz::detail {
 
 scheduler::scheduler(const config& cfg)
-    : cfg_(cfg), nworkers_(cfg.resolved_workers()), idle_(nworkers_, cfg.limit_searchers) {
+    : cfg_(cfg),
+      nworkers_(cfg.resolved_workers()),
+      timers_(cfg.start_paused),
+      idle_(nworkers_, cfg.limit_searchers) {
     workers_.reserve(nworkers_);
     const std::uint64_t base =
         reinterpret_cast<std::uintptr_t>(this) ^
@@ -160,6 +163,9 @@ runtime_metrics scheduler::metrics() const {
     m.num_searching = idle_.num_searching();
     m.num_parked = idle_.num_parked();
     m.parked_bitmap = idle_.bitmap();
+    m.timers_fired = timers_.fired_total();
+    m.timers_pending = timers_.pending();
+    m.timer_cascades = timers_.cascades();
     return m;
 }
 

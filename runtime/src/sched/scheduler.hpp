@@ -13,6 +13,7 @@
 #include "sched/idle_state.hpp"
 #include "sched/task_list.hpp"
 #include "sched/worker.hpp"
+#include "time/timer_driver.hpp"
 
 namespace blitz::detail {
 
@@ -51,6 +52,7 @@ public:
     const config& cfg() const noexcept { return cfg_; }
     unsigned num_workers() const noexcept { return nworkers_; }
     global_queue& global() noexcept { return global_; }
+    timer_driver& timers() noexcept { return timers_; }
     idle_state& idle() noexcept { return idle_; }
     worker& worker_at(unsigned i) noexcept { return *workers_[i]; }
     bool shutting_down() const noexcept {
@@ -62,6 +64,7 @@ private:
 
     const config cfg_;
     const unsigned nworkers_;
+    timer_driver timers_;  // declared before the workers: they use it until joined
     global_queue global_;
     idle_state idle_;
     std::mutex foreign_mu_;

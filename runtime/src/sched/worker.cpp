@@ -37,8 +37,10 @@ void worker::run() {
         bump(c_ticks);
         lifo_polls_ = 0;
         const auto start = clock::now();
-        // Timer and I/O maintenance runs here, at the start of every tick (B1), once those
-        // drivers exist (issues 3 and the I/O issue).
+        // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
+        // keep firing while some other worker is stuck in a long poll (T6). I/O joins here
+        // with the I/O driver.
+        sched_.timers().fire_due();
         unsigned polls = 0;
         while (polls < cfg_.budget_per_tick) {
             task_header* t = next_task();
@@ -232,7 +234,7 @@ void worker::park() noexcept {
         transitioning_to_park_ = false;
         return;
     }
-    const bool got_token = parker_.park(cfg_.park_timeout);
+    const bool got_token = parker_.park(park_for());
     if (idle.unmark_parked(index_)) {
         // I6: our bit was still set, so nobody claimed us. Without a token the park timed out;
         // with one, it was shutdown's unpark (claims never leave stale tokens, see below).
@@ -250,6 +252,13 @@ void worker::park() noexcept {
         bump(c_unparks_notified);
     }
     transitioning_to_park_ = false;
+}
+
+std::chrono::nanoseconds worker::park_for() const noexcept {
+    // I5: no longer than the park timeout, nor past the next timer expiry.
+    auto d = std::chrono::duration_cast<std::chrono::nanoseconds>(cfg_.park_timeout);
+    if (auto next = sched_.timers().until_next()) d = std::min(d, *next);
+    return d;
 }
 
 void worker::take_claim_token() noexcept {

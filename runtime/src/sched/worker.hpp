@@ -109,6 +109,7 @@ private:
     void push_ring(task_header* t) noexcept;
     void park() noexcept;
     void take_claim_token() noexcept;
+    std::chrono::nanoseconds park_for() const noexcept;
     void end_tick(unsigned polls, std::chrono::steady_clock::time_point start) noexcept;
 
     // Single-writer counter bump: relaxed load + store (no RMW), readers get a recent value.

@@ -6,22 +6,9 @@
 #include <cstdint>
 #include <optional>
 
+#include "blitz/detail/timer_slot.hpp"
+
 namespace blitz::detail {
-
-// A timer's link into the wheel. It lives inside whatever waits (a sleep awaitable, an
-// interval), so arming a timer allocates nothing.
-struct timer_entry {
-    static constexpr std::uint8_t overflow_level = 5;
-    static constexpr std::uint8_t unlinked = 0xFF;
-
-    std::uint64_t deadline = 0;  // in ticks
-    timer_entry* prev = nullptr;
-    timer_entry* next = nullptr;
-    std::uint8_t level = unlinked;  // 0-4: wheel level; 5: overflow list
-    std::uint8_t slot = 0;
-
-    bool linked() const noexcept { return level != unlinked; }
-};
 
 // Five levels of 64 slots. Level L's slots are 64^L ticks wide, so the levels span 64 ms, 4.1 s,
 // 4.4 min, 4.7 h and 12.4 days; deadlines further out wait in an overflow list (T1).

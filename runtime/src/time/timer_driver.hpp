@@ -1,0 +1,75 @@
+#pragma once
+// timer_driver: the runtime's clock and timer wheel, shared by all workers (T4-T6, I5).
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+#include "blitz/detail/timer_slot.hpp"
+#include "sched/atomic.hpp"
+#include "time/timer_wheel.hpp"
+
+namespace blitz::detail {
+
+// One per runtime: converts instants to 1 ms ticks, keeps the wheel under a mutex and fires due
+// timers through their wakers.
+//
+// Protocol:
+//   1. arm(): rounds the deadline up to a tick (never early) and links the slot; a deadline
+//      already reached is refused and the caller proceeds at once.
+//   2. fire_due(): any worker calls it at the start of a tick (try-lock, so workers never queue
+//      up). The wheel moves due entries to a pending list; wakers are taken out in batches of 32
+//      under the lock and woken after it is released.
+//   3. disarm(): unlinks a slot that has not fired (from the wheel or the pending list) and
+//      drops its waker; false once the waker was taken (that wake is on its way).
+//   4. until_next(): how long a parking worker may sleep (real clock only).
+//   5. paused clock: time moves only by advance(), which fires everything due before returning.
+//
+// Invariants: a slot is in exactly one of: unarmed, wheel, pending, fired; `fired` is set only
+// after its waker was taken; next_tick_ is never later than the wheel's next expiration.
+// Memory ordering: fired is stored with release after the waker is taken and loaded with acquire
+// by the awaitable's readiness check; the wake itself then orders via the task state word.
+// Thread-safety: every method from any thread.
+class timer_driver {
+public:
+    using clock = std::chrono::steady_clock;
+    using duration = std::chrono::nanoseconds;
+    static constexpr duration tick = std::chrono::milliseconds(1);
+
+    explicit timer_driver(bool paused);
+
+    clock::time_point now() const noexcept;
+    bool paused() const noexcept { return paused_; }
+
+    bool arm(timer_slot& s, clock::time_point deadline, waker w);
+    bool disarm(timer_slot& s) noexcept;
+
+    // Fires every due timer; returns the number fired. `wait` blocks for the lock instead of
+    // giving up when another thread is firing.
+    std::size_t fire_due(bool wait = false);
+    std::optional<duration> until_next() const noexcept;
+    void advance(duration d);  // paused clock only
+
+    std::size_t pending() const;  // armed timers (in the wheel or about to fire)
+    std::uint64_t fired_total() const noexcept { return fired_.load(std::memory_order_relaxed); }
+    std::uint64_t cascades() const;
+
+private:
+    std::uint64_t deadline_tick(clock::time_point t) const noexcept;
+    std::uint64_t now_tick() const noexcept;
+    void publish_next() noexcept;  // with mu_ held
+    std::size_t drain_pending(std::unique_lock<std::mutex>& l);
+
+    const bool paused_;
+    const clock::time_point origin_;
+    atomic<std::int64_t> virtual_offset_ns_{0};  // paused clock: time advanced so far
+    mutable std::mutex mu_;
+    timer_wheel wheel_;                 // guarded by mu_
+    timer_entry* pending_ = nullptr;    // guarded by mu_: fired by the wheel, waker not taken
+    std::size_t pending_count_ = 0;     // guarded by mu_
+    alignas(cache_line) atomic<std::uint64_t> next_tick_{UINT64_MAX};
+    atomic<std::uint64_t> fired_{0};
+};
+
+}  // namespace blitz::detail
