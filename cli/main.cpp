@@ -6,15 +6,17 @@
 #include <iostream>
 #include <string>
 
+#include "bench.hpp"
 #include "demo.hpp"
 
 namespace {
 
 void usage(std::ostream& os) {
-    os << "usage: blitz [demo] [--quick] [--workers N] [--fanout N] [--chain N]\n"
+    os << "usage: blitz [demo|bench] [--quick] [--workers N] [--fanout N] [--chain N]\n"
           "  demo        fan-out of 1,000,000 tasks and a chain of 100,000 spawns, then the\n"
           "              runtime's counters (the default)\n"
-          "  --quick     a smaller demo (10,000 / 1,000) for smoke tests\n"
+          "  bench       timer accuracy (sleep lateness, idle and busy) and timer cost\n"
+          "  --quick     smaller runs for smoke tests\n"
           "  --workers N worker threads (default: hardware threads)\n";
 }
 
@@ -33,6 +35,8 @@ unsigned long parse_count(const char* flag, const char* v) {
 int main(int argc, char** argv) {
     try {
         blitz::cli::demo_options o;
+        blitz::cli::bench_options b;
+        bool bench = false;
         for (int i = 1; i < argc; ++i) {
             std::string a = argv[i];
             auto value = [&]() -> const char* {
@@ -40,11 +44,14 @@ int main(int argc, char** argv) {
                 return argv[++i];
             };
             if (a == "demo") {
+            } else if (a == "bench") {
+                bench = true;
             } else if (a == "--quick") {
                 o.fanout = 10'000;
                 o.chain = 1'000;
+                b.samples = 20;
             } else if (a == "--workers") {
-                o.workers = static_cast<unsigned>(parse_count("--workers", value()));
+                o.workers = b.workers = static_cast<unsigned>(parse_count("--workers", value()));
             } else if (a == "--fanout") {
                 o.fanout = parse_count("--fanout", value());
             } else if (a == "--chain") {
@@ -58,7 +65,7 @@ int main(int argc, char** argv) {
                 return 2;
             }
         }
-        return blitz::cli::run_demo(o);
+        return bench ? blitz::cli::run_bench(b) : blitz::cli::run_demo(o);
     } catch (const std::exception& e) {
         std::cerr << "blitz: " << e.what() << "\n";
         return 2;

@@ -1,0 +1,14 @@
+#pragma once
+// `blitz bench`: benchmarks that print tables. For now: timer accuracy and timer cost; the
+// benchmark issue adds the scheduler workloads and the peers.
+
+namespace blitz::cli {
+
+struct bench_options {
+    unsigned workers = 0;   // 0: hardware threads
+    unsigned samples = 200; // sleeps per scenario
+};
+
+int run_bench(const bench_options& o);
+
+}  // namespace blitz::cli
