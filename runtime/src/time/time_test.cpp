@@ -234,10 +234,14 @@ std::vector<std::int64_t> after_a_35ms_stall(missed_tick_behavior b) {
     EXPECT_TRUE(eventually([&] { return stage.load() == 1; }));
     rt.advance(35ms);
     stage = 2;
-    // Feed the clock until the three ticks are done (burst fires at once; others need time).
+    // Feed the clock 1 ms at a time until the three ticks are done. advance() fires before it
+    // returns, so after each step wait until the task is waiting on its next tick again (one
+    // timer pending) or done: the clock never moves while the task is between ticks.
+    auto settled = [&] { return h.is_finished() || rt.metrics().timers_pending == 1; };
+    EXPECT_TRUE(eventually(settled));
     for (int i = 0; i < 100 && !h.is_finished(); ++i) {
-        std::this_thread::sleep_for(1ms);
-        if (!h.is_finished()) rt.advance(1ms);
+        rt.advance(1ms);
+        EXPECT_TRUE(eventually(settled));
     }
     return h.join();
 }

@@ -105,12 +105,13 @@ std::size_t timer_driver::drain_pending(std::unique_lock<std::mutex>& l) {
             s->fired.store(true, std::memory_order_release);
         }
         publish_next();
+        // Counted before the wakes, so a woken task that reads the metrics sees its own timer.
+        fired_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic
         l.unlock();  // wakers are never called with the lock held
         for (std::size_t i = 0; i < n; ++i) std::move(batch[i]).wake();
         total += n;
         l.lock();
     }
-    fired_.fetch_add(total, std::memory_order_relaxed);  // relaxed: a statistic
     return total;
 }
 
