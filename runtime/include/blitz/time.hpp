@@ -71,7 +71,8 @@ inline sleep_until_awaiter sleep_until(instant deadline) noexcept {
 }
 
 // `co_await blitz::sleep(d)`: completes no earlier than d after the call. Zero or negative
-// durations complete at once; durations past the clock's range never complete.
+// durations complete at once; durations past the clock's range never complete. Call it inside a
+// task so that, in paused-time mode, "now" is the runtime's virtual clock.
 inline sleep_until_awaiter sleep(std::chrono::nanoseconds d) {
     return sleep_until_awaiter(detail::saturating_add(now(), d));
 }
@@ -84,6 +85,8 @@ enum class missed_tick_behavior { burst, delay, skip };
 
 // A periodic timer: `co_await iv.tick()` completes at start, start + period, ... and returns the
 // scheduled instant of the tick it completed (the first tick completes at once, as in Tokio).
+// The one-argument constructor starts at now(): create it inside a task, so that in paused-time
+// mode it reads the runtime's virtual clock (or pass `start` explicitly).
 //
 // Thread-safety: one task at a time.
 class interval {
@@ -240,7 +243,8 @@ task<timeout_result<T>> finish_timeout(join_handle<T> h, instant deadline, bool 
 
 // Runs `t` (spawned as its own task) and waits at most until `deadline`. On timeout the task is
 // aborted and the result says timed_out(); otherwise it carries the value (an exception of the
-// task is rethrown). Await the returned task.
+// task is rethrown). Await the returned task. Any other awaitable `x` can be given a deadline by
+// wrapping it: timeout(d, [&]() -> task<T> { co_return co_await x; }()).
 template <class T>
 task<timeout_result<T>> timeout_at(instant deadline, task<T> t) {
     return detail::finish_timeout(spawn(std::move(t)), deadline, /*abort_on_timeout=*/true);
