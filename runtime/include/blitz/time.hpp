@@ -221,22 +221,30 @@ private:
     bool armed_ = false;
 };
 
+// Awaits `h` until `deadline`: its value (or exception) if it finishes first, else timed out
+// (aborting the task if asked). `h` must outlive the returned task.
 template <class T>
-task<timeout_result<T>> finish_timeout(join_handle<T> h, instant deadline, bool abort_on_timeout) {
+task<timeout_result<T>> await_until(join_handle<T>& h, instant deadline, bool abort_on_timeout) {
     // A named awaiter: g++ 12 mishandles co_await on a temporary with a destructor inside an
     // if-condition (the awaiter is never called).
     join_or_deadline<T> race(h, deadline);
     const bool finished = co_await race;
-    if (finished) {
-        if constexpr (std::is_void_v<T>) {
-            co_await h;  // rethrows the task's exception, if any
-            co_return timeout_result<void>();
-        } else {
-            co_return timeout_result<T>(co_await h);
-        }
+    if (!finished) {
+        if (abort_on_timeout) h.abort();
+        co_return timeout_result<T>::timed_out_result();
     }
-    if (abort_on_timeout) h.abort();
-    co_return timeout_result<T>::timed_out_result();
+    if constexpr (std::is_void_v<T>) {
+        co_await h;  // rethrows the task's exception, if any
+        co_return timeout_result<void>();
+    } else {
+        co_return timeout_result<T>(co_await h);
+    }
+}
+
+// Owns the handle of a task spawned by timeout_at for as long as the wait lasts.
+template <class T>
+task<timeout_result<T>> await_owned_until(join_handle<T> h, instant deadline) {
+    co_return co_await await_until(h, deadline, /*abort_on_timeout=*/true);
 }
 
 }  // namespace detail
@@ -247,7 +255,7 @@ task<timeout_result<T>> finish_timeout(join_handle<T> h, instant deadline, bool 
 // wrapping it: timeout(d, [&]() -> task<T> { co_return co_await x; }()).
 template <class T>
 task<timeout_result<T>> timeout_at(instant deadline, task<T> t) {
-    return detail::finish_timeout(spawn(std::move(t)), deadline, /*abort_on_timeout=*/true);
+    return detail::await_owned_until(spawn(std::move(t)), deadline);
 }
 
 template <class T>
@@ -256,20 +264,10 @@ task<timeout_result<T>> timeout(std::chrono::nanoseconds d, task<T> t) {
 }
 
 // Waits for an already spawned task for at most `d`. On timeout the task keeps running (the
-// handle is still yours); the result says timed_out().
+// handle is still yours); the result says timed_out(). `h` must outlive the returned task.
 template <class T>
 task<timeout_result<T>> timeout(std::chrono::nanoseconds d, join_handle<T>& h) {
-    detail::join_or_deadline<T> race(h, detail::saturating_add(now(), d));
-    const bool finished = co_await race;
-    if (finished) {
-        if constexpr (std::is_void_v<T>) {
-            co_await h;
-            co_return timeout_result<void>();
-        } else {
-            co_return timeout_result<T>(co_await h);
-        }
-    }
-    co_return timeout_result<T>::timed_out_result();
+    return detail::await_until(h, detail::saturating_add(now(), d), /*abort_on_timeout=*/false);
 }
 
 }  // namespace blitz
