@@ -45,6 +45,11 @@ struct config {
     unsigned batch_buffer_size = 32;
     // Longest a parked worker sleeps before re-checking (PARK_TIMEOUT_NS, I5). Range [1 us, 1 h].
     std::chrono::nanoseconds park_timeout = std::chrono::milliseconds(10);
+    // Probe events (blitz/probe.hpp) recorded per worker for the conformance checkers. Off by
+    // default: an off probe costs one predictable branch. probe_capacity events are kept per
+    // worker between takes (power of two, [1024, 2^24]); further events are dropped and counted.
+    bool probes = false;
+    unsigned probe_capacity = 1u << 16;
     // Paused-time test mode (like Tokio's start_paused): the runtime's clock stands still and
     // moves only by runtime::advance(), which fires every timer it passes before returning.
     bool start_paused = false;

@@ -8,6 +8,7 @@
 #include "blitz/config.hpp"
 #include "blitz/join_handle.hpp"
 #include "blitz/metrics.hpp"
+#include "blitz/probe.hpp"
 #include "blitz/task.hpp"
 
 namespace blitz {
@@ -74,6 +75,8 @@ public:
     std::chrono::steady_clock::time_point now() const noexcept;
 
     runtime_metrics metrics() const;
+    // Probe events recorded since the last call (config::probes); empty streams when off.
+    probe_streams take_probes();
     unsigned num_workers() const noexcept;
     const config& cfg() const noexcept;
     void shutdown();

@@ -38,6 +38,7 @@ void config::validate() const {
     check("global_batch_max", global_batch_max, global_batch_min, 256u,
           "must be at least global_batch_min");
     check("batch_buffer_size", batch_buffer_size, 0u, batch_buffer_capacity);
+    check("probe_capacity", probe_capacity, 1024u, 1u << 24);
     check("park_timeout (ns)", park_timeout.count(), std::int64_t{1000},
           std::int64_t{3'600'000'000'000});
 }

@@ -15,6 +15,7 @@ runtime::runtime(const config& cfg) {
 runtime::~runtime() = default;
 
 runtime_metrics runtime::metrics() const { return sched_->metrics(); }
+probe_streams runtime::take_probes() { return sched_->take_probes(); }
 unsigned runtime::num_workers() const noexcept { return sched_->num_workers(); }
 const config& runtime::cfg() const noexcept { return sched_->cfg(); }
 void runtime::shutdown() { sched_->shutdown(); }

@@ -25,10 +25,12 @@ void global_queue::push_batch(task_header* first, task_header* last, std::uint32
 }
 
 std::uint32_t global_queue::pop_share(task_header** out, std::uint32_t room, unsigned workers,
-                                      std::uint32_t lo, std::uint32_t hi) noexcept {
+                                      std::uint32_t lo, std::uint32_t hi,
+                                      std::uint64_t* len_seen) noexcept {
     if (room == 0 || empty()) return 0;
     auto l = lock();
     std::uint64_t len = len_.load(std::memory_order_relaxed);  // relaxed: we hold the lock
+    if (len_seen) *len_seen = len;
     std::uint64_t share = std::clamp<std::uint64_t>(len / std::max(workers, 1u), lo, hi);
     auto n = static_cast<std::uint32_t>(std::min({len, share, std::uint64_t{room}}));
     for (std::uint32_t i = 0; i < n; ++i) {

@@ -30,8 +30,10 @@ public:
 
     // Takes a fair share for one of `workers` workers: n = min(len, clamp(len / workers, lo, hi)),
     // but never more than `room`; writes them to `out` in FIFO order and returns n (G2).
+    // `len_seen`, if given, receives the queue length under the lock (for probes).
     std::uint32_t pop_share(task_header** out, std::uint32_t room, unsigned workers,
-                            std::uint32_t lo, std::uint32_t hi) noexcept;
+                            std::uint32_t lo, std::uint32_t hi,
+                            std::uint64_t* len_seen = nullptr) noexcept;
     // Takes one task (used at shutdown and by tests); nullptr when empty.
     task_header* pop() noexcept;
 

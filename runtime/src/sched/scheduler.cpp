@@ -77,7 +77,13 @@ void scheduler::schedule(task_header* t, bool is_yield) noexcept {
 
 void scheduler::notify_parked() noexcept {
     if (!idle_.should_notify()) return;  // I3: a searcher exists, or nobody sleeps
-    if (auto i = idle_.claim_parked()) workers_[*i]->unpark();
+    std::uint64_t before = 0;  // the bitmap before the claim, read only for the probe
+    if (worker* w = current_worker(); w && w->probes_on()) before = idle_.bitmap();
+    if (auto i = idle_.claim_parked()) {
+        worker* w = current_worker();
+        if (w && &w->sched() == this) BLITZ_PROBE(*w, probe_kind::wake_claim, *i, before);
+        workers_[*i]->unpark();
+    }
 }
 
 bool scheduler::work_pending() const noexcept {
@@ -144,6 +150,13 @@ void scheduler::cancel_all_and_drain() noexcept {
         while (task_header* t = global_.pop()) drop(t);
         if (!any) break;
     }
+}
+
+probe_streams scheduler::take_probes() {
+    probe_streams p;
+    p.workers.resize(nworkers_);
+    for (unsigned i = 0; i < nworkers_; ++i) p.dropped += workers_[i]->take_probes(p.workers[i]);
+    return p;
 }
 
 runtime_metrics scheduler::metrics() const {

@@ -49,6 +49,13 @@ public:
     void shutdown();
 
     runtime_metrics metrics() const;
+    probe_streams take_probes();
+    // Nanoseconds since the scheduler started (probe timestamps).
+    std::uint64_t uptime_ns() const noexcept {
+        return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::steady_clock::now() - started_)
+                                              .count());
+    }
     const config& cfg() const noexcept { return cfg_; }
     unsigned num_workers() const noexcept { return nworkers_; }
     global_queue& global() noexcept { return global_; }
@@ -64,6 +71,7 @@ private:
 
     const config cfg_;
     const unsigned nworkers_;
+    const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     timer_driver timers_;  // declared before the workers: they use it until joined
     global_queue global_;
     idle_state idle_;

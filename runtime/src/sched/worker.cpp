@@ -21,6 +21,9 @@ worker::worker(scheduler& s, unsigned index, std::uint64_t seed)
       avg_poll_ns_(static_cast<double>(s.cfg().initial_avg_poll.count())),
       rng_(seed) {
     for (auto& c : counters_) c.store(0, std::memory_order_relaxed);  // relaxed: not shared yet
+#if BLITZ_PROBES
+    if (cfg_.probes) probes_ = std::make_unique<probe_ring>(cfg_.probe_capacity);
+#endif
     interval_ = interval_for(avg_poll_ns_, double(cfg_.global_target_latency.count()),
                              cfg_.global_interval_min, cfg_.global_interval_max);
     set(c_global_interval, interval_);
@@ -35,12 +38,15 @@ void worker::run() {
 
     while (!sched_.shutting_down()) {
         bump(c_ticks);
+        BLITZ_PROBE(*this, probe_kind::tick_begin, 0, counters_[c_ticks].load(std::memory_order_relaxed));
         lifo_polls_ = 0;
         const auto start = clock::now();
         // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
         // keep firing while some other worker is stuck in a long poll (T6). I/O joins here
         // with the I/O driver.
-        sched_.timers().fire_due();
+        if (const std::size_t fired = sched_.timers().fire_due()) {
+            BLITZ_PROBE(*this, probe_kind::timer_fire, 0, fired);
+        }
         unsigned polls = 0;
         while (polls < cfg_.budget_per_tick) {
             task_header* t = next_task();
@@ -49,6 +55,7 @@ void worker::run() {
             run_task(t);
             ++polls;
         }
+        BLITZ_PROBE(*this, probe_kind::tick_end, polls);
         if (polls == cfg_.budget_per_tick) bump(c_budget_exhaustions);
         if (polls > 0) {
             if (woke_by_timeout_) bump(c_timeout_wakes_found_work);
@@ -84,30 +91,34 @@ task_header* worker::next_task() noexcept {
     if (polls_since_global_ >= interval_) {  // G4: the periodic check comes first when due
         polls_since_global_ = 0;
         bump(c_global_periodic);
-        if (task_header* t = fetch_global()) return t;
+        if (task_header* t = fetch_global(/*periodic=*/true)) return t;
     }
     if (batch_head_ < batch_len_) {
         bump(c_batch_pops);
+        source_ = poll_source::batch;
         return batch_[batch_head_++];
     }
     if (lifo_) {
         if (lifo_polls_ < cfg_.lifo_polls_per_tick) {
             ++lifo_polls_;
             bump(c_lifo_hits);
+            source_ = poll_source::lifo;
             return std::exchange(lifo_, nullptr);
         }
         // L2: the cap is reached; the slot's task joins the FIFO order, visible to thieves.
         bump(c_lifo_cap_flushes);
+        BLITZ_PROBE(*this, probe_kind::lifo_flush, 0, reinterpret_cast<std::uintptr_t>(lifo_));
         push_ring(std::exchange(lifo_, nullptr));
     }
     if (task_header* t = ring_.pop()) {
         bump(c_ring_pops);
+        source_ = poll_source::ring;
         return t;
     }
     return fetch_global();
 }
 
-task_header* worker::fetch_global() noexcept {
+task_header* worker::fetch_global(bool periodic) noexcept {
     global_queue& g = sched_.global();
     if (g.empty()) return nullptr;  // G1: no lock for the emptiness check
     // Room: one to run, the free batch slots, and the ring's free space (so nothing overflows).
@@ -116,9 +127,12 @@ task_header* worker::fetch_global() noexcept {
         cfg_.batch_buffer_size > batch_len_ ? cfg_.batch_buffer_size - batch_len_ : 0;
     const std::uint32_t ring_room = local_queue::capacity - ring_.len();
     task_header* got[1 + config::batch_buffer_capacity + local_queue::capacity];
+    std::uint64_t len_seen = 0;
     const std::uint32_t n = g.pop_share(got, 1 + batch_room + ring_room, sched_.num_workers(),
-                                        cfg_.global_batch_min, cfg_.global_batch_max);
+                                        cfg_.global_batch_min, cfg_.global_batch_max, &len_seen);
     if (n == 0) return nullptr;
+    BLITZ_PROBE(*this, probe_kind::global_fetch, periodic ? 1 : 0, n, len_seen);
+    source_ = poll_source::global;
     bump(c_global_fetch_ops);
     bump(c_global_fetched, n);
     std::uint32_t i = 1;
@@ -135,6 +149,7 @@ task_header* worker::search() noexcept {
         if (!idle.try_become_searcher()) return nullptr;  // I1: enough searchers already
         searching_ = true;
         bump(c_searches);
+        BLITZ_PROBE(*this, probe_kind::search_begin, 0, idle.num_searching());
     }
     if (w > 1) {
         // Q7: a uniform random start among the other workers, then each of them once.
@@ -146,6 +161,8 @@ task_header* worker::search() noexcept {
             if (r.first) {
                 bump(c_steal_ops);
                 bump(c_stolen_tasks, r.taken);
+                BLITZ_PROBE(*this, probe_kind::steal, victim, r.available, r.taken);
+                source_ = poll_source::steal;
                 return r.first;
             }
         }
@@ -157,10 +174,13 @@ void worker::run_task(task_header* t) noexcept {
     if (searching_) {
         // I4: a searcher that found work and was the last one wakes another worker.
         searching_ = false;
-        if (sched_.idle().transition_from_searching()) sched_.notify_parked();
+        const bool last = sched_.idle().transition_from_searching();
+        BLITZ_PROBE(*this, probe_kind::search_end, last ? 1 : 0);
+        if (last) sched_.notify_parked();
     }
     const std::uint64_t s = t->transition_to_running();
     bump(c_polls);
+    BLITZ_PROBE(*this, probe_kind::poll, static_cast<std::uint32_t>(source_), reinterpret_cast<std::uintptr_t>(t));
     ++polls_since_global_;
     if (state::cancel_due(s)) {
         sched_.complete_task(t, /*cancelled=*/true, 1);
@@ -205,6 +225,7 @@ void worker::push_ring(task_header* t) noexcept {
     if (r.overflowed) {
         bump(c_overflows);
         bump(c_overflowed_tasks, r.overflowed);
+        BLITZ_PROBE(*this, probe_kind::overflow, 0, r.overflowed);
     }
 }
 
@@ -218,9 +239,12 @@ void worker::park() noexcept {
         return;
     }
     if (cfg_.debug.before_park_commit) cfg_.debug.before_park_commit(index_);
+    const bool was_searching = searching_;
     const bool last_searcher = idle.mark_parked(index_, searching_);
     searching_ = false;
     bump(c_parks);
+    if (was_searching) BLITZ_PROBE(*this, probe_kind::search_end, last_searcher ? 1 : 0);
+    BLITZ_PROBE(*this, probe_kind::park, last_searcher ? 1 : 0, idle.bitmap());
     const bool final_check = last_searcher && !cfg_.debug.skip_last_searcher_check;
     if ((final_check && sched_.work_pending()) || sched_.shutting_down()) {
         // I4: the last searcher found work in its final check; do not sleep.
@@ -230,6 +254,7 @@ void worker::park() noexcept {
             take_claim_token();
             searching_ = true;
             bump(c_unparks_notified);
+            BLITZ_PROBE(*this, probe_kind::unpark, 0, idle.bitmap());
         }
         transitioning_to_park_ = false;
         return;
@@ -240,8 +265,10 @@ void worker::park() noexcept {
         // with one, it was shutdown's unpark (claims never leave stale tokens, see below).
         if (got_token) {
             bump(c_unparks_spurious);
+            BLITZ_PROBE(*this, probe_kind::unpark, 2, idle.bitmap());
         } else {
             bump(c_unparks_timeout);
+            BLITZ_PROBE(*this, probe_kind::unpark, 1, idle.bitmap());
             woke_by_timeout_ = true;
         }
     } else {
@@ -250,6 +277,7 @@ void worker::park() noexcept {
         if (!got_token) take_claim_token();
         searching_ = true;
         bump(c_unparks_notified);
+        BLITZ_PROBE(*this, probe_kind::unpark, 0, idle.bitmap());
     }
     transitioning_to_park_ = false;
 }
@@ -267,6 +295,17 @@ void worker::take_claim_token() noexcept {
     // either a claim, a timeout, or shutdown.
     while (!parker_.park(std::chrono::seconds(1))) {
     }
+}
+
+void worker::emit_probe(probe_kind k, std::uint32_t a, std::uint64_t b,
+                        std::uint64_t c) noexcept {
+    probes_->emit(probe_event{sched_.uptime_ns(), k, static_cast<std::uint16_t>(index_), a, b, c});
+}
+
+std::uint64_t worker::take_probes(std::vector<probe_event>& out) {
+    if (!probes_) return 0;
+    probes_->take(out);
+    return probes_->dropped();
 }
 
 worker_metrics worker::snapshot() const noexcept {

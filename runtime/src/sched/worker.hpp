@@ -6,11 +6,26 @@
 
 #include "blitz/config.hpp"
 #include "blitz/metrics.hpp"
+#include "blitz/probe.hpp"
+#include "probe/probe_ring.hpp"
 #include "sched/atomic.hpp"
 #include "sched/local_queue.hpp"
 #include "sched/parker.hpp"
 #include "sched/rng.hpp"
 #include "sched/task_list.hpp"
+
+// Records a probe event on worker `w` when probes are on; the arguments are not evaluated
+// otherwise. With BLITZ_PROBES=0 the site compiles to nothing.
+#if BLITZ_PROBES
+#define BLITZ_PROBE(w, ...)                                         \
+    do {                                                            \
+        if ((w).probes_on()) [[unlikely]] (w).emit_probe(__VA_ARGS__); \
+    } while (0)
+#else
+#define BLITZ_PROBE(w, ...) \
+    do {                    \
+    } while (0)
+#endif
 
 namespace blitz::detail {
 
@@ -53,6 +68,14 @@ public:
         owned_.push(t);
         bump(c_spawned);
     }
+
+    // Probe recording (owner thread only); call sites use BLITZ_PROBE so that arguments are
+    // evaluated only when probes are on.
+    bool probes_on() const noexcept { return probes_ != nullptr; }
+    void emit_probe(probe_kind k, std::uint32_t a = 0, std::uint64_t b = 0,
+                    std::uint64_t c = 0) noexcept;
+    // Moves the recorded events to `out`; returns the count dropped so far.
+    std::uint64_t take_probes(std::vector<probe_event>& out);
 
     scheduler& sched() noexcept { return sched_; }
     unsigned index() const noexcept { return index_; }
@@ -103,7 +126,7 @@ public:
 
 private:
     task_header* next_task() noexcept;
-    task_header* fetch_global() noexcept;
+    task_header* fetch_global(bool periodic = false) noexcept;
     task_header* search() noexcept;
     void run_task(task_header* t) noexcept;
     void push_ring(task_header* t) noexcept;
@@ -137,6 +160,8 @@ private:
     unsigned batch_head_ = 0, batch_len_ = 0;
     task_header* batch_[config::batch_buffer_capacity] = {};
     fast_rng rng_;
+    poll_source source_ = poll_source::ring;  // where the task about to run came from
+    std::unique_ptr<probe_ring> probes_;      // null when config::probes is off
     task_list owned_;  // tasks spawned on this worker, until they complete and are swept
 
     // ---- read by other threads ----

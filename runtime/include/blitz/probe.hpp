@@ -1,0 +1,47 @@
+#pragma once
+// Probe events: what the scheduler decided, recorded per worker when config::probes is on.
+// The conformance checkers read these streams (DESIGN.md section 4).
+
+#include <cstdint>
+#include <vector>
+
+namespace blitz {
+
+// Where a polled task came from (G3).
+enum class poll_source : std::uint8_t { batch, lifo, ring, global, steal };
+
+enum class probe_kind : std::uint16_t {
+    tick_begin,    // a: tick number
+    tick_end,      // a: polls in the tick
+    poll,          // a: poll_source, b: task address
+    lifo_flush,    // the LIFO cap moved the slot's task to the ring (L2); b: task address
+    steal,         // a: victim, b: tasks available at claim, c: tasks taken (Q5)
+    global_fetch,  // a: 1 if periodic (G4), b: tasks fetched, c: queue length seen (G2)
+    overflow,      // b: tasks moved to the global queue (Q4)
+    search_begin,  // became a searcher (I1); b: searchers after joining
+    search_end,    // stopped searching; a: 1 if it was the last searcher
+    park,          // a: 1 if it was the last searcher, b: parked bitmap after setting its bit
+    unpark,        // a: 0 claimed (notified), 1 timeout, 2 spurious/shutdown; b: bitmap
+    wake_claim,    // a worker claimed a parked one (I2, I3); a: claimed index, b: bitmap before
+    timer_fire,    // b: timers fired
+};
+
+// One event (32 bytes). `ns` is steady_clock time since the runtime started.
+struct probe_event {
+    std::uint64_t ns;
+    probe_kind kind;
+    std::uint16_t worker;
+    std::uint32_t a;
+    std::uint64_t b;
+    std::uint64_t c;
+};
+static_assert(sizeof(probe_event) == 32);
+
+// Everything recorded since the last take, per worker, oldest first. `dropped` counts events
+// lost because a worker's ring was full (a checker must treat such a stream as incomplete).
+struct probe_streams {
+    std::vector<std::vector<probe_event>> workers;
+    std::uint64_t dropped = 0;
+};
+
+}  // namespace blitz
