@@ -1,61 +1,86 @@
-// The blitz binary: for now it runs the demo workload; later issues add conformance, bench,
-// stress and topo subcommands.
+// The blitz binary: the demo, the timer benchmarks and the conformance suite.
 
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "bench.hpp"
 #include "demo.hpp"
+#include "harness.hpp"
 
 namespace {
 
 void usage(std::ostream& os) {
-    os << "usage: blitz [demo|bench] [--quick] [--workers N] [--fanout N] [--chain N]\n"
-          "  demo        fan-out of 1,000,000 tasks and a chain of 100,000 spawns, then the\n"
-          "              runtime's counters (the default)\n"
-          "  bench       timer accuracy (sleep lateness, idle and busy) and timer cost\n"
-          "  --quick     smaller runs for smoke tests\n"
-          "  --workers N worker threads (default: hardware threads)\n";
+    os << "usage: blitz [demo|bench|conformance] [options]\n"
+          "  demo          fan-out of 1,000,000 tasks and a chain of 100,000 spawns, then the\n"
+          "                runtime's counters (the default)\n"
+          "  bench         timer accuracy (sleep lateness, idle and busy) and timer cost\n"
+          "  conformance   invariant checkers with their negative controls; writes\n"
+          "                results/<machine>/conformance.{md,json}; exit 1 on any failure\n"
+          "options:\n"
+          "  --quick              smaller runs (demo, bench, conformance)\n"
+          "  --full               conformance: the full suite\n"
+          "  --workers N|LIST     worker threads; conformance takes a list such as 1,2,4,8,16\n"
+          "  --fanout N --chain N demo sizes\n"
+          "  --seed N             conformance seed (same seed and config, same decisions)\n"
+          "  --filter ID...       conformance: only these invariant ids\n"
+          "  --out DIR            conformance: where to write the tables\n";
 }
 
-unsigned long parse_count(const char* flag, const char* v) {
+unsigned long parse_count(const std::string& flag, const std::string& v) {
     try {
         std::size_t used = 0;
         unsigned long n = std::stoul(v, &used);
-        if (used == std::strlen(v) && n > 0) return n;
+        if (used == v.size() && n > 0) return n;
     } catch (const std::exception&) {
     }
-    throw std::invalid_argument(std::string(flag) + " expects a positive integer, got '" + v + "'");
+    throw std::invalid_argument(flag + " expects a positive integer, got '" + v + "'");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     try {
-        blitz::cli::demo_options o;
-        blitz::cli::bench_options b;
-        bool bench = false;
+        blitz::cli::demo_options demo;
+        blitz::cli::bench_options bench;
+        blitz::conformance::harness_options conf;
+        std::string mode = "demo";
+        std::string workers_arg;
+        bool out_given = false;
+        std::ostringstream cmd;
+        cmd << "blitz";
+        for (int i = 1; i < argc; ++i) cmd << ' ' << argv[i];
         for (int i = 1; i < argc; ++i) {
-            std::string a = argv[i];
-            auto value = [&]() -> const char* {
+            const std::string a = argv[i];
+            auto value = [&]() -> std::string {
                 if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
                 return argv[++i];
             };
-            if (a == "demo") {
-            } else if (a == "bench") {
-                bench = true;
+            if (a == "demo" || a == "bench" || a == "conformance") {
+                mode = a;
             } else if (a == "--quick") {
-                o.fanout = 10'000;
-                o.chain = 1'000;
-                b.samples = 20;
+                demo.fanout = 10'000;
+                demo.chain = 1'000;
+                bench.samples = 20;
+                conf.quick = true;
+            } else if (a == "--full") {
+                conf.quick = false;
             } else if (a == "--workers") {
-                o.workers = b.workers = static_cast<unsigned>(parse_count("--workers", value()));
+                workers_arg = value();
             } else if (a == "--fanout") {
-                o.fanout = parse_count("--fanout", value());
+                demo.fanout = parse_count(a, value());
             } else if (a == "--chain") {
-                o.chain = parse_count("--chain", value());
+                demo.chain = parse_count(a, value());
+            } else if (a == "--seed") {
+                conf.seed = parse_count(a, value());
+            } else if (a == "--out") {
+                conf.out_dir = value();
+                out_given = true;
+            } else if (a == "--filter") {
+                while (i + 1 < argc && argv[i + 1][0] != '-') conf.filter.push_back(argv[++i]);
+                if (conf.filter.empty()) throw std::invalid_argument("--filter needs invariant ids");
             } else if (a == "-h" || a == "--help" || a == "help") {
                 usage(std::cout);
                 return 0;
@@ -65,7 +90,21 @@ int main(int argc, char** argv) {
                 return 2;
             }
         }
-        return bench ? blitz::cli::run_bench(b) : blitz::cli::run_demo(o);
+        if (!workers_arg.empty()) {
+            conf.workers.clear();
+            std::istringstream in(workers_arg);
+            for (std::string w; std::getline(in, w, ',');) {
+                conf.workers.push_back(static_cast<unsigned>(parse_count("--workers", w)));
+            }
+            demo.workers = bench.workers = conf.workers.front();
+        }
+        if (mode == "bench") return blitz::cli::run_bench(bench);
+        if (mode == "conformance") {
+            if (!out_given) conf.out_dir = "results/" + blitz::conformance::machine_id();
+            conf.command = cmd.str();
+            return blitz::conformance::run_harness(conf);
+        }
+        return blitz::cli::run_demo(demo);
     } catch (const std::exception& e) {
         std::cerr << "blitz: " << e.what() << "\n";
         return 2;

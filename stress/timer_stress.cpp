@@ -129,7 +129,9 @@ TEST(TimerStress, DriverArmDisarmAndFireConcurrently) {
             twice += w > 1;
             EXPECT_FALSE(p->early.load()) << "a timer fired before its deadline";
             fired += w == 1;
-            if (w == 1) EXPECT_TRUE(p->slot.fired.load());
+            if (w == 1) {
+                EXPECT_TRUE(p->slot.fired.load());
+            }
         }
     }
     EXPECT_EQ(twice, 0u);

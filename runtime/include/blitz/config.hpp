@@ -63,6 +63,8 @@ struct config {
         bool skip_last_searcher_check = false;
         // Q5: a thief takes everything (up to max_steal) instead of half.
         bool steal_all = false;
+        // T4: timers fire one tick (1 ms) before their deadline.
+        bool timers_fire_early = false;
         // Runs on a worker right before it publishes itself as parked (after its own queues were
         // found empty); tests use it to land work in exactly that window.
         std::function<void(unsigned worker)> before_park_commit;

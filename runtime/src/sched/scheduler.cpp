@@ -14,7 +14,7 @@ namespace blitz::detail {
 scheduler::scheduler(const config& cfg)
     : cfg_(cfg),
       nworkers_(cfg.resolved_workers()),
-      timers_(cfg.start_paused),
+      timers_(cfg.start_paused, cfg.debug.timers_fire_early),
       idle_(nworkers_, cfg.limit_searchers) {
     workers_.reserve(nworkers_);
     const std::uint64_t base =
@@ -77,7 +77,7 @@ void scheduler::schedule(task_header* t, bool is_yield) noexcept {
 
 void scheduler::notify_parked() noexcept {
     if (!idle_.should_notify()) return;  // I3: a searcher exists, or nobody sleeps
-    std::uint64_t before = 0;  // the bitmap before the claim, read only for the probe
+    [[maybe_unused]] std::uint64_t before = 0;  // bitmap before the claim, for the probe only
     if (worker* w = current_worker(); w && w->probes_on()) before = idle_.bitmap();
     if (auto i = idle_.claim_parked()) {
         worker* w = current_worker();

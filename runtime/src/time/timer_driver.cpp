@@ -8,7 +8,8 @@ namespace {
 constexpr std::uint64_t max_tick = std::uint64_t{1} << 62;  // far past any real deadline
 }
 
-timer_driver::timer_driver(bool paused) : paused_(paused), origin_(clock::now()) {}
+timer_driver::timer_driver(bool paused, bool fire_early)
+    : paused_(paused), fire_early_(fire_early), origin_(clock::now()) {}
 
 timer_driver::clock::time_point timer_driver::now() const noexcept {
     if (!paused_) return clock::now();
@@ -21,6 +22,7 @@ std::uint64_t timer_driver::deadline_tick(clock::time_point t) const noexcept {
     const auto d = std::chrono::duration_cast<duration>(t - origin_);
     const std::uint64_t whole = static_cast<std::uint64_t>(d / tick);
     const std::uint64_t up = whole + (d % tick != duration::zero() ? 1 : 0);  // never early
+    if (fire_early_ && up > 0) return std::min(up - 1, max_tick);
     return std::min(up, max_tick);
 }
 

@@ -37,7 +37,8 @@ public:
     using duration = std::chrono::nanoseconds;
     static constexpr duration tick = std::chrono::milliseconds(1);
 
-    explicit timer_driver(bool paused);
+    // `fire_early` is a deliberate fault (config::debug): deadlines one tick early (T4 control).
+    explicit timer_driver(bool paused, bool fire_early = false);
 
     clock::time_point now() const noexcept;
     bool paused() const noexcept { return paused_; }
@@ -62,6 +63,7 @@ private:
     std::size_t drain_pending(std::unique_lock<std::mutex>& l);
 
     const bool paused_;
+    const bool fire_early_;
     const clock::time_point origin_;
     atomic<std::int64_t> virtual_offset_ns_{0};  // paused clock: time advanced so far
     mutable std::mutex mu_;

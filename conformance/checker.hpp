@@ -1,0 +1,40 @@
+#pragma once
+// The conformance harness's checker interface (issue 4): one checker per INVARIANTS.md id.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace blitz::conformance {
+
+struct run_params {
+    unsigned workers = 2;
+    std::uint64_t seed = 1;
+    bool quick = true;
+};
+
+// What one run of a checker's workload saw. `violations` are forbidden outcomes;
+// `interesting` are acceptable outcomes worth reporting (e.g. a transient searcher overshoot).
+struct outcome {
+    std::uint64_t runs = 0;
+    std::uint64_t events = 0;
+    std::uint64_t violations = 0;
+    std::uint64_t interesting = 0;
+    bool applicable = true;  // false: the config cannot exercise this invariant (e.g. 1 worker)
+    std::string detail;      // the first violation, for the report
+};
+
+// A checker: the property, its workload and verdict rules (run), and its negative control,
+// which is the same run with `faulty` set: a configuration knob that breaks the property on
+// purpose. A checker whose control is not caught does not count.
+struct checker {
+    std::string id;         // INVARIANTS.md id, e.g. "Q5"
+    std::string statement;  // the property, in one line
+    std::string control;    // what the negative control breaks
+    std::function<outcome(const run_params&, bool faulty)> run;
+};
+
+const std::vector<checker>& all_checkers();
+
+}  // namespace blitz::conformance

@@ -1,0 +1,216 @@
+// The checkers implemented so far, each with its negative control. More land with issue 4.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "blitz/blitz.hpp"
+#include "checker.hpp"
+#include "sched/rng.hpp"
+#include "settle.hpp"
+#include "workloads.hpp"
+
+namespace blitz::conformance {
+namespace {
+
+using namespace std::chrono_literals;
+
+config probed(unsigned workers) {
+    config c;
+    c.workers = workers;
+    c.probes = true;
+    c.probe_capacity = 1u << 20;
+    return c;
+}
+
+void note_first(outcome& o, const std::string& what) {
+    if (o.detail.empty()) o.detail = what;
+}
+
+// Q5: a steal takes ceil(available / 2), never more than 128 (nor the thief's free room).
+// Workload: a task fills its own ring with children and holds its worker, so only thieves can
+// run them. Control: steal everything.
+outcome check_q5(const run_params& p, bool faulty) {
+    outcome o;
+    if (p.workers < 2) {
+        o.applicable = false;
+        return o;
+    }
+    config c = probed(p.workers);
+    c.debug.steal_all = faulty;
+    runtime rt(c);
+    const int rounds = p.quick ? 3 : 20;
+    for (int r = 0; r < rounds; ++r) {
+        const int children = 40 + static_cast<int>(detail::mix_seed(p.seed + r) % 180);
+        rt.block_on([](int n) -> task<void> {
+            std::atomic<int> done{0};
+            std::vector<join_handle<void>> hs;
+            for (int i = 0; i < n; ++i) {
+                hs.push_back(spawn([](std::atomic<int>& d) -> task<void> {
+                    d.fetch_add(1);
+                    co_return;
+                }(done)));
+            }
+            // The last child waits in this worker's LIFO slot, which thieves cannot take.
+            const auto cap = std::chrono::steady_clock::now() + 30s;
+            while (done.load() < n - 1 && std::chrono::steady_clock::now() < cap) {
+            }
+            for (auto& h : hs) co_await h;
+        }(children));
+        ++o.runs;
+    }
+    workloads::settle(rt);
+    const probe_streams s = rt.take_probes();
+    if (s.dropped) note_first(o, "probe events dropped: stream incomplete");
+    for (const auto& w : s.workers) {
+        for (const auto& e : w) {
+            if (e.kind != probe_kind::steal) continue;
+            ++o.events;
+            const std::uint64_t half = std::min<std::uint64_t>(e.b - e.b / 2, 128);
+            if (e.c > half) {
+                ++o.violations;
+                note_first(o, "took " + std::to_string(e.c) + " of " + std::to_string(e.b));
+            }
+        }
+    }
+    return o;
+}
+
+// L2: at most lifo_polls_per_tick (3) polls from the LIFO slot per tick. Read from the poll
+// events between tick boundaries. Control: the cap raised to 128 while the check keeps 3.
+outcome check_l2(const run_params& p, bool faulty) {
+    outcome o;
+    config c = probed(p.workers);
+    const unsigned documented_cap = c.lifo_polls_per_tick;
+    if (faulty) c.lifo_polls_per_tick = 128;
+    runtime rt(c);
+    const int rounds = p.quick ? 2 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        rt.block_on(workloads::chain(p.quick ? 2'000 : 20'000));
+        rt.block_on(workloads::tree(4, 4));
+        ++o.runs;
+    }
+    workloads::settle(rt);
+    const probe_streams s = rt.take_probes();
+    if (s.dropped) note_first(o, "probe events dropped: stream incomplete");
+    for (const auto& w : s.workers) {
+        unsigned lifo_in_tick = 0;
+        for (const auto& e : w) {
+            if (e.kind == probe_kind::tick_begin) lifo_in_tick = 0;
+            if (e.kind != probe_kind::poll) continue;
+            ++o.events;
+            if (static_cast<poll_source>(e.a) == poll_source::lifo &&
+                ++lifo_in_tick == documented_cap + 1) {
+                ++o.violations;
+                note_first(o, "more than " + std::to_string(documented_cap) +
+                                  " LIFO polls in one tick on worker " + std::to_string(e.worker));
+            }
+        }
+    }
+    return o;
+}
+
+// I4: a task queued while the last searcher is on its way to park is found by its final check,
+// never left for a timeout. The task is injected into exactly that window by a hook (1 worker).
+// Control: skip the final check.
+outcome check_i4(const run_params& p, bool faulty) {
+    outcome o;
+    const int rounds = p.quick ? 3 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        std::atomic<runtime*> target{nullptr};
+        std::atomic<bool> armed{false}, spawned{false};
+        join_handle<int> late;
+        config c;
+        c.workers = 1;
+        c.park_timeout = 50ms;  // a stranded task is rescued by this timeout, and counted
+        c.debug.skip_last_searcher_check = faulty;
+        c.debug.before_park_commit = [&](unsigned) {
+            if (armed.exchange(false)) {
+                late = target.load()->spawn([]() -> task<int> { co_return 1; }());
+                spawned.store(true, std::memory_order_release);
+            }
+        };
+        runtime rt(c);
+        target = &rt;
+        rt.block_on([](std::atomic<bool>& a) -> task<void> {
+            a = true;
+            co_return;
+        }(armed));
+        while (!spawned.load(std::memory_order_acquire)) std::this_thread::yield();
+        late.join();
+        const runtime_metrics m = workloads::settle(rt);
+        ++o.runs;
+        ++o.events;
+        if (m.total(&worker_metrics::timeout_wakes_found_work) > 0) {
+            ++o.violations;
+            note_first(o, "a task queued in the park window waited for a park timeout");
+        }
+    }
+    return o;
+}
+
+// T4: no timer fires before its deadline; on the virtual clock each fires at the first advance
+// that reaches it. Sleepers record the virtual time they woke at. Control: fire a tick early.
+outcome check_t4(const run_params& p, bool faulty) {
+    outcome o;
+    config c;
+    c.workers = p.workers;
+    c.start_paused = true;
+    c.debug.timers_fire_early = faulty;
+    runtime rt(c);
+    const int n = p.quick ? 300 : 3000;
+    const int horizon_ms = p.quick ? 200 : 2000;
+    const instant t0 = rt.now();
+    detail::fast_rng rng(detail::mix_seed(p.seed));
+    std::vector<int> want(n);
+    std::vector<std::atomic<std::int64_t>> woke(n);
+    std::atomic<int> done{0};
+    std::vector<join_handle<void>> hs;
+    for (int i = 0; i < n; ++i) {
+        want[i] = 1 + static_cast<int>(rng.bounded(horizon_ms));
+        hs.push_back(rt.spawn([](instant t0, int ms, std::atomic<std::int64_t>& out,
+                                 std::atomic<int>& d) -> task<void> {
+            co_await sleep_until(t0 + std::chrono::milliseconds(ms));
+            out = std::chrono::duration_cast<std::chrono::microseconds>(now() - t0).count();
+            d.fetch_add(1);
+        }(t0, want[i], woke[i], done)));
+    }
+    for (int i = 0; i < 100'000 && rt.metrics().timers_pending < std::uint64_t(n); ++i) {
+        std::this_thread::sleep_for(50us);
+    }
+    for (int t = 1; t <= horizon_ms + 1; ++t) {
+        rt.advance(1ms);
+        const int due = static_cast<int>(std::count_if(
+            want.begin(), want.end(), [&](int w) { return w <= t || (faulty && w <= t + 1); }));
+        for (int i = 0; i < 100'000 && done.load() < due; ++i) std::this_thread::sleep_for(20us);
+    }
+    for (auto& h : hs) h.join();
+    ++o.runs;
+    for (int i = 0; i < n; ++i) {
+        ++o.events;
+        if (woke[i].load() < std::int64_t(want[i]) * 1000) {
+            ++o.violations;
+            note_first(o, "a " + std::to_string(want[i]) + " ms sleeper woke at " +
+                              std::to_string(woke[i].load()) + " us");
+        }
+    }
+    return o;
+}
+
+}  // namespace
+
+const std::vector<checker>& all_checkers() {
+    static const std::vector<checker> checkers = {
+        {"Q5", "a steal takes ceil(n/2) tasks, at most 128", "steal everything", check_q5},
+        {"L2", "at most 3 LIFO-slot polls per tick", "LIFO cap raised to 128", check_l2},
+        {"I4", "the last searcher's final check finds a task queued while it parks",
+         "skip the final check", check_i4},
+        {"T4", "no timer fires before its deadline (virtual clock)", "fire one tick early",
+         check_t4},
+    };
+    return checkers;
+}
+
+}  // namespace blitz::conformance

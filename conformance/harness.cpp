@@ -1,0 +1,181 @@
+#include "harness.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "checker.hpp"
+#include "table.hpp"
+
+namespace blitz::conformance {
+namespace {
+
+std::string run_command(const char* cmd) {
+    std::string out;
+    if (FILE* f = popen(cmd, "r")) {
+        char buf[256];
+        while (fgets(buf, sizeof buf, f)) out += buf;
+        pclose(f);
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    return out;
+}
+
+std::string cpu_model() {
+    std::ifstream f("/proc/cpuinfo");
+    for (std::string line; std::getline(f, line);) {
+        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+    }
+    return "unknown";
+}
+
+std::string compiler() {
+#if defined(__clang__)
+    return std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+    return std::string("g++ ") + __VERSION__;
+#else
+    return "unknown";
+#endif
+}
+
+std::string json_escape(const std::string& s) {
+    std::string r;
+    for (char c : s) {
+        if (c == '"' || c == '\\') r += '\\';
+        r += c;
+    }
+    return r;
+}
+
+struct row {
+    const checker* c;
+    outcome total;
+    outcome control;
+    bool caught = false;
+    bool pass = false;
+};
+
+}  // namespace
+
+std::string machine_id() {
+    std::string model = cpu_model();
+    std::string word;
+    std::istringstream in(model);
+    for (std::string t; in >> t;) {
+        std::string w;
+        for (char ch : t) {
+            if (std::isalnum(static_cast<unsigned char>(ch))) w += static_cast<char>(std::tolower(ch));
+        }
+        if (w.size() >= 3 && w != "intel" && w != "amd" && w != "processor" && w != "cpu" &&
+            w.find("core") != 0) {
+            word = w;
+            break;
+        }
+    }
+    if (word.empty()) word = "cpu";
+    std::string id = word + "-" + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + "c";
+    std::string hv = run_command("lscpu 2>/dev/null | sed -n 's/^Hypervisor vendor:[[:space:]]*//p'");
+    for (auto& ch : hv) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (!hv.empty()) id += "-" + hv;
+    return id;
+}
+
+int run_harness(const harness_options& o) {
+    const auto started = std::chrono::steady_clock::now();
+    std::vector<row> rows;
+    for (const checker& c : all_checkers()) {
+        if (!o.filter.empty() &&
+            std::find(o.filter.begin(), o.filter.end(), c.id) == o.filter.end()) {
+            continue;
+        }
+        row r{&c, {}, {}};
+        for (unsigned w : o.workers) {
+            std::cerr << "\r[conformance] " << c.id << " workers=" << w << "            " << std::flush;
+            outcome x = c.run(run_params{w, o.seed, o.quick}, /*faulty=*/false);
+            if (!x.applicable) continue;
+            r.total.runs += x.runs;
+            r.total.events += x.events;
+            r.total.violations += x.violations;
+            r.total.interesting += x.interesting;
+            if (r.total.detail.empty()) r.total.detail = x.detail;
+        }
+        std::cerr << "\r[conformance] " << c.id << " negative control      " << std::flush;
+        const unsigned cw = std::max(2u, o.workers.empty() ? 2u : o.workers.back());
+        r.control = c.run(run_params{cw, o.seed, o.quick}, /*faulty=*/true);
+        r.caught = r.control.violations > 0;
+        r.pass = r.total.violations == 0 && r.total.events > 0 && r.caught;
+        rows.push_back(std::move(r));
+    }
+    std::cerr << "\r" << std::string(60, ' ') << "\r";
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+    cli::table t({"id", "property", "runs", "events", "violations", "control caught", "verdict"});
+    bool all_pass = !rows.empty();
+    for (const row& r : rows) {
+        all_pass = all_pass && r.pass;
+        t.add({r.c->id, r.c->statement, std::to_string(r.total.runs),
+               std::to_string(r.total.events), std::to_string(r.total.violations),
+               r.caught ? "yes (" + std::to_string(r.control.violations) + ")" : "NO",
+               r.pass ? "PASS" : "FAIL"});
+    }
+    std::ostringstream table_text;
+    t.print(table_text);
+    std::cout << table_text.str();
+    for (const row& r : rows) {
+        if (!r.total.detail.empty()) std::cout << r.c->id << ": " << r.total.detail << "\n";
+    }
+    std::cout << (all_pass ? "all checkers passed, every negative control caught"
+                           : "FAILED: a forbidden outcome, an empty check or an uncaught control")
+              << " (" << secs << " s)\nreproduce: " << o.command << "\n";
+
+    if (!o.out_dir.empty()) {
+        std::filesystem::create_directories(o.out_dir);
+        utsname u{};
+        uname(&u);
+        const std::string commit = run_command("git rev-parse --short HEAD 2>/dev/null");
+        std::ostringstream workers;
+        for (std::size_t i = 0; i < o.workers.size(); ++i) workers << (i ? "," : "") << o.workers[i];
+        std::ofstream md(o.out_dir + "/conformance.md");
+        md << "# Conformance (" << (o.quick ? "quick" : "full") << ")\n\n"
+           << "| field | value |\n|---|---|\n"
+           << "| machine | " << machine_id() << " |\n| CPU | " << cpu_model() << " |\n"
+           << "| logical CPUs | " << sysconf(_SC_NPROCESSORS_ONLN) << " |\n"
+           << "| kernel | " << u.sysname << " " << u.release << " |\n"
+           << "| compiler | " << compiler() << " |\n| build flags | " << BLITZ_BUILD_FLAGS
+           << " |\n| commit | " << (commit.empty() ? "unknown" : commit) << " |\n"
+           << "| seed | " << o.seed << " |\n| workers | " << workers.str() << " |\n"
+           << "| placement | unpinned (topology issue pending) |\n"
+           << "| duration | " << secs << " s |\n| command | `" << o.command << "` |\n\n```\n"
+           << table_text.str() << "```\n";
+        std::ofstream js(o.out_dir + "/conformance.json");
+        js << "{\n  \"machine\": \"" << machine_id() << "\",\n  \"cpu\": \"" << json_escape(cpu_model())
+           << "\",\n  \"kernel\": \"" << u.release << "\",\n  \"compiler\": \""
+           << json_escape(compiler()) << "\",\n  \"commit\": \"" << commit << "\",\n  \"seed\": "
+           << o.seed << ",\n  \"mode\": \"" << (o.quick ? "quick" : "full")
+           << "\",\n  \"duration_s\": " << secs << ",\n  \"checkers\": [\n";
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const row& r = rows[i];
+            js << "    {\"id\": \"" << r.c->id << "\", \"property\": \"" << json_escape(r.c->statement)
+               << "\", \"runs\": " << r.total.runs << ", \"events\": " << r.total.events
+               << ", \"violations\": " << r.total.violations << ", \"interesting\": "
+               << r.total.interesting << ", \"control\": \"" << json_escape(r.c->control)
+               << "\", \"control_violations\": " << r.control.violations << ", \"verdict\": \""
+               << (r.pass ? "pass" : "fail") << "\"}" << (i + 1 < rows.size() ? "," : "") << "\n";
+        }
+        js << "  ]\n}\n";
+        std::cout << "wrote " << o.out_dir << "/conformance.md and conformance.json\n";
+    }
+    return all_pass ? 0 : 1;
+}
+
+}  // namespace blitz::conformance

@@ -1,0 +1,25 @@
+#pragma once
+// Runs the checkers over configs, runs each negative control, prints and writes the table.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace blitz::conformance {
+
+struct harness_options {
+    bool quick = true;
+    std::uint64_t seed = 1;
+    std::vector<std::string> filter;        // checker ids; empty: all
+    std::vector<unsigned> workers{1, 2, 4}; // configs
+    std::string out_dir;                    // where conformance.md/.json go; empty: don't write
+    std::string command;                    // the command line, printed to reproduce the run
+};
+
+// Returns the process exit status: 0 only if every checker passed and every control was caught.
+int run_harness(const harness_options& o);
+
+// A short id for this machine, e.g. "xeon-2c-kvm", used as the results/ folder name.
+std::string machine_id();
+
+}  // namespace blitz::conformance
