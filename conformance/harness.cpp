@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -68,6 +69,11 @@ struct row {
 
 std::string machine_id() {
     std::string model = cpu_model();
+    for (const char* mark : {"(R)", "(r)", "(TM)", "(tm)"}) {
+        for (auto pos = model.find(mark); pos != std::string::npos; pos = model.find(mark)) {
+            model.erase(pos, std::strlen(mark));
+        }
+    }
     std::string word;
     std::istringstream in(model);
     for (std::string t; in >> t;) {
