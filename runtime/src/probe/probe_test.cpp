@@ -44,6 +44,7 @@ TEST(Probes, StreamsAgreeWithTheCounters) {
     c.workers = 2;
     c.probes = true;
     c.probe_capacity = 1u << 18;
+    c.park_timeout = std::chrono::hours(1);  // once settled, no worker moves between the reads
     runtime rt(c);
     const runtime_metrics m = run_probed(rt);
     const probe_streams p = rt.take_probes();
