@@ -10,6 +10,7 @@
 #include "checker.hpp"
 #include "sched/rng.hpp"
 #include "settle.hpp"
+#include "task/test_event.hpp"
 #include "workloads.hpp"
 
 namespace blitz::conformance {
@@ -199,6 +200,132 @@ outcome check_t4(const run_params& p, bool faulty) {
     return o;
 }
 
+
+// G2: a global fetch takes n <= min(len, clamp(len / W, 4, 64)) tasks (fewer only for lack of
+// room). Workload: bursts injected from a plain thread. Control: batch bounds raised to 256.
+outcome check_g2(const run_params& p, bool faulty) {
+    outcome o;
+    config c = probed(p.workers);
+    const config documented;
+    if (faulty) c.global_batch_min = c.global_batch_max = 256;
+    runtime rt(c);
+    const int rounds = p.quick ? 3 : 12;
+    for (int r = 0; r < rounds; ++r) {
+        std::vector<join_handle<unsigned long>> hs;
+        for (int i = 0; i < 3000; ++i) hs.push_back(rt.spawn(workloads::leaf(i)));
+        for (auto& h : hs) h.join();
+        ++o.runs;
+    }
+    workloads::settle(rt);
+    const probe_streams s = rt.take_probes();
+    if (s.dropped) note_first(o, "probe events dropped: stream incomplete");
+    for (const auto& w : s.workers) {
+        for (const auto& e : w) {
+            if (e.kind != probe_kind::global_fetch) continue;
+            ++o.events;
+            const std::uint64_t share = std::clamp<std::uint64_t>(
+                e.c / p.workers, documented.global_batch_min, documented.global_batch_max);
+            if (e.b > std::min(e.c, share)) {
+                ++o.violations;
+                note_first(o, "fetched " + std::to_string(e.b) + " of " + std::to_string(e.c));
+            }
+        }
+    }
+    return o;
+}
+
+// B1: a tick runs at most 128 polls. Workload: a yield storm (self-waking tasks, so ticks fill
+// up). Control: the budget raised to 1000 while the check keeps 128.
+outcome check_b1(const run_params& p, bool faulty) {
+    outcome o;
+    config c = probed(p.workers);
+    const unsigned documented_budget = c.budget_per_tick;
+    if (faulty) c.budget_per_tick = 1000;
+    runtime rt(c);
+    const int rounds = p.quick ? 1 : 5;
+    for (int r = 0; r < rounds; ++r) {
+        rt.block_on([](unsigned tasks) -> task<void> {
+            std::vector<join_handle<void>> hs;
+            for (unsigned i = 0; i < tasks; ++i) {
+                hs.push_back(spawn([]() -> task<void> {
+                    for (int k = 0; k < 500; ++k) co_await yield_now();
+                }()));
+            }
+            for (auto& h : hs) co_await h;
+        }(4 * p.workers));
+        ++o.runs;
+    }
+    workloads::settle(rt);
+    const probe_streams s = rt.take_probes();
+    if (s.dropped) note_first(o, "probe events dropped: stream incomplete");
+    for (const auto& w : s.workers) {
+        for (const auto& e : w) {
+            if (e.kind != probe_kind::tick_end) continue;
+            ++o.events;
+            if (e.a > documented_budget) {
+                ++o.violations;
+                note_first(o, "a tick ran " + std::to_string(e.a) + " polls");
+            }
+        }
+    }
+    return o;
+}
+
+// K3: every task is destroyed exactly once, including at shutdown with tasks queued, waiting
+// and idle: the live task allocations return to their baseline and every task's locals are
+// destroyed once. Control: shutdown forgets the global queue.
+outcome check_k3(const run_params& p, bool faulty) {
+    outcome o;
+    struct counted {
+        std::atomic<int>* live;
+        explicit counted(std::atomic<int>* l) : live(l) { live->fetch_add(1); }
+        ~counted() { live->fetch_sub(1); }
+    };
+    const auto alive = [] {
+        config one;
+        one.workers = 1;
+        return runtime(one).metrics().tasks_alive;
+    };
+    const int rounds = p.quick ? 3 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        const std::uint64_t before = alive();
+        std::atomic<int> live{0};
+        detail::testing::test_event never;
+        {
+            config c;
+            c.workers = p.workers;
+            c.debug.shutdown_skips_global_queue = faulty;
+            runtime rt(c);
+            for (int i = 0; i < 200; ++i) {  // waiting on an event that never fires
+                rt.spawn([](std::atomic<int>* l, detail::testing::test_event& ev) -> task<void> {
+                    counted g(l);
+                    co_await ev.wait();
+                }(&live, never)).detach();
+            }
+            for (int i = 0; i < 500; ++i) {  // yielding forever: always queued somewhere
+                rt.spawn([](std::atomic<int>* l) -> task<void> {
+                    counted g(l);
+                    for (;;) co_await yield_now();
+                }(&live)).detach();
+            }
+            for (int i = 0; i < 300; ++i) {  // never polled: still in the global queue
+                rt.spawn([](std::atomic<int>* l) -> task<void> {
+                    counted g(l);
+                    co_return;
+                }(&live)).detach();
+            }
+        }
+        ++o.runs;
+        o.events += 1000;
+        const std::uint64_t after = alive();
+        if (after != before || live.load() != 0) {
+            ++o.violations;
+            note_first(o, std::to_string(after - before) + " task allocations outlived shutdown");
+        }
+    }
+    return o;
+}
+
 }  // namespace
 
 const std::vector<checker>& all_checkers() {
@@ -209,6 +336,11 @@ const std::vector<checker>& all_checkers() {
          "skip the final check", check_i4},
         {"T4", "no timer fires before its deadline (virtual clock)", "fire one tick early",
          check_t4},
+        {"G2", "a global fetch takes at most min(len, clamp(len/W, 4, 64))",
+         "batch bounds raised to 256", check_g2},
+        {"B1", "a tick runs at most 128 polls", "budget raised to 1000", check_b1},
+        {"K3", "every task is destroyed exactly once, also at shutdown",
+         "shutdown forgets the global queue", check_k3},
     };
     return checkers;
 }

@@ -65,6 +65,8 @@ struct config {
         bool steal_all = false;
         // T4: timers fire one tick (1 ms) before their deadline.
         bool timers_fire_early = false;
+        // K3: shutdown forgets the tasks still in the global queue (they leak).
+        bool shutdown_skips_global_queue = false;
         // Runs on a worker right before it publishes itself as parked (after its own queues were
         // found empty); tests use it to land work in exactly that window.
         std::function<void(unsigned worker)> before_park_commit;
