@@ -9,6 +9,7 @@
 #include "blitz/blitz.hpp"
 #include "checker.hpp"
 #include "sched/rng.hpp"
+#include "scenarios.hpp"
 #include "settle.hpp"
 #include "task/test_event.hpp"
 #include "workloads.hpp"
@@ -28,6 +29,18 @@ config probed(unsigned workers) {
 
 void note_first(outcome& o, const std::string& what) {
     if (o.detail.empty()) o.detail = what;
+}
+
+// Settles `rt`, takes its probe streams and calls f(event) for every event, worker by worker in
+// recording order; a stream that lost events is noted as incomplete.
+template <class F>
+void visit_events(runtime& rt, outcome& o, F&& f) {
+    workloads::settle(rt);
+    const probe_streams s = rt.take_probes();
+    if (s.dropped) note_first(o, "probe events dropped: stream incomplete");
+    for (const auto& w : s.workers) {
+        for (const auto& e : w) f(e);
+    }
 }
 
 // Q5: a steal takes ceil(available / 2), never more than 128 (nor the thief's free room).
@@ -62,20 +75,15 @@ outcome check_q5(const run_params& p, bool faulty) {
         }(children));
         ++o.runs;
     }
-    workloads::settle(rt);
-    const probe_streams s = rt.take_probes();
-    if (s.dropped) note_first(o, "probe events dropped: stream incomplete");
-    for (const auto& w : s.workers) {
-        for (const auto& e : w) {
-            if (e.kind != probe_kind::steal) continue;
-            ++o.events;
-            const std::uint64_t half = std::min<std::uint64_t>(e.b - e.b / 2, 128);
-            if (e.c > half) {
-                ++o.violations;
-                note_first(o, "took " + std::to_string(e.c) + " of " + std::to_string(e.b));
-            }
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::steal) return;
+        ++o.events;
+        const std::uint64_t half = std::min<std::uint64_t>(e.b - e.b / 2, 128);
+        if (e.c > half) {
+            ++o.violations;
+            note_first(o, "took " + std::to_string(e.c) + " of " + std::to_string(e.b));
         }
-    }
+    });
     return o;
 }
 
@@ -93,58 +101,32 @@ outcome check_l2(const run_params& p, bool faulty) {
         rt.block_on(workloads::tree(4, 4));
         ++o.runs;
     }
-    workloads::settle(rt);
-    const probe_streams s = rt.take_probes();
-    if (s.dropped) note_first(o, "probe events dropped: stream incomplete");
-    for (const auto& w : s.workers) {
-        unsigned lifo_in_tick = 0;
-        for (const auto& e : w) {
-            if (e.kind == probe_kind::tick_begin) lifo_in_tick = 0;
-            if (e.kind != probe_kind::poll) continue;
-            ++o.events;
-            if (static_cast<poll_source>(e.a) == poll_source::lifo &&
-                ++lifo_in_tick == documented_cap + 1) {
-                ++o.violations;
-                note_first(o, "more than " + std::to_string(documented_cap) +
-                                  " LIFO polls in one tick on worker " + std::to_string(e.worker));
-            }
+    unsigned lifo_in_tick = 0;  // every worker's stream starts with a tick_begin
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind == probe_kind::tick_begin) lifo_in_tick = 0;
+        if (e.kind != probe_kind::poll) return;
+        ++o.events;
+        if (static_cast<poll_source>(e.a) == poll_source::lifo &&
+            ++lifo_in_tick == documented_cap + 1) {
+            ++o.violations;
+            note_first(o, "more than " + std::to_string(documented_cap) +
+                              " LIFO polls in one tick on worker " + std::to_string(e.worker));
         }
-    }
+    });
     return o;
 }
 
 // I4: a task queued while the last searcher is on its way to park is found by its final check,
-// never left for a timeout. The task is injected into exactly that window by a hook (1 worker).
-// Control: skip the final check.
+// never left for a timeout (workloads::park_window, 1 worker). Control: skip the final check.
 outcome check_i4(const run_params& p, bool faulty) {
     outcome o;
     const int rounds = p.quick ? 3 : 10;
     for (int r = 0; r < rounds; ++r) {
-        std::atomic<runtime*> target{nullptr};
-        std::atomic<bool> armed{false}, spawned{false};
-        join_handle<int> late;
-        config c;
-        c.workers = 1;
-        c.park_timeout = 50ms;  // a stranded task is rescued by this timeout, and counted
-        c.debug.skip_last_searcher_check = faulty;
-        c.debug.before_park_commit = [&](unsigned) {
-            if (armed.exchange(false)) {
-                late = target.load()->spawn([]() -> task<int> { co_return 1; }());
-                spawned.store(true, std::memory_order_release);
-            }
-        };
-        runtime rt(c);
-        target = &rt;
-        rt.block_on([](std::atomic<bool>& a) -> task<void> {
-            a = true;
-            co_return;
-        }(armed));
-        while (!spawned.load(std::memory_order_acquire)) std::this_thread::yield();
-        late.join();
-        const runtime_metrics m = workloads::settle(rt);
+        // A stranded task is rescued by the 50 ms park timeout, and counted.
+        const auto w = workloads::park_window(faulty, 50ms);
         ++o.runs;
         ++o.events;
-        if (m.total(&worker_metrics::timeout_wakes_found_work) > 0) {
+        if (w.metrics.total(&worker_metrics::timeout_wakes_found_work) > 0) {
             ++o.violations;
             note_first(o, "a task queued in the park window waited for a park timeout");
         }
@@ -216,21 +198,16 @@ outcome check_g2(const run_params& p, bool faulty) {
         for (auto& h : hs) h.join();
         ++o.runs;
     }
-    workloads::settle(rt);
-    const probe_streams s = rt.take_probes();
-    if (s.dropped) note_first(o, "probe events dropped: stream incomplete");
-    for (const auto& w : s.workers) {
-        for (const auto& e : w) {
-            if (e.kind != probe_kind::global_fetch) continue;
-            ++o.events;
-            const std::uint64_t share = std::clamp<std::uint64_t>(
-                e.c / p.workers, documented.global_batch_min, documented.global_batch_max);
-            if (e.b > std::min(e.c, share)) {
-                ++o.violations;
-                note_first(o, "fetched " + std::to_string(e.b) + " of " + std::to_string(e.c));
-            }
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::global_fetch) return;
+        ++o.events;
+        const std::uint64_t share = std::clamp<std::uint64_t>(
+            e.c / p.workers, documented.global_batch_min, documented.global_batch_max);
+        if (e.b > std::min(e.c, share)) {
+            ++o.violations;
+            note_first(o, "fetched " + std::to_string(e.b) + " of " + std::to_string(e.c));
         }
-    }
+    });
     return o;
 }
 
@@ -255,19 +232,14 @@ outcome check_b1(const run_params& p, bool faulty) {
         }(4 * p.workers));
         ++o.runs;
     }
-    workloads::settle(rt);
-    const probe_streams s = rt.take_probes();
-    if (s.dropped) note_first(o, "probe events dropped: stream incomplete");
-    for (const auto& w : s.workers) {
-        for (const auto& e : w) {
-            if (e.kind != probe_kind::tick_end) continue;
-            ++o.events;
-            if (e.a > documented_budget) {
-                ++o.violations;
-                note_first(o, "a tick ran " + std::to_string(e.a) + " polls");
-            }
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::tick_end) return;
+        ++o.events;
+        if (e.a > documented_budget) {
+            ++o.violations;
+            note_first(o, "a tick ran " + std::to_string(e.a) + " polls");
         }
-    }
+    });
     return o;
 }
 

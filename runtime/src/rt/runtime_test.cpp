@@ -15,6 +15,7 @@
 #include "blitz/blitz.hpp"
 #include "sched/worker.hpp"
 #include "task/test_event.hpp"
+#include "scenarios.hpp"
 #include "settle.hpp"
 #include "workloads.hpp"
 
@@ -399,40 +400,12 @@ TEST(Idle, QuiescentRuntimeHasNoSearchersAndBitmapMatchesParkedCount) {
 namespace blitz {
 namespace {
 
-// I4 at the protocol's narrowest point: a task arrives from the worker itself while it is the
-// last searcher and about to park (the producer sees a searcher and issues no wake). The final
-// check must catch it. `skip_check` is the negative control: the task then waits for a timeout.
+// I4 at the protocol's narrowest point (see workloads::park_window): the final check must
+// catch a task queued while the last searcher parks; skipping it is the negative control.
 runtime_metrics task_in_the_park_window(bool skip_check, std::chrono::nanoseconds park_timeout) {
-    std::atomic<runtime*> target{nullptr};
-    std::atomic<bool> armed{false};
-    std::atomic<bool> spawned{false};  // publishes `late` from the worker to this thread
-    join_handle<int> late;
-    config c = with_workers(1);
-    c.park_timeout = park_timeout;
-    c.debug.skip_last_searcher_check = skip_check;
-    std::atomic<bool> lifo_stayed_empty{true};
-    c.debug.before_park_commit = [&](unsigned) {
-        if (armed.exchange(false)) {
-            late = target.load()->spawn(answer());
-            // L4: while it transitions to park, a spawn on this worker bypasses its LIFO slot.
-            if (detail::current_worker()->lifo_peek() != nullptr) lifo_stayed_empty = false;
-            spawned.store(true, std::memory_order_release);
-        }
-    };
-    runtime rt(c);
-    target = &rt;
-    // Armed from a task on the worker, so the hook fires at the park attempt that follows it and
-    // nothing from this thread can wake the worker after that (join() pushes nothing).
-    rt.block_on([](std::atomic<bool>& a) -> task<void> {
-        a = true;
-        co_return;
-    }(armed));
-    while (!spawned.load(std::memory_order_acquire)) std::this_thread::yield();
-    EXPECT_EQ(late.join(), 42);
-    EXPECT_TRUE(lifo_stayed_empty.load());
-    // The worker counts a timeout wake that found work at the end of that tick, after the task
-    // (and so join()) completed: read the counters once it has parked again.
-    return workloads::settle(rt);
+    const auto r = workloads::park_window(skip_check, park_timeout);
+    EXPECT_TRUE(r.lifo_stayed_empty);  // L4
+    return r.metrics;
 }
 
 TEST(LastSearcher, FinalCheckFindsATaskQueuedWhileItWasParking) {
