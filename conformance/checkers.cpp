@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -12,6 +15,7 @@
 #include "scenarios.hpp"
 #include "settle.hpp"
 #include "task/test_event.hpp"
+#include "time/timer_wheel.hpp"
 #include "workloads.hpp"
 
 namespace blitz::conformance {
@@ -298,6 +302,91 @@ outcome check_k3(const run_params& p, bool faulty) {
     return o;
 }
 
+// Q4: a full ring with no steal in progress moves half of itself (128) plus the new task to the
+// global queue; with a steal in progress only the new task goes. Workload: one task spawns
+// thousands of children without yielding. Control: move the whole ring.
+outcome check_q4(const run_params& p, bool faulty) {
+    outcome o;
+    config c = probed(p.workers);
+    c.debug.overflow_all = faulty;
+    runtime rt(c);
+    const int rounds = p.quick ? 2 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        rt.block_on(workloads::fan_out(3'000));
+        ++o.runs;
+    }
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::overflow) return;
+        ++o.events;
+        if (e.b != 129 && e.b != 1) {
+            ++o.violations;
+            note_first(o, "an overflow moved " + std::to_string(e.b) + " tasks");
+        }
+    });
+    return o;
+}
+
+// T1-T3: the wheel (level choice, next expiry, cascading) matches an ordered-multimap model:
+// random inserts across every level and the overflow list (weighted to level boundaries),
+// cancels and advances; every timer fires in the same advance as in the model, none early.
+// Control: higher-level slots fire without cascading.
+outcome check_t3(const run_params& p, bool faulty) {
+    outcome o;
+    using detail::timer_entry;
+    const int seeds = p.quick ? 60 : 600;
+    for (int k = 0; k < seeds; ++k) {
+        detail::fast_rng r(detail::mix_seed(p.seed * 1'000'003 + k));
+        detail::timer_wheel w(std::uint64_t{r.next()} << 6, faulty);
+        std::vector<std::unique_ptr<timer_entry>> es;
+        std::multimap<std::uint64_t, timer_entry*> model;
+        std::uint64_t now = w.elapsed();
+        bool bad = false;
+        for (int op = 0; op < 800 && !bad; ++op) {
+            const unsigned kind = r.bounded(8);
+            if (kind < 4) {
+                auto e = std::make_unique<timer_entry>();
+                const unsigned level = r.bounded(6);
+                const std::uint64_t span = std::uint64_t{1} << (6 * level + 6);
+                std::uint64_t off = std::uint64_t{r.next()} % span;
+                if (r.bounded(4) == 0) off = (std::uint64_t{1} << (6 * level)) - r.bounded(2);
+                e->deadline = now + off;
+                if (w.insert(e.get())) model.emplace(e->deadline, e.get());
+                es.push_back(std::move(e));
+            } else if (kind < 5 && !model.empty()) {
+                auto it = model.begin();
+                std::advance(it, r.bounded(static_cast<std::uint32_t>(model.size())));
+                w.remove(it->second);
+                model.erase(it);
+            } else {
+                const std::uint64_t to =
+                    now + std::uint64_t{r.next()} % (std::uint64_t{1} << (6 * r.bounded(5) + 4));
+                std::set<timer_entry*> want, got;
+                while (!model.empty() && model.begin()->first <= to) {
+                    want.insert(model.begin()->second);
+                    model.erase(model.begin());
+                }
+                bool early = false;
+                w.advance(to, [&](timer_entry* e) {
+                    got.insert(e);
+                    early = early || e->deadline > w.elapsed();
+                });
+                now = to;
+                ++o.events;
+                const auto next = w.next_expiration();
+                if (early || want != got ||
+                    (!model.empty() && (!next || *next > model.begin()->first))) {
+                    bad = true;
+                    note_first(o, "seed " + std::to_string(p.seed * 1'000'003 + k) +
+                                      (early ? ": a timer fired early" : ": differs from the model"));
+                }
+            }
+        }
+        ++o.runs;
+        o.violations += bad;
+    }
+    return o;
+}
+
 }  // namespace
 
 const std::vector<checker>& all_checkers() {
@@ -313,6 +402,10 @@ const std::vector<checker>& all_checkers() {
         {"B1", "a tick runs at most 128 polls", "budget raised to 1000", check_b1},
         {"K3", "every task is destroyed exactly once, also at shutdown",
          "shutdown forgets the global queue", check_k3},
+        {"Q4", "a full ring moves 128 + 1 tasks (or 1 during a steal) to the global queue",
+         "move the whole ring", check_q4},
+        {"T3", "the wheel fires like an ordered-map model: cascades, never early",
+         "fire higher levels without cascading", check_t3},
     };
     return checkers;
 }

@@ -10,7 +10,8 @@ local_queue::local_queue(std::uint32_t start) noexcept : head_(pack(start, start
     for (auto& s : slots_) s.store(nullptr, std::memory_order_relaxed);  // relaxed: not shared yet
 }
 
-local_queue::push_result local_queue::push(task_header* t, global_queue& g) noexcept {
+local_queue::push_result local_queue::push(task_header* t, global_queue& g,
+                                           bool overflow_all) noexcept {
     for (;;) {
         std::uint32_t tail = tail_.load(std::memory_order_relaxed);  // relaxed: owner writes it
         // acquire: pairs with a thief's release of the steal head, so its copies are done
@@ -28,15 +29,14 @@ local_queue::push_result local_queue::push(task_header* t, global_queue& g) noex
             g.push(t);
             return {1};
         }
-        if (overflow(t, real_of(h), tail, g)) return {capacity / 2 + 1};
+        const std::uint32_t n = overflow_all ? capacity : capacity / 2;
+        if (overflow(t, real_of(h), n, g)) return {n + 1};
         // A thief claimed between our load and the CAS; look again.
     }
 }
 
-bool local_queue::overflow(task_header* t, std::uint32_t head, std::uint32_t tail,
+bool local_queue::overflow(task_header* t, std::uint32_t head, std::uint32_t n,
                            global_queue& g) noexcept {
-    constexpr std::uint32_t n = capacity / 2;
-    (void)tail;
     std::uint64_t expected = pack(head, head);
     // release: the slots we are about to read stay ours; relaxed on failure, we retry
     if (!head_.compare_exchange_strong(expected, pack(head + n, head + n),

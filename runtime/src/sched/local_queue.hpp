@@ -51,7 +51,9 @@ public:
     struct push_result {
         std::uint32_t overflowed = 0;  // tasks moved to the global queue by this push
     };
-    push_result push(task_header* t, global_queue& g) noexcept;
+    // `overflow_all` is a deliberate fault (Q4's negative control): a full ring moves all of its
+    // tasks to the global queue instead of half.
+    push_result push(task_header* t, global_queue& g, bool overflow_all = false) noexcept;
     task_header* pop() noexcept;
 
     struct steal_result {
@@ -85,7 +87,7 @@ public:
     }
 
 private:
-    bool overflow(task_header* t, std::uint32_t head, std::uint32_t tail, global_queue& g) noexcept;
+    bool overflow(task_header* t, std::uint32_t head, std::uint32_t n, global_queue& g) noexcept;
     void release_steal() noexcept;
 
     alignas(cache_line) atomic<std::uint64_t> head_;  // consumers: owner pops, thieves claim

@@ -221,7 +221,7 @@ void worker::schedule_local(task_header* t, bool is_yield) noexcept {
 }
 
 void worker::push_ring(task_header* t) noexcept {
-    auto r = ring_.push(t, sched_.global());
+    auto r = ring_.push(t, sched_.global(), cfg_.debug.overflow_all);
     if (r.overflowed) {
         bump(c_overflows);
         bump(c_overflowed_tasks, r.overflowed);

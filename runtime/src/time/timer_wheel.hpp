@@ -38,7 +38,10 @@ public:
     static constexpr unsigned bits_per_level = 6;
     static constexpr std::uint64_t horizon = std::uint64_t{1} << (bits_per_level * levels);
 
-    explicit timer_wheel(std::uint64_t start = 0) noexcept : elapsed_(start) {}
+    // `fault_no_cascade` is a deliberate fault (T3's negative control): a higher-level slot fires
+    // all its entries when reached instead of re-inserting them lower down.
+    explicit timer_wheel(std::uint64_t start = 0, bool fault_no_cascade = false) noexcept
+        : elapsed_(start), fault_no_cascade_(fault_no_cascade) {}
     timer_wheel(const timer_wheel&) = delete;
     timer_wheel& operator=(const timer_wheel&) = delete;
 
@@ -83,6 +86,7 @@ private:
     timer_entry* overflow_ = nullptr;
     std::uint64_t overflow_min_ = UINT64_MAX;  // never above the true minimum (may be stale-low)
     std::uint64_t elapsed_;
+    const bool fault_no_cascade_;
     std::size_t count_ = 0;
     std::uint64_t cascades_ = 0;
 };
@@ -105,7 +109,18 @@ std::size_t timer_wheel::advance(std::uint64_t now, F&& fire) {
         if (auto x = next_wheel_expiration(); x && x->deadline <= now) {
             elapsed_ = x->deadline;
             if (x->level > 0) ++cascades_;
-            reinsert_all(take_slot(x->level, x->slot));
+            timer_entry* list = take_slot(x->level, x->slot);
+            if (fault_no_cascade_ && x->level > 0) {
+                for (timer_entry* e = list; e;) {
+                    timer_entry* next = e->next;
+                    e->prev = e->next = nullptr;
+                    ++fired;
+                    fire(e);
+                    e = next;
+                }
+                continue;
+            }
+            reinsert_all(list);
             continue;
         }
         // With nothing due in the wheel before `now`, overflow entries whose 2^30-tick block has
