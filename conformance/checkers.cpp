@@ -387,6 +387,62 @@ outcome check_t3(const run_params& p, bool faulty) {
     return o;
 }
 
+// G4: a worker with local work checks the global queue at least once every `interval` polls
+// (at most 255). Workload: one self-waking task per worker saturates them for a bounded number of
+// yields while tasks are injected from this thread; verdict from each worker's own counters.
+// Control: skip the periodic check.
+outcome check_g4(const run_params& p, bool faulty) {
+    outcome o;
+    config c;
+    c.workers = p.workers;
+    c.debug.skip_periodic_global_check = faulty;
+    const unsigned bound = c.global_interval_max;
+    runtime rt(c);
+    const int rounds = p.quick ? 1 : 4;
+    for (int r = 0; r < rounds; ++r) {
+        std::vector<join_handle<void>> busy;
+        for (unsigned i = 0; i < p.workers; ++i) {
+            busy.push_back(rt.spawn([]() -> task<void> {
+                for (int k = 0; k < 20'000; ++k) co_await yield_now();
+            }()));
+        }
+        std::vector<join_handle<unsigned long>> injected;
+        for (int i = 0; i < 200; ++i) injected.push_back(rt.spawn(workloads::leaf(i)));
+        for (auto& h : injected) h.join();
+        for (auto& h : busy) h.join();
+        ++o.runs;
+    }
+    const runtime_metrics m = workloads::settle(rt);
+    for (const worker_metrics& w : m.workers) {
+        if (w.polls < 4 * bound) continue;  // this worker was never saturated
+        ++o.events;
+        if (w.global_periodic + 1 < w.polls / bound) {
+            ++o.violations;
+            note_first(o, std::to_string(w.global_periodic) + " periodic checks in " +
+                              std::to_string(w.polls) + " polls");
+        }
+    }
+    return o;
+}
+
+// L3: two tasks waking each other through the LIFO slot cannot starve a third waiting in the
+// ring: it runs within 3 LIFO polls (workloads::polls_before_queued_task, 1 worker). Control: the
+// LIFO cap raised to 128.
+outcome check_l3(const run_params& p, bool faulty) {
+    outcome o;
+    const int rounds = p.quick ? 3 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        const std::size_t n = workloads::polls_before_queued_task(faulty ? 128 : 3);
+        ++o.runs;
+        ++o.events;
+        if (n > 3) {
+            ++o.violations;
+            note_first(o, "the queued task waited " + std::to_string(n) + " LIFO polls");
+        }
+    }
+    return o;
+}
+
 }  // namespace
 
 const std::vector<checker>& all_checkers() {
@@ -406,6 +462,10 @@ const std::vector<checker>& all_checkers() {
          "move the whole ring", check_q4},
         {"T3", "the wheel fires like an ordered-map model: cascades, never early",
          "fire higher levels without cascading", check_t3},
+        {"G4", "a saturated worker checks the global queue every <= 255 polls",
+         "skip the periodic check", check_g4},
+        {"L3", "a task in the ring runs within 3 polls of a LIFO ping-pong",
+         "LIFO cap raised to 128", check_l3},
     };
     return checkers;
 }

@@ -4,10 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "blitz/blitz.hpp"
 #include "sched/worker.hpp"
 #include "settle.hpp"
+#include "task/test_event.hpp"
 
 namespace blitz::workloads {
 
@@ -48,6 +50,50 @@ inline park_window_result park_window(bool skip_check, std::chrono::nanoseconds 
     // A timeout wake that found work is counted at the end of that tick, after the task (and so
     // join()) completed: read the counters once the worker has parked again.
     return {settle(rt), lifo_empty.load()};
+}
+
+namespace detail_scenarios {
+inline task<void> pinger(char name, detail::testing::test_event& mine,
+                         detail::testing::test_event& other, int rounds, std::vector<char>& log) {
+    for (int i = 0; i < rounds; ++i) {
+        co_await mine.wait();
+        mine.reset();
+        log.push_back(name);  // one worker: only its thread writes
+        other.set();          // wakes the partner into this worker's LIFO slot
+    }
+}
+}  // namespace detail_scenarios
+
+// L3: two tasks wake each other through the LIFO slot while a third waits in the ring (1
+// worker). Returns how many ping-pong polls ran before the third task did: at most the LIFO
+// cap when the cap works.
+inline std::size_t polls_before_queued_task(unsigned lifo_cap) {
+    using detail_scenarios::pinger;
+    config c;
+    c.workers = 1;
+    c.lifo_polls_per_tick = lifo_cap;
+    runtime rt(c);
+    std::vector<char> log;
+    detail::testing::test_event a, b;
+    rt.block_on([](detail::testing::test_event& a, detail::testing::test_event& b,
+                   std::vector<char>& log) -> task<void> {
+        auto ha = spawn(pinger('a', a, b, 100, log));
+        auto hb = spawn(pinger('b', b, a, 100, log));
+        for (int i = 0; i < 4; ++i) co_await yield_now();  // both are now waiting
+        auto hc = spawn([](std::vector<char>& l) -> task<void> {
+            l.push_back('c');
+            co_return;
+        }(log));
+        a.set();  // a goes to the LIFO slot, c is pushed to the ring
+        co_await hc;
+        b.set();  // let the pair finish
+        a.set();
+        co_await ha;
+        co_await hb;
+    }(a, b, log));
+    std::size_t n = 0;
+    while (n < log.size() && log[n] != 'c') ++n;
+    return n;
 }
 
 }  // namespace blitz::workloads

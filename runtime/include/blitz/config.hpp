@@ -63,6 +63,8 @@ struct config {
         bool skip_last_searcher_check = false;
         // Q5: a thief takes everything (up to max_steal) instead of half.
         bool steal_all = false;
+        // G4: a worker with local work never checks the global queue periodically.
+        bool skip_periodic_global_check = false;
         // Q4: a full ring moves all its tasks to the global queue instead of half.
         bool overflow_all = false;
         // T4: timers fire one tick (1 ms) before their deadline.

@@ -262,46 +262,8 @@ TEST(Cancel, AbortAfterCompletionKeepsTheResult) {
 
 // ---- LIFO slot (L2, L3) ----
 
-struct ping_pong_log {
-    std::vector<char> order;  // single worker: only that thread writes
-};
-
-task<void> pinger(char name, test_event& mine, test_event& other, int rounds, ping_pong_log& log) {
-    for (int i = 0; i < rounds; ++i) {
-        co_await mine.wait();
-        mine.reset();
-        log.order.push_back(name);
-        other.set();  // wakes the partner into this worker's LIFO slot
-    }
-}
-
-// Two tasks waking each other through the LIFO slot; a third task waits in the ring. Returns the
-// number of ping-pong polls that ran before the third task did.
 std::size_t polls_before_third(unsigned lifo_cap) {
-    config c = with_workers(1);
-    c.lifo_polls_per_tick = lifo_cap;
-    runtime rt(c);
-    ping_pong_log log;
-    test_event a, b;
-    auto body = [&]() -> task<void> {
-        auto ha = spawn(pinger('a', a, b, 100, log));
-        auto hb = spawn(pinger('b', b, a, 100, log));
-        for (int i = 0; i < 4; ++i) co_await yield_now();  // both are now waiting
-        auto hc = spawn([](ping_pong_log& l) -> task<void> {
-            l.order.push_back('c');
-            co_return;
-        }(log));
-        a.set();  // a goes to the LIFO slot, c is pushed to the ring
-        co_await hc;
-        b.set();  // let the pair finish
-        a.set();
-        co_await ha;
-        co_await hb;
-    };
-    rt.block_on(body());
-    std::size_t n = 0;
-    while (n < log.order.size() && log.order[n] != 'c') ++n;
-    return n;
+    return workloads::polls_before_queued_task(lifo_cap);
 }
 
 TEST(Lifo, CapBoundsPollsBeforeAQueuedTaskRuns) {

@@ -88,7 +88,7 @@ void worker::end_tick(unsigned polls, clock::time_point start) noexcept {
 }
 
 task_header* worker::next_task() noexcept {
-    if (polls_since_global_ >= interval_) {  // G4: the periodic check comes first when due
+    if (polls_since_global_ >= interval_ && !cfg_.debug.skip_periodic_global_check) {  // G4: the periodic check comes first when due
         polls_since_global_ = 0;
         bump(c_global_periodic);
         if (task_header* t = fetch_global(/*periodic=*/true)) return t;
