@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <map>
 #include <memory>
-#include <set>
 #include <thread>
 #include <vector>
 
@@ -15,7 +13,7 @@
 #include "scenarios.hpp"
 #include "settle.hpp"
 #include "task/test_event.hpp"
-#include "time/timer_wheel.hpp"
+#include "time/wheel_model.hpp"
 #include "workloads.hpp"
 
 namespace blitz::conformance {
@@ -332,52 +330,32 @@ outcome check_q4(const run_params& p, bool faulty) {
 // Control: higher-level slots fire without cascading.
 outcome check_t3(const run_params& p, bool faulty) {
     outcome o;
-    using detail::timer_entry;
     const int seeds = p.quick ? 60 : 600;
     for (int k = 0; k < seeds; ++k) {
-        detail::fast_rng r(detail::mix_seed(p.seed * 1'000'003 + k));
-        detail::timer_wheel w(std::uint64_t{r.next()} << 6, faulty);
-        std::vector<std::unique_ptr<timer_entry>> es;
-        std::multimap<std::uint64_t, timer_entry*> model;
-        std::uint64_t now = w.elapsed();
+        const std::uint64_t seed = p.seed * 1'000'003 + k;
+        detail::fast_rng r(detail::mix_seed(seed));
+        detail::wheel_model m(std::uint64_t{r.next()} << 6, faulty);
         bool bad = false;
         for (int op = 0; op < 800 && !bad; ++op) {
+            const std::uint64_t now = m.now();
             const unsigned kind = r.bounded(8);
             if (kind < 4) {
-                auto e = std::make_unique<timer_entry>();
                 const unsigned level = r.bounded(6);
                 const std::uint64_t span = std::uint64_t{1} << (6 * level + 6);
                 std::uint64_t off = std::uint64_t{r.next()} % span;
                 if (r.bounded(4) == 0) off = (std::uint64_t{1} << (6 * level)) - r.bounded(2);
-                e->deadline = now + off;
-                if (w.insert(e.get())) model.emplace(e->deadline, e.get());
-                es.push_back(std::move(e));
-            } else if (kind < 5 && !model.empty()) {
-                auto it = model.begin();
-                std::advance(it, r.bounded(static_cast<std::uint32_t>(model.size())));
-                w.remove(it->second);
-                model.erase(it);
+                m.insert(now + off);
+            } else if (kind < 5 && m.pending() > 0) {
+                m.cancel_nth(r.bounded(static_cast<std::uint32_t>(m.pending())));
             } else {
                 const std::uint64_t to =
                     now + std::uint64_t{r.next()} % (std::uint64_t{1} << (6 * r.bounded(5) + 4));
-                std::set<timer_entry*> want, got;
-                while (!model.empty() && model.begin()->first <= to) {
-                    want.insert(model.begin()->second);
-                    model.erase(model.begin());
-                }
-                bool early = false;
-                w.advance(to, [&](timer_entry* e) {
-                    got.insert(e);
-                    early = early || e->deadline > w.elapsed();
-                });
-                now = to;
+                const detail::wheel_model::step st = m.advance(to);
                 ++o.events;
-                const auto next = w.next_expiration();
-                if (early || want != got ||
-                    (!model.empty() && (!next || *next > model.begin()->first))) {
+                if (st.early || !st.same_fired || !st.next_ok) {
                     bad = true;
-                    note_first(o, "seed " + std::to_string(p.seed * 1'000'003 + k) +
-                                      (early ? ": a timer fired early" : ": differs from the model"));
+                    note_first(o, "seed " + std::to_string(seed) +
+                                      (st.early ? ": a timer fired early" : ": differs from the model"));
                 }
             }
         }

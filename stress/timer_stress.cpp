@@ -5,9 +5,7 @@
 
 #include <atomic>
 #include <chrono>
-#include <map>
 #include <memory>
-#include <set>
 #include <thread>
 #include <vector>
 
@@ -15,6 +13,7 @@
 #include "stress_scale.hpp"
 #include "time/timer_driver.hpp"
 #include "time/timer_wheel.hpp"
+#include "time/wheel_model.hpp"
 
 namespace blitz::detail {
 namespace {
@@ -33,40 +32,22 @@ TEST(TimerStress, WheelMatchesTheModelForABoundedTime) {
     while (steady::now() < until) {
         ++seed;
         fast_rng r(mix_seed(seed));
-        timer_wheel w(std::uint64_t{r.next()} << 4);
-        std::vector<std::unique_ptr<timer_entry>> es;
-        std::multimap<std::uint64_t, timer_entry*> model;
-        std::uint64_t now = w.elapsed();
+        wheel_model m(std::uint64_t{r.next()} << 4);
         for (int op = 0; op < 2000; ++op, ++ops) {
+            const std::uint64_t now = m.now();
             const unsigned k = r.bounded(8);
             if (k < 4) {
-                auto e = std::make_unique<timer_entry>();
                 const unsigned span = r.bounded(6);  // within one of the levels, or overflow
-                e->deadline = now + (std::uint64_t{r.next()} % ((std::uint64_t{1} << (6 * span + 6))));
-                if (w.insert(e.get())) model.emplace(e->deadline, e.get());
-                es.push_back(std::move(e));
-            } else if (k < 6 && !model.empty()) {
-                auto it = model.lower_bound(now + std::uint64_t{r.next()} % 100000);
-                if (it == model.end()) it = model.begin();
-                w.remove(it->second);
-                model.erase(it);
+                m.insert(now + (std::uint64_t{r.next()} % ((std::uint64_t{1} << (6 * span + 6)))));
+            } else if (k < 6 && m.pending() > 0) {
+                m.cancel_at_or_after(now + std::uint64_t{r.next()} % 100000);
             } else {
-                const std::uint64_t to = now + (std::uint64_t{r.next()} % (std::uint64_t{1}
-                                                                          << (6 * r.bounded(5) + 3)));
-                std::set<timer_entry*> want, got;
-                while (!model.empty() && model.begin()->first <= to) {
-                    want.insert(model.begin()->second);
-                    model.erase(model.begin());
-                }
-                bool early = false;
-                w.advance(to, [&](timer_entry* e) {
-                    got.insert(e);
-                    early = early || e->deadline > w.elapsed();
-                });
-                now = to;
-                ASSERT_FALSE(early) << "seed " << seed;
-                ASSERT_EQ(want, got) << "seed " << seed << " advance to " << to;
-                ASSERT_EQ(w.size(), model.size()) << "seed " << seed;
+                const std::uint64_t to =
+                    now + (std::uint64_t{r.next()} % (std::uint64_t{1} << (6 * r.bounded(5) + 3)));
+                const wheel_model::step st = m.advance(to);
+                ASSERT_FALSE(st.early) << "seed " << seed;
+                ASSERT_TRUE(st.same_fired) << "seed " << seed << " advance to " << to;
+                ASSERT_TRUE(st.same_size) << "seed " << seed;
             }
         }
     }

@@ -77,11 +77,11 @@ void scheduler::schedule(task_header* t, bool is_yield) noexcept {
 
 void scheduler::notify_parked() noexcept {
     if (!idle_.should_notify()) return;  // I3: a searcher exists, or nobody sleeps
-    [[maybe_unused]] std::uint64_t before = 0;  // bitmap before the claim, for the probe only
-    if (worker* w = current_worker(); w && w->probes_on()) before = idle_.bitmap();
+    worker* const w = current_worker();
+    const bool probed = w && &w->sched() == this && w->probes_on();
+    [[maybe_unused]] const std::uint64_t before = probed ? idle_.bitmap() : 0;  // probe only
     if (auto i = idle_.claim_parked()) {
-        worker* w = current_worker();
-        if (w && &w->sched() == this) BLITZ_PROBE(*w, probe_kind::wake_claim, *i, before);
+        if (probed) BLITZ_PROBE(*w, probe_kind::wake_claim, *i, before);
         workers_[*i]->unpark();
     }
 }

@@ -68,8 +68,12 @@ bool timer_driver::disarm(timer_slot& s) noexcept {
 }
 
 std::size_t timer_driver::fire_due(bool wait) {
-    // Fast path without the lock: nothing can be due before next_tick_.
-    if (!wait && next_tick_.load(std::memory_order_acquire) > now_tick()) return 0;
+    // Fast path without the lock (and without reading the clock when nothing is armed):
+    // nothing can be due before next_tick_.
+    if (!wait) {
+        const std::uint64_t next = next_tick_.load(std::memory_order_acquire);
+        if (next == UINT64_MAX || next > now_tick()) return 0;
+    }
     std::unique_lock<std::mutex> l(mu_, std::defer_lock);
     if (wait) {
         l.lock();

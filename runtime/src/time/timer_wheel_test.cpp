@@ -5,12 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
 #include <memory>
 #include <set>
 #include <vector>
 
 #include "sched/rng.hpp"
+#include "time/wheel_model.hpp"
 
 namespace blitz::detail {
 namespace {
@@ -147,74 +147,39 @@ std::uint64_t pick_offset(fast_rng& r) {
 model_run differential(std::uint64_t seed, int ops) {
     fast_rng r(mix_seed(seed));
     const std::uint64_t start = r.bounded(2) ? 0 : (std::uint64_t{r.next()} << 8);
-    timer_wheel w(start);
-    std::multimap<std::uint64_t, int> model;  // deadline -> id
-    std::vector<std::unique_ptr<timer_entry>> entries;
-    std::vector<bool> live;
-    std::uint64_t now = start;
+    wheel_model m(start);
     auto fail = [&](const std::string& why) { return model_run{seed, why}; };
 
     for (int op = 0; op < ops; ++op) {
+        const std::uint64_t now = m.now();
         const unsigned kind = r.bounded(10);
         if (kind < 5) {  // insert, relative to the current time or aligned to a block boundary
-            auto e = std::make_unique<timer_entry>();
             std::uint64_t d = now + pick_offset(r);
             if (r.bounded(4) == 0) {
                 const std::uint64_t block = k64(1 + r.bounded(5));
                 d = (d / block + r.bounded(2)) * block;
             }
-            e->deadline = d;
-            const int id = static_cast<int>(entries.size());
-            if (w.insert(e.get())) {
-                model.emplace(d, id);
-                live.push_back(true);
-            } else {
-                if (d > now) return fail("insert refused a deadline in the future");
-                live.push_back(false);  // fired at once, as the model expects for d <= now
-            }
-            entries.push_back(std::move(e));
+            // A refused deadline fires at once, as the model expects for d <= now.
+            if (!m.insert(d) && d > now) return fail("insert refused a deadline in the future");
         } else if (kind < 7) {  // cancel a random live timer
-            if (model.empty()) continue;
-            auto it = model.begin();
-            std::advance(it, r.bounded(static_cast<std::uint32_t>(std::min<std::size_t>(
-                                 model.size(), 1000))));
-            w.remove(entries[it->second].get());
-            live[it->second] = false;
-            model.erase(it);
+            if (m.pending() == 0) continue;
+            m.cancel_nth(r.bounded(
+                static_cast<std::uint32_t>(std::min<std::size_t>(m.pending(), 1000))));
         } else {  // advance: a little, a lot, or exactly to / just before a pending deadline
             std::uint64_t target = now;
             const unsigned how = r.bounded(5);
             if (how == 0) target = now + r.bounded(3);
             else if (how == 1) target = now + r.bounded(5000);
             else if (how == 2) target = now + (std::uint64_t{r.next()} % k64(4 + r.bounded(2)));
-            else if (!model.empty()) target = std::max(now, model.begin()->first - r.bounded(2));
-            std::set<int> want, got;
-            while (!model.empty() && model.begin()->first <= target) {
-                want.insert(model.begin()->second);
-                model.erase(model.begin());
-            }
-            std::string early;
-            w.advance(target, [&](timer_entry* e) {
-                for (std::size_t i = 0; i < entries.size(); ++i) {
-                    if (entries[i].get() == e) {
-                        got.insert(static_cast<int>(i));
-                        live[i] = false;
-                    }
-                }
-                if (e->deadline > w.elapsed()) early = "an entry fired before its deadline";
-            });
-            now = target;
-            if (!early.empty()) return fail(early);
-            if (want != got) {
+            else if (m.pending() > 0) target = std::max(now, m.earliest() - r.bounded(2));
+            const wheel_model::step st = m.advance(target);
+            if (st.early) return fail("an entry fired before its deadline");
+            if (!st.same_fired) {
                 return fail("advance to " + std::to_string(target) + ": model fired " +
-                            std::to_string(want.size()) + ", wheel fired " +
-                            std::to_string(got.size()));
+                            std::to_string(st.want) + ", wheel fired " + std::to_string(st.got));
             }
-            if (w.size() != model.size()) return fail("wheel size differs from the model");
-            if (auto nx = w.next_expiration(); !model.empty() &&
-                                               (!nx || *nx > model.begin()->first)) {
-                return fail("next expiration later than the earliest deadline");
-            }
+            if (!st.same_size) return fail("wheel size differs from the model");
+            if (!st.next_ok) return fail("next expiration later than the earliest deadline");
         }
     }
     return {seed, ""};
