@@ -334,7 +334,7 @@ outcome check_t3(const run_params& p, bool faulty) {
     for (int k = 0; k < seeds; ++k) {
         const std::uint64_t seed = p.seed * 1'000'003 + k;
         detail::fast_rng r(detail::mix_seed(seed));
-        detail::wheel_model m(std::uint64_t{r.next()} << 6, faulty);
+        detail::wheel_model m(std::uint64_t{r.next()} << 6, detail::timer_wheel::faults{.no_cascade = faulty});
         bool bad = false;
         for (int op = 0; op < 800 && !bad; ++op) {
             const std::uint64_t now = m.now();

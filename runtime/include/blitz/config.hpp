@@ -71,6 +71,24 @@ struct config {
         bool timers_fire_early = false;
         // K3: shutdown forgets the tasks still in the global queue (they leak).
         bool shutdown_skips_global_queue = false;
+        // G3: the owner pops its ring before looking at the LIFO slot.
+        bool ring_before_lifo = false;
+        // G1: the global queue's emptiness check takes the lock.
+        bool locked_global_empty = false;
+        // I2: a waker claims the highest parked worker instead of the lowest.
+        bool claim_highest_parked = false;
+        // I3: producers wake a parked worker even while a searcher exists.
+        bool wake_despite_searchers = false;
+        // I6: a worker woken by its park timeout is counted as woken by a claimer.
+        bool miscount_timeout_wakes = false;
+        // I7: more workers than the bitmap holds are silently capped instead of rejected.
+        bool clamp_workers_silently = false;
+        // L4: wakes from a worker that is on its way to park still go to its LIFO slot.
+        bool lifo_while_parking = false;
+        // K4: an abort takes effect at the next poll even under a cancel_shield.
+        bool abort_ignores_shield = false;
+        // K5: an exception escaping a task is dropped instead of reaching its join handle.
+        bool drop_exceptions = false;
         // Runs on a worker right before it publishes itself as parked (after its own queues were
         // found empty); tests use it to land work in exactly that window.
         std::function<void(unsigned worker)> before_park_commit;

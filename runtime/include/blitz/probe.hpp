@@ -12,19 +12,25 @@ enum class poll_source : std::uint8_t { batch, lifo, ring, global, steal };
 
 enum class probe_kind : std::uint16_t {
     tick_begin,    // a: tick number
-    tick_end,      // a: polls in the tick
-    poll,          // a: poll_source, b: task address
+    tick_end,      // a: polls; when a > 0, b: tick duration ns, c: interval << 32 | avg poll ns (G5)
+    poll,          // a: poll_source, b: task address, c: choice_* bits of what was available (G3)
     lifo_flush,    // the LIFO cap moved the slot's task to the ring (L2); b: task address
     steal,         // a: victim, b: tasks available at claim, c: tasks taken (Q5)
     global_fetch,  // a: 1 if periodic (G4), b: tasks fetched, c: queue length seen (G2)
     overflow,      // b: tasks moved to the global queue (Q4)
-    search_begin,  // became a searcher (I1); b: searchers after joining
+    search_begin,  // became a searcher (I1); a: count the gate compared, b: searchers after joining
     search_end,    // stopped searching; a: 1 if it was the last searcher
     park,          // a: 1 if it was the last searcher, b: parked bitmap after setting its bit
     unpark,        // a: 0 claimed (notified), 1 timeout, 2 spurious/shutdown; b: bitmap
-    wake_claim,    // a worker claimed a parked one (I2, I3); a: claimed index, b: bitmap before
+    wake_claim,    // a worker claimed a parked one (I2, I3); a: claimed index, b: the bitmap it was
+                   // chosen from, c: searchers seen by the decision to wake
     timer_fire,    // b: timers fired
 };
+
+// Bits of a poll event's `c`: the worker's own sources that held work when it chose the task,
+// and whether the choice was the periodic global check (G3).
+inline constexpr std::uint64_t choice_batch = 1, choice_lifo = 2, choice_ring = 4,
+                               choice_periodic = 8;
 
 // One event (32 bytes). `ns` is steady_clock time since the runtime started.
 struct probe_event {

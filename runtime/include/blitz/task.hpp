@@ -57,7 +57,9 @@ public:
     template <class U>
     requires std::is_convertible_v<U&&, T>
     void return_value(U&& v) { result_.template emplace<1>(std::forward<U>(v)); }
-    void unhandled_exception() noexcept { result_.template emplace<2>(std::current_exception()); }
+    void unhandled_exception() noexcept {
+        if (!detail::fault_drop_exceptions()) result_.template emplace<2>(std::current_exception());
+    }
 
     // Moves the result out, or rethrows the task's exception.
     T take_result() {
@@ -74,7 +76,9 @@ class promise<void> final : public promise_base {
 public:
     task<void> get_return_object() noexcept;
     void return_void() noexcept {}
-    void unhandled_exception() noexcept { error_ = std::current_exception(); }
+    void unhandled_exception() noexcept {
+        if (!detail::fault_drop_exceptions()) error_ = std::current_exception();
+    }
     void take_result() {
         if (error_) std::rethrow_exception(error_);
     }

@@ -8,6 +8,14 @@
 namespace blitz {
 
 runtime::runtime(const config& cfg) {
+    if (cfg.debug.clamp_workers_silently && cfg.workers > config::max_workers) {
+        // I7's negative control: the bug of quietly running fewer workers than asked for.
+        config capped = cfg;
+        capped.workers = config::max_workers;
+        capped.validate();
+        sched_ = std::make_unique<detail::scheduler>(capped);
+        return;
+    }
     cfg.validate();
     sched_ = std::make_unique<detail::scheduler>(cfg);
 }

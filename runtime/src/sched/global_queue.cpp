@@ -4,11 +4,16 @@
 
 namespace blitz::detail {
 
-std::unique_lock<std::mutex> global_queue::lock() noexcept {
+std::unique_lock<std::mutex> global_queue::lock() const noexcept {
     std::unique_lock<std::mutex> l(mu_);
     // relaxed: a statistic, written under the lock
     locks_.store(locks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     return l;
+}
+
+bool global_queue::locked_empty() const noexcept {
+    auto l = lock();
+    return len() == 0;
 }
 
 void global_queue::push_batch(task_header* first, task_header* last, std::uint32_t n) noexcept {

@@ -38,20 +38,27 @@ public:
     task_header* pop() noexcept;
 
     std::uint64_t len() const noexcept { return len_.load(std::memory_order_seq_cst); }
-    bool empty() const noexcept { return len() == 0; }
+    bool empty() const noexcept {
+        if (fault_locked_empty_) [[unlikely]] return locked_empty();
+        return len() == 0;
+    }
+    // G1's negative control: emptiness checks take the lock (set before the queue is shared).
+    void set_fault_locked_empty(bool on) noexcept { fault_locked_empty_ = on; }
     // Total lock acquisitions so far, for the overflow/batching checks (Q4, G2).
     std::uint64_t lock_acquisitions() const noexcept {
         return locks_.load(std::memory_order_relaxed);  // relaxed: a statistic
     }
 
 private:
-    std::unique_lock<std::mutex> lock() noexcept;
+    std::unique_lock<std::mutex> lock() const noexcept;
+    bool locked_empty() const noexcept;
 
-    std::mutex mu_;
+    mutable std::mutex mu_;
     task_header* head_ = nullptr;  // guarded by mu_
     task_header* tail_ = nullptr;  // guarded by mu_
     alignas(cache_line) atomic<std::uint64_t> len_{0};
-    atomic<std::uint64_t> locks_{0};
+    mutable atomic<std::uint64_t> locks_{0};
+    bool fault_locked_empty_ = false;
 };
 
 }  // namespace blitz::detail

@@ -4,15 +4,19 @@
 
 namespace blitz::detail {
 
-bool idle_state::try_become_searcher() noexcept {
-    if (limit_searchers_ && 2 * searching_.load(std::memory_order_seq_cst) >= workers_) {
-        return false;
+idle_state::admission idle_state::try_become_searcher() noexcept {
+    admission a;
+    if (limit_searchers_) {
+        a.gate_seen = searching_.load(std::memory_order_seq_cst);
+        if (2 * a.gate_seen >= workers_) return a;
     }
-    unsigned prev = searching_.fetch_add(1, std::memory_order_seq_cst);
-    if (limit_searchers_ && 2 * prev >= workers_) {
+    a.admitted = true;
+    a.prev = searching_.fetch_add(1, std::memory_order_seq_cst);
+    if (!limit_searchers_) a.gate_seen = a.prev;
+    if (limit_searchers_ && 2 * a.prev >= workers_) {
         overshoots_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
     }
-    return true;
+    return a;
 }
 
 bool idle_state::transition_from_searching() noexcept {
@@ -34,24 +38,27 @@ bool idle_state::unmark_parked(unsigned i) noexcept {
     return true;
 }
 
-bool idle_state::should_notify() noexcept {
+bool idle_state::should_notify(unsigned* searching_seen) noexcept {
     // A seq_cst RMW, not a load: it orders the caller's preceding push before this read (see the
     // class comment).
-    if (searching_.fetch_add(0, std::memory_order_seq_cst) != 0) return false;
+    const unsigned searching = searching_.fetch_add(0, std::memory_order_seq_cst);
+    if (searching_seen) *searching_seen = searching;
+    if (searching != 0 && !faults_.ignore_searchers) return false;
     return parked_.load(std::memory_order_seq_cst) != 0;
 }
 
-std::optional<unsigned> idle_state::claim_parked() noexcept {
+std::optional<idle_state::claim> idle_state::claim_parked() noexcept {
     std::uint64_t bm = bitmap_.load(std::memory_order_seq_cst);
     while (bm != 0) {
-        const unsigned i = static_cast<unsigned>(std::countr_zero(bm));
+        const unsigned i = faults_.claim_highest ? 63u - static_cast<unsigned>(std::countl_zero(bm))
+                                                 : static_cast<unsigned>(std::countr_zero(bm));
         const std::uint64_t bit = std::uint64_t{1} << i;
         const std::uint64_t prev = bitmap_.fetch_and(~bit, std::memory_order_seq_cst);
         if (prev & bit) {
             parked_.fetch_sub(1, std::memory_order_seq_cst);
             searching_.fetch_add(1, std::memory_order_seq_cst);
             claims_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-            return i;
+            return claim{i, bm};
         }
         bm = prev & ~bit;  // someone else took bit i; try the next lowest
     }

@@ -31,12 +31,26 @@ namespace blitz::detail {
 // RMW on the same word followed by its queue checks, so either the producer sees the searcher or
 // the searcher's check sees the push (the Dekker pattern, without standalone fences).
 // Thread-safety: every method from any thread.
+// Deliberate faults for the conformance negative controls (I2, I3); the runtime sets them only
+// from config::debug.
+struct idle_faults {
+    bool claim_highest = false;     // claim the highest set bit instead of the lowest
+    bool ignore_searchers = false;  // should_notify() ignores existing searchers
+};
+
 class idle_state {
 public:
-    idle_state(unsigned workers, bool limit_searchers) noexcept
-        : workers_(workers), limit_searchers_(limit_searchers) {}
+    idle_state(unsigned workers, bool limit_searchers, idle_faults f = {}) noexcept
+        : workers_(workers), limit_searchers_(limit_searchers), faults_(f) {}
 
-    bool try_become_searcher() noexcept;
+    // I1: the searcher gate. `gate_seen` is the count the gate compared with the cap (the
+    // increment's result when the cap is off), `prev` the count the increment found.
+    struct admission {
+        bool admitted = false;
+        unsigned gate_seen = 0;
+        unsigned prev = 0;
+    };
+    admission try_become_searcher() noexcept;
     // Returns true if the caller was the last searcher.
     bool transition_from_searching() noexcept;
 
@@ -47,8 +61,13 @@ public:
     // returns false if a claimer had cleared it (the worker is now a searcher).
     bool unmark_parked(unsigned i) noexcept;
 
-    bool should_notify() noexcept;
-    std::optional<unsigned> claim_parked() noexcept;
+    // `searching_seen`, if given, receives the searcher count the decision read (I3).
+    bool should_notify(unsigned* searching_seen = nullptr) noexcept;
+    struct claim {
+        unsigned index;            // the worker claimed (its bit is now clear)
+        std::uint64_t chosen_from; // the bitmap the index was chosen from (I2: index = ctz)
+    };
+    std::optional<claim> claim_parked() noexcept;
 
     unsigned num_searching() const noexcept { return searching_.load(std::memory_order_seq_cst); }
     unsigned num_parked() const noexcept { return parked_.load(std::memory_order_seq_cst); }
@@ -63,6 +82,7 @@ public:
 private:
     const unsigned workers_;
     const bool limit_searchers_;
+    const idle_faults faults_;
     alignas(cache_line) atomic<unsigned> searching_{0};
     atomic<unsigned> parked_{0};
     atomic<std::uint64_t> bitmap_{0};

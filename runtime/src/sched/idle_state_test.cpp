@@ -13,9 +13,9 @@ namespace {
 
 TEST(IdleState, SearcherCapAdmitsWhileTwiceSearchingIsBelowWorkers) {
     idle_state s(4, /*limit_searchers=*/true);
-    EXPECT_TRUE(s.try_become_searcher());   // 0 -> 1
-    EXPECT_TRUE(s.try_become_searcher());   // 2*1 < 4
-    EXPECT_FALSE(s.try_become_searcher());  // 2*2 >= 4
+    EXPECT_TRUE(s.try_become_searcher().admitted);   // 0 -> 1
+    EXPECT_TRUE(s.try_become_searcher().admitted);   // 2*1 < 4
+    EXPECT_FALSE(s.try_become_searcher().admitted);  // 2*2 >= 4
     EXPECT_EQ(s.num_searching(), 2u);
     EXPECT_FALSE(s.transition_from_searching());
     EXPECT_TRUE(s.transition_from_searching());  // the last one
@@ -25,7 +25,7 @@ TEST(IdleState, SearcherCapAdmitsWhileTwiceSearchingIsBelowWorkers) {
 
 TEST(IdleState, CapOffAdmitsEveryone) {
     idle_state s(4, /*limit_searchers=*/false);
-    for (int i = 0; i < 4; ++i) EXPECT_TRUE(s.try_become_searcher());
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(s.try_become_searcher().admitted);
     EXPECT_EQ(s.num_searching(), 4u);
 }
 
@@ -37,7 +37,7 @@ TEST(IdleState, ClaimTakesTheLowestParkedWorkerAndMakesItASearcher) {
     EXPECT_EQ(s.num_parked(), 3u);
     EXPECT_EQ(s.bitmap(), (1ull << 2) | (1ull << 5) | (1ull << 7));
     EXPECT_TRUE(s.should_notify());
-    EXPECT_EQ(s.claim_parked(), 2u);
+    EXPECT_EQ(s.claim_parked()->index, 2u);
     EXPECT_EQ(s.num_searching(), 1u);
     EXPECT_FALSE(s.should_notify());  // I3: a searcher exists now
     EXPECT_EQ(s.num_parked(), 2u);
@@ -51,15 +51,15 @@ TEST(IdleState, WakeReasonFollowsTheBit) {
     EXPECT_TRUE(s.unmark_parked(1));  // bit still set: timeout wake, not a searcher
     EXPECT_EQ(s.num_parked(), 0u);
     s.mark_parked(1, false);
-    EXPECT_EQ(s.claim_parked(), 1u);
+    EXPECT_EQ(s.claim_parked()->index, 1u);
     EXPECT_FALSE(s.unmark_parked(1));  // claimed: the claimer made it a searcher
     EXPECT_EQ(s.num_searching(), 1u);
 }
 
 TEST(IdleState, LastSearcherParkingIsReported) {
     idle_state s(4, true);
-    ASSERT_TRUE(s.try_become_searcher());
-    ASSERT_TRUE(s.try_become_searcher());
+    ASSERT_TRUE(s.try_become_searcher().admitted);
+    ASSERT_TRUE(s.try_become_searcher().admitted);
     EXPECT_FALSE(s.mark_parked(0, true));
     EXPECT_TRUE(s.mark_parked(1, true));
     EXPECT_EQ(s.num_searching(), 0u);
@@ -76,7 +76,7 @@ TEST(IdleState, ConcurrentClaimsNeverClaimOneWorkerTwice) {
         std::vector<std::thread> ts;
         for (int k = 0; k < 4; ++k) {
             ts.emplace_back([&] {
-                while (auto i = s.claim_parked()) claimed[*i].fetch_add(1);
+                while (auto i = s.claim_parked()) claimed[i->index].fetch_add(1);
             });
         }
         for (auto& t : ts) t.join();

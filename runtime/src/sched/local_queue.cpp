@@ -17,7 +17,8 @@ local_queue::push_result local_queue::push(task_header* t, global_queue& g,
         // acquire: pairs with a thief's release of the steal head, so its copies are done
         std::uint64_t h = head_.load(std::memory_order_acquire);
         std::uint32_t steal = steal_of(h);
-        if (tail - steal < capacity) {
+        const std::uint32_t bound = faults_.full_check_uses_real_head ? real_of(h) : steal;
+        if (tail - bound < capacity) {
             // relaxed: the release store of tail_ below publishes the slot
             slots_[tail & mask].store(t, std::memory_order_relaxed);
             tail_.store(tail + 1, std::memory_order_release);  // release: publishes the slot
@@ -58,13 +59,20 @@ bool local_queue::overflow(task_header* t, std::uint32_t head, std::uint32_t n,
 }
 
 task_header* local_queue::pop() noexcept {
+    if (faults_.pop_from_tail) [[unlikely]] {
+        // Q3's fault (single-threaded use only): take the newest task, LIFO.
+        const std::uint32_t tail = tail_.load(std::memory_order_relaxed);
+        if (real_of(head_.load(std::memory_order_acquire)) == tail) return nullptr;
+        tail_.store(tail - 1, std::memory_order_release);
+        return slots_[(tail - 1) & mask].load(std::memory_order_relaxed);
+    }
     // acquire: pairs with a thief's claim/release CAS
     std::uint64_t h = head_.load(std::memory_order_acquire);
     for (;;) {
         std::uint32_t real = real_of(h);
         std::uint32_t steal = steal_of(h);
         std::uint32_t tail = tail_.load(std::memory_order_relaxed);  // relaxed: owner writes it
-        if (real == tail) return nullptr;
+        if (real == tail || (faults_.pop_compares_indices && real > tail)) return nullptr;
         std::uint32_t next_real = real + 1;
         // The steal head follows the real head only when no steal is in progress.
         std::uint64_t next = steal == real ? pack(next_real, next_real) : pack(steal, next_real);
@@ -97,7 +105,8 @@ local_queue::steal_result local_queue::steal_into(local_queue& dst, std::uint32_
         n = std::min({n, max_steal, dst_free + 1});  // +1: the first task is run, not stored
         if (n == 0) return {};
         // acq_rel: the claim orders our slot reads after it; failure reloads h
-        if (head_.compare_exchange_weak(h, pack(steal, real + n), std::memory_order_acq_rel,
+        const std::uint32_t claimed = faults_.steal_claims_one_less ? n - 1 : n;
+        if (head_.compare_exchange_weak(h, pack(steal, real + claimed), std::memory_order_acq_rel,
                                         std::memory_order_acquire)) {
             break;
         }
@@ -151,6 +160,12 @@ std::uint32_t local_queue::len() const noexcept {
     std::uint32_t real = real_of(head_.load(std::memory_order_acquire));
     std::uint32_t tail = tail_.load(std::memory_order_acquire);
     return std::min(tail - real, capacity);
+}
+
+std::uint32_t local_queue::span() const noexcept {
+    // Tail first, then head: a concurrent push can only make the answer smaller, never larger.
+    const std::uint32_t tail = tail_.load(std::memory_order_acquire);
+    return tail - steal_of(head_.load(std::memory_order_acquire));
 }
 
 bool local_queue::steal_in_progress() const noexcept {

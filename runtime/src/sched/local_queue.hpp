@@ -72,7 +72,18 @@ public:
     std::uint32_t debug_claim(std::uint32_t n, task_header** out) noexcept;
     void debug_release() noexcept { release_steal(); }
 
+    // Deliberate bugs for the conformance negative controls. Never set outside a checker.
+    struct faults {
+        bool full_check_uses_real_head = false;  // Q1: fullness ignores a steal in progress
+        bool pop_compares_indices = false;       // Q2: pop orders indices with < (breaks at wrap)
+        bool pop_from_tail = false;              // Q3: the owner pops its newest task (no thieves)
+        bool steal_claims_one_less = false;      // Q6: a thief copies n tasks but claims n - 1
+    };
+    void set_faults(faults f) noexcept { faults_ = f; }  // before the ring is shared
+
     std::uint32_t len() const noexcept;  // racy snapshot, for heuristics and metrics
+    // Slots in use, counting those a thief is still copying: tail - steal head (Q1: <= 256).
+    std::uint32_t span() const noexcept;
     bool empty() const noexcept { return len() == 0; }
     bool steal_in_progress() const noexcept;
 
@@ -93,6 +104,7 @@ private:
     alignas(cache_line) atomic<std::uint64_t> head_;  // consumers: owner pops, thieves claim
     alignas(cache_line) atomic<std::uint32_t> tail_;  // producer: owner only writes
     alignas(cache_line) atomic<task_header*> slots_[capacity];
+    faults faults_{};
 };
 
 }  // namespace blitz::detail

@@ -48,7 +48,9 @@ bool parker::park(std::chrono::nanoseconds timeout) noexcept {
 
 void parker::unpark() noexcept {
     // release: publish everything before the wake to the parked thread
-    if (word_.exchange(notified, std::memory_order_release) == parked) futex_wake_one(&word_);
+    if (word_.exchange(notified, std::memory_order_release) == parked && !fault_skip_wake_) {
+        futex_wake_one(&word_);
+    }
 }
 
 }  // namespace blitz::detail

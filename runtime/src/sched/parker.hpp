@@ -23,12 +23,16 @@ public:
     // Sleeps until unparked or `timeout` passes. Returns true iff a token was consumed.
     bool park(std::chrono::nanoseconds timeout) noexcept;
     void unpark() noexcept;
+    // I5's negative control: unpark stores the token but never wakes the futex, so a thread
+    // already asleep misses it until its timeout. Set before the parker is shared.
+    void set_fault_skip_futex_wake(bool on) noexcept { fault_skip_wake_ = on; }
     // Consumes a pending token without sleeping; true if there was one.
     bool try_consume() noexcept;
 
 private:
     static constexpr std::uint32_t empty = 0, parked = 1, notified = 2;
     alignas(cache_line) atomic<std::uint32_t> word_{empty};
+    bool fault_skip_wake_ = false;
 };
 
 }  // namespace blitz::detail

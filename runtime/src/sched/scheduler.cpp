@@ -15,7 +15,9 @@ scheduler::scheduler(const config& cfg)
     : cfg_(cfg),
       nworkers_(cfg.resolved_workers()),
       timers_(cfg.start_paused, cfg.debug.timers_fire_early),
-      idle_(nworkers_, cfg.limit_searchers) {
+      idle_(nworkers_, cfg.limit_searchers,
+            idle_faults{cfg.debug.claim_highest_parked, cfg.debug.wake_despite_searchers}) {
+    global_.set_fault_locked_empty(cfg.debug.locked_global_empty);
     workers_.reserve(nworkers_);
     const std::uint64_t base =
         reinterpret_cast<std::uintptr_t>(this) ^
@@ -76,13 +78,14 @@ void scheduler::schedule(task_header* t, bool is_yield) noexcept {
 }
 
 void scheduler::notify_parked() noexcept {
-    if (!idle_.should_notify()) return;  // I3: a searcher exists, or nobody sleeps
-    worker* const w = current_worker();
-    const bool probed = w && &w->sched() == this && w->probes_on();
-    [[maybe_unused]] const std::uint64_t before = probed ? idle_.bitmap() : 0;  // probe only
-    if (auto i = idle_.claim_parked()) {
-        if (probed) BLITZ_PROBE(*w, probe_kind::wake_claim, *i, before);
-        workers_[*i]->unpark();
+    unsigned searching_seen = 0;
+    if (!idle_.should_notify(&searching_seen)) return;  // I3: a searcher exists, or nobody sleeps
+    if (auto c = idle_.claim_parked()) {
+        worker* const w = current_worker();
+        if (w && &w->sched() == this) {
+            BLITZ_PROBE(*w, probe_kind::wake_claim, c->index, c->chosen_from, searching_seen);
+        }
+        workers_[c->index]->unpark();
     }
 }
 

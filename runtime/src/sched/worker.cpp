@@ -55,13 +55,18 @@ void worker::run() {
             run_task(t);
             ++polls;
         }
-        BLITZ_PROBE(*this, probe_kind::tick_end, polls);
         if (polls == cfg_.budget_per_tick) bump(c_budget_exhaustions);
         if (polls > 0) {
             if (woke_by_timeout_) bump(c_timeout_wakes_found_work);
             woke_by_timeout_ = false;
-            end_tick(polls, start);
+            [[maybe_unused]] const std::uint64_t elapsed_ns = end_tick(polls, start);
+            // G5: the tick's duration and the resulting interval and average, for replay.
+            BLITZ_PROBE(*this, probe_kind::tick_end, polls, elapsed_ns,
+                        (std::uint64_t{interval_} << 32) |
+                            std::min<std::uint64_t>(static_cast<std::uint64_t>(avg_poll_ns_),
+                                                    0xFFFFFFFF));
         } else {
+            BLITZ_PROBE(*this, probe_kind::tick_end, 0);
             park();
         }
     }
@@ -73,30 +78,49 @@ void worker::run() {
     set_current_worker(nullptr);
 }
 
-void worker::end_tick(unsigned polls, clock::time_point start) noexcept {
+std::uint64_t worker::end_tick(unsigned polls, clock::time_point start) noexcept {
     // G5: avg = alpha * sample + (1 - alpha) * avg, sample = mean poll time of this tick;
     // interval = clamp(target / avg, min, max).
-    const double sample =
-        static_cast<double>(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count()) /
-        polls;
+    const auto elapsed = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count());
+    const double sample = static_cast<double>(elapsed) / polls;
     avg_poll_ns_ = ewma_step(avg_poll_ns_, sample, cfg_.ewma_alpha);
     interval_ = interval_for(avg_poll_ns_, double(cfg_.global_target_latency.count()),
                              cfg_.global_interval_min, cfg_.global_interval_max);
     set(c_global_interval, interval_);
     set(c_avg_poll_ns, static_cast<std::uint64_t>(avg_poll_ns_));
+    return elapsed;
+}
+
+std::uint64_t worker::own_sources() const noexcept {
+    return (batch_head_ < batch_len_ ? choice_batch : 0) |
+           (lifo_ && lifo_polls_ < cfg_.lifo_polls_per_tick ? choice_lifo : 0) |
+           (!ring_.empty() ? choice_ring : 0);
+}
+
+void worker::note_choice(std::uint64_t extra) noexcept {
+    if (probes_on()) choice_ = own_sources() | extra;  // G3: what was available, for the probe
 }
 
 task_header* worker::next_task() noexcept {
     if (polls_since_global_ >= interval_ && !cfg_.debug.skip_periodic_global_check) {  // G4: the periodic check comes first when due
         polls_since_global_ = 0;
         bump(c_global_periodic);
+        note_choice(choice_periodic);
         if (task_header* t = fetch_global(/*periodic=*/true)) return t;
     }
+    note_choice();
     if (batch_head_ < batch_len_) {
         bump(c_batch_pops);
         source_ = poll_source::batch;
         return batch_[batch_head_++];
+    }
+    if (cfg_.debug.ring_before_lifo) {  // G3's negative control: the ring jumps the LIFO slot
+        if (task_header* t = ring_.pop()) {
+            bump(c_ring_pops);
+            source_ = poll_source::ring;
+            return t;
+        }
     }
     if (lifo_) {
         if (lifo_polls_ < cfg_.lifo_polls_per_tick) {
@@ -110,11 +134,13 @@ task_header* worker::next_task() noexcept {
         BLITZ_PROBE(*this, probe_kind::lifo_flush, 0, reinterpret_cast<std::uintptr_t>(lifo_));
         push_ring(std::exchange(lifo_, nullptr));
     }
+    note_choice();
     if (task_header* t = ring_.pop()) {
         bump(c_ring_pops);
         source_ = poll_source::ring;
         return t;
     }
+    note_choice();
     return fetch_global();
 }
 
@@ -146,11 +172,13 @@ task_header* worker::search() noexcept {
     idle_state& idle = sched_.idle();
     const unsigned w = sched_.num_workers();
     if (!searching_) {
-        if (!idle.try_become_searcher()) return nullptr;  // I1: enough searchers already
+        const auto adm = idle.try_become_searcher();
+        if (!adm.admitted) return nullptr;  // I1: enough searchers already
         searching_ = true;
         bump(c_searches);
-        BLITZ_PROBE(*this, probe_kind::search_begin, 0, idle.num_searching());
+        BLITZ_PROBE(*this, probe_kind::search_begin, adm.gate_seen, adm.prev + 1);
     }
+    note_choice();
     if (w > 1) {
         // Q7: a uniform random start among the other workers, then each of them once.
         const unsigned start = rng_.bounded(w - 1);
@@ -167,6 +195,7 @@ task_header* worker::search() noexcept {
             }
         }
     }
+    note_choice();
     return fetch_global();  // the final global check before parking (G3)
 }
 
@@ -180,9 +209,11 @@ void worker::run_task(task_header* t) noexcept {
     }
     const std::uint64_t s = t->transition_to_running();
     bump(c_polls);
-    BLITZ_PROBE(*this, probe_kind::poll, static_cast<std::uint32_t>(source_), reinterpret_cast<std::uintptr_t>(t));
+    BLITZ_PROBE(*this, probe_kind::poll, static_cast<std::uint32_t>(source_),
+                reinterpret_cast<std::uintptr_t>(t), choice_);
     ++polls_since_global_;
-    if (state::cancel_due(s)) {
+    if (state::cancel_due(s) ||
+        (cfg_.debug.abort_ignores_shield && (s & state::cancelled))) [[unlikely]] {
         sched_.complete_task(t, /*cancelled=*/true, 1);
         return;
     }
@@ -267,7 +298,7 @@ void worker::park() noexcept {
             bump(c_unparks_spurious);
             BLITZ_PROBE(*this, probe_kind::unpark, 2, idle.bitmap());
         } else {
-            bump(c_unparks_timeout);
+            bump(cfg_.debug.miscount_timeout_wakes ? c_unparks_notified : c_unparks_timeout);
             BLITZ_PROBE(*this, probe_kind::unpark, 1, idle.bitmap());
             woke_by_timeout_ = true;
         }

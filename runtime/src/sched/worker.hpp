@@ -59,7 +59,9 @@ public:
     // Places a task (with its queue entry) on this worker: LIFO slot, or the ring tail for a
     // yield or when the LIFO is disabled (L1). Owner thread only.
     void schedule_local(task_header* t, bool is_yield) noexcept;
-    bool accepts_local() const noexcept { return !transitioning_to_park_; }
+    bool accepts_local() const noexcept {
+        return !transitioning_to_park_ || cfg_.debug.lifo_while_parking;
+    }
     // The LIFO slot's occupant. Owner thread only (tests check L1 with it).
     const task_header* lifo_peek() const noexcept { return lifo_; }
 
@@ -133,7 +135,11 @@ private:
     void park() noexcept;
     void take_claim_token() noexcept;
     std::chrono::nanoseconds park_for() const noexcept;
-    void end_tick(unsigned polls, std::chrono::steady_clock::time_point start) noexcept;
+    // Returns the tick's duration in ns.
+    std::uint64_t end_tick(unsigned polls, std::chrono::steady_clock::time_point start) noexcept;
+    // G3 probe support: which of the worker's own sources held work when it chose the next task.
+    std::uint64_t own_sources() const noexcept;
+    void note_choice(std::uint64_t extra = 0) noexcept;
 
     // Single-writer counter bump: relaxed load + store (no RMW), readers get a recent value.
     void bump(counter c, std::uint64_t n = 1) noexcept {
@@ -161,6 +167,7 @@ private:
     task_header* batch_[config::batch_buffer_capacity] = {};
     fast_rng rng_;
     poll_source source_ = poll_source::ring;  // where the task about to run came from
+    std::uint64_t choice_ = 0;  // own_sources() at the last choice (probes only; see probe.hpp)
     std::unique_ptr<probe_ring> probes_;      // null when config::probes is off
     task_list owned_;  // tasks spawned on this worker, until they complete and are swept
 

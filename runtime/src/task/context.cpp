@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "sched/scheduler.hpp"
 #include "sched/worker.hpp"
 #include "task/context_internal.hpp"
 
@@ -15,6 +16,10 @@ thread_local worker* tl_worker = nullptr;
 task_header* current_task() noexcept { return tl_task; }
 worker* current_worker() noexcept { return tl_worker; }
 scheduler* current_scheduler() noexcept { return tl_worker ? &tl_worker->sched() : nullptr; }
+
+bool fault_drop_exceptions() noexcept {
+    return tl_worker && tl_worker->sched().cfg().debug.drop_exceptions;
+}
 
 void set_current_task(task_header* t) noexcept { tl_task = t; }
 void set_current_worker(worker* w) noexcept { tl_worker = w; }

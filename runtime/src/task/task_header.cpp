@@ -130,11 +130,19 @@ std::uint64_t task_header::transition_to_complete(bool was_cancelled) noexcept {
     return s;
 }
 
-bool task_header::transition_to_scheduled(bool consume) noexcept {
+bool task_header::transition_to_scheduled(bool consume, bool fault_enqueue_running) noexcept {
     std::uint64_t s = state_.load(std::memory_order_acquire);
     for (;;) {
         std::uint64_t ns;
         bool enqueue = false;
+        if (fault_enqueue_running && lifecycle_of(s) == lifecycle::running) [[unlikely]] {
+            ns = s + (consume ? 0 : ref_one);
+            if (state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel,
+                                             std::memory_order_acquire)) {
+                return true;
+            }
+            continue;
+        }
         switch (lifecycle_of(s)) {
             case lifecycle::idle:
                 ns = with_lifecycle(s, lifecycle::scheduled);

@@ -31,6 +31,14 @@ namespace blitz::detail {
 // s > (elapsed >> 6L) & 63, so its slot starts after `elapsed`; no entry fires before its
 // deadline (elapsed only moves to a slot start or to `now`); size() counts linked entries.
 // Thread-safety: none; the timer driver serializes access.
+// Deliberate bugs for the conformance negative controls; the runtime never sets them.
+struct wheel_faults {
+    bool no_cascade = false;           // T3: a higher-level slot fires instead of cascading
+    bool level_by_difference = false;  // T1: the level comes from deadline - elapsed, not XOR
+    bool next_highest_slot = false;    // T2: next_expiration() reads the highest occupied slot
+    bool remove_keeps_entry = false;   // T5: remove() leaves the entry linked
+};
+
 class timer_wheel {
 public:
     static constexpr unsigned levels = 5;
@@ -38,16 +46,17 @@ public:
     static constexpr unsigned bits_per_level = 6;
     static constexpr std::uint64_t horizon = std::uint64_t{1} << (bits_per_level * levels);
 
-    // `fault_no_cascade` is a deliberate fault (T3's negative control): a higher-level slot fires
-    // all its entries when reached instead of re-inserting them lower down.
-    explicit timer_wheel(std::uint64_t start = 0, bool fault_no_cascade = false) noexcept
-        : elapsed_(start), fault_no_cascade_(fault_no_cascade) {}
+    using faults = wheel_faults;
+    explicit timer_wheel(std::uint64_t start = 0, faults f = {}) noexcept
+        : elapsed_(start), faults_(f) {}
     timer_wheel(const timer_wheel&) = delete;
     timer_wheel& operator=(const timer_wheel&) = delete;
 
     // T1: the level for a deadline, in O(1); 5 means the overflow list.
-    static unsigned level_for(std::uint64_t elapsed, std::uint64_t deadline) noexcept {
-        const std::uint64_t diff = (elapsed ^ deadline) | (slots - 1);
+    static unsigned level_for(std::uint64_t elapsed, std::uint64_t deadline,
+                              bool by_difference = false) noexcept {
+        const std::uint64_t diff =
+            (by_difference ? deadline - elapsed : elapsed ^ deadline) | (slots - 1);
         const unsigned top = 63 - static_cast<unsigned>(std::countl_zero(diff));
         const unsigned level = top / bits_per_level;
         return level < levels ? level : timer_entry::overflow_level;
@@ -86,7 +95,7 @@ private:
     timer_entry* overflow_ = nullptr;
     std::uint64_t overflow_min_ = UINT64_MAX;  // never above the true minimum (may be stale-low)
     std::uint64_t elapsed_;
-    const bool fault_no_cascade_;
+    const faults faults_;
     std::size_t count_ = 0;
     std::uint64_t cascades_ = 0;
 };
@@ -110,7 +119,7 @@ std::size_t timer_wheel::advance(std::uint64_t now, F&& fire) {
             elapsed_ = x->deadline;
             if (x->level > 0) ++cascades_;
             timer_entry* list = take_slot(x->level, x->slot);
-            if (fault_no_cascade_ && x->level > 0) {
+            if (faults_.no_cascade && x->level > 0) {
                 for (timer_entry* e = list; e;) {
                     timer_entry* next = e->next;
                     e->prev = e->next = nullptr;

@@ -16,8 +16,8 @@ namespace blitz::detail {
 
 class wheel_model {
 public:
-    explicit wheel_model(std::uint64_t start, bool fault_no_cascade = false)
-        : wheel_(start, fault_no_cascade), now_(start) {}
+    explicit wheel_model(std::uint64_t start, timer_wheel::faults f = {})
+        : wheel_(start, f), now_(start) {}
 
     // Arms a timer at `deadline` in both. Returns false when the wheel refused it as already
     // due (the model then treats it as fired at once, as the runtime does).

@@ -15,6 +15,8 @@ task_header* current_task() noexcept;
 worker* current_worker() noexcept;
 // The scheduler of the current worker, or nullptr on a plain thread.
 scheduler* current_scheduler() noexcept;
+// K5's negative control: true when this worker's runtime drops escaping exceptions on purpose.
+bool fault_drop_exceptions() noexcept;
 
 // Readiness check of a suspended awaitable: true when it may be resumed.
 using ready_fn = bool (*)(const void* awaiter) noexcept;

@@ -52,7 +52,9 @@ public:
 
     // Wake protocol (K2): returns true iff the caller created a queue entry and must enqueue.
     // `consume` says the caller's reference (a waker's) is handed over or dropped.
-    bool transition_to_scheduled(bool consume) noexcept;
+    // `fault_enqueue_running` is K2's negative control (checkers only): a wake of a RUNNING task
+    // asks for a second queue entry instead of setting NOTIFIED.
+    bool transition_to_scheduled(bool consume, bool fault_enqueue_running = false) noexcept;
 
     // Cancellation (K4): sets `cancelled`; returns true if the task was IDLE and the caller must
     // enqueue it (a queue reference was taken).
