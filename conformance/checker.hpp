@@ -23,6 +23,7 @@ struct outcome {
     std::uint64_t interesting = 0;
     bool applicable = true;  // false: the config cannot exercise this invariant (e.g. 1 worker)
     std::string detail;      // the first violation, for the report
+    std::string note;        // a measurement worth reporting (latency, overshoots), if any
 };
 
 // A checker: the property, its workload and verdict rules (run), and its negative control,

@@ -1,4 +1,4 @@
-// The checkers implemented so far, each with its negative control. More land with issue 4.
+// The first checkers (Q4, Q5, L2, L3, G2, G4, B1, I4, K3, T3, T4), each with its negative control.
 
 #include <algorithm>
 #include <atomic>
@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
-#include "checker.hpp"
+#include "checker_util.hpp"
+#include "registry.hpp"
 #include "sched/rng.hpp"
 #include "scenarios.hpp"
 #include "settle.hpp"
@@ -20,30 +21,6 @@ namespace blitz::conformance {
 namespace {
 
 using namespace std::chrono_literals;
-
-config probed(unsigned workers) {
-    config c;
-    c.workers = workers;
-    c.probes = true;
-    c.probe_capacity = 1u << 20;
-    return c;
-}
-
-void note_first(outcome& o, const std::string& what) {
-    if (o.detail.empty()) o.detail = what;
-}
-
-// Settles `rt`, takes its probe streams and calls f(event) for every event, worker by worker in
-// recording order; a stream that lost events is noted as incomplete.
-template <class F>
-void visit_events(runtime& rt, outcome& o, F&& f) {
-    workloads::settle(rt);
-    const probe_streams s = rt.take_probes();
-    if (s.dropped) note_first(o, "probe events dropped: stream incomplete");
-    for (const auto& w : s.workers) {
-        for (const auto& e : w) f(e);
-    }
-}
 
 // Q5: a steal takes ceil(available / 2), never more than 128 (nor the thief's free room).
 // Workload: a task fills its own ring with children and holds its worker, so only thieves can
@@ -423,8 +400,8 @@ outcome check_l3(const run_params& p, bool faulty) {
 
 }  // namespace
 
-const std::vector<checker>& all_checkers() {
-    static const std::vector<checker> checkers = {
+std::vector<checker> core_checkers() {
+    return {
         {"Q5", "a steal takes ceil(n/2) tasks, at most 128", "steal everything", check_q5},
         {"L2", "at most 3 LIFO-slot polls per tick", "LIFO cap raised to 128", check_l2},
         {"I4", "the last searcher's final check finds a task queued while it parks",
@@ -445,7 +422,6 @@ const std::vector<checker>& all_checkers() {
         {"L3", "a task in the ring runs within 3 polls of a LIFO ping-pong",
          "LIFO cap raised to 128", check_l3},
     };
-    return checkers;
 }
 
 }  // namespace blitz::conformance

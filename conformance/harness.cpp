@@ -63,6 +63,7 @@ struct row {
     outcome control;
     bool caught = false;
     bool pass = false;
+    double seconds = 0;
 };
 
 }  // namespace
@@ -104,6 +105,7 @@ int run_harness(const harness_options& o) {
             continue;
         }
         row r{&c, {}, {}};
+        const auto row_started = std::chrono::steady_clock::now();
         for (unsigned w : o.workers) {
             std::cerr << "\r[conformance] " << c.id << " workers=" << w << "            " << std::flush;
             outcome x = c.run(run_params{w, o.seed, o.quick}, /*faulty=*/false);
@@ -113,11 +115,16 @@ int run_harness(const harness_options& o) {
             r.total.violations += x.violations;
             r.total.interesting += x.interesting;
             if (r.total.detail.empty()) r.total.detail = x.detail;
+            if (!x.note.empty()) {
+                r.total.note += (r.total.note.empty() ? "" : "; ") + std::string("W=") +
+                                std::to_string(w) + ": " + x.note;
+            }
         }
         std::cerr << "\r[conformance] " << c.id << " negative control      " << std::flush;
         const unsigned cw = std::max(2u, o.workers.empty() ? 2u : o.workers.back());
         r.control = c.run(run_params{cw, o.seed, o.quick}, /*faulty=*/true);
         r.caught = r.control.violations > 0;
+        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started).count();
         r.pass = r.total.violations == 0 && r.total.events > 0 && r.caught;
         rows.push_back(std::move(r));
     }
@@ -125,21 +132,30 @@ int run_harness(const harness_options& o) {
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-    cli::table t({"id", "property", "runs", "events", "violations", "control caught", "verdict"});
+    cli::table t({"id", "property", "runs", "events", "violations", "interesting", "control caught",
+                  "s", "verdict"});
     bool all_pass = !rows.empty();
     for (const row& r : rows) {
         all_pass = all_pass && r.pass;
         t.add({r.c->id, r.c->statement, std::to_string(r.total.runs),
                std::to_string(r.total.events), std::to_string(r.total.violations),
+               std::to_string(r.total.interesting),
                r.caught ? "yes (" + std::to_string(r.control.violations) + ")" : "NO",
+               std::to_string(static_cast<int>(r.seconds + 0.5)),
                r.pass ? "PASS" : "FAIL"});
     }
     std::ostringstream table_text;
     t.print(table_text);
     std::cout << table_text.str();
+    std::ostringstream notes;
     for (const row& r : rows) {
-        if (!r.total.detail.empty()) std::cout << r.c->id << ": " << r.total.detail << "\n";
+        if (!r.total.detail.empty()) notes << r.c->id << ": " << r.total.detail << "\n";
+        if (!r.total.note.empty()) notes << r.c->id << " (measured): " << r.total.note << "\n";
+        if (!r.caught && !r.control.detail.empty()) {
+            notes << r.c->id << " control: " << r.control.detail << "\n";
+        }
     }
+    std::cout << notes.str();
     std::cout << (all_pass ? "all checkers passed, every negative control caught"
                            : "FAILED: a forbidden outcome, an empty check or an uncaught control")
               << " (" << secs << " s)\nreproduce: " << o.command << "\n";
@@ -162,7 +178,12 @@ int run_harness(const harness_options& o) {
            << "| seed | " << o.seed << " |\n| workers | " << workers.str() << " |\n"
            << "| placement | unpinned (topology issue pending) |\n"
            << "| duration | " << secs << " s |\n| command | `" << o.command << "` |\n\n```\n"
-           << table_text.str() << "```\n";
+           << table_text.str() << "```\n\n"
+           << "Rows: runs = workload rounds over all worker configs; events = probe events, "
+              "operations or outcomes checked; interesting = acceptable outcomes worth reporting "
+              "(e.g. a transient searcher overshoot); control caught = violations the checker "
+              "reported under its negative control.\n\n"
+           << "Notes:\n\n```\n" << notes.str() << "```\n";
         std::ofstream js(o.out_dir + "/conformance.json");
         js << "{\n  \"machine\": \"" << machine_id() << "\",\n  \"cpu\": \"" << json_escape(cpu_model())
            << "\",\n  \"kernel\": \"" << u.release << "\",\n  \"compiler\": \""
@@ -174,7 +195,8 @@ int run_harness(const harness_options& o) {
             js << "    {\"id\": \"" << r.c->id << "\", \"property\": \"" << json_escape(r.c->statement)
                << "\", \"runs\": " << r.total.runs << ", \"events\": " << r.total.events
                << ", \"violations\": " << r.total.violations << ", \"interesting\": "
-               << r.total.interesting << ", \"control\": \"" << json_escape(r.c->control)
+               << r.total.interesting << ", \"note\": \"" << json_escape(r.total.note)
+               << "\", \"control\": \"" << json_escape(r.c->control)
                << "\", \"control_violations\": " << r.control.violations << ", \"verdict\": \""
                << (r.pass ? "pass" : "fail") << "\"}" << (i + 1 < rows.size() ? "," : "") << "\n";
         }

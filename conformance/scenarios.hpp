@@ -24,7 +24,9 @@ struct park_window_result {
 // check, after which the task waits for the park timeout (counted as a timeout wake that found
 // work). The hook is armed from a task on the worker, so nothing from this thread can rescue the
 // task afterwards (join() pushes nothing).
-inline park_window_result park_window(bool skip_check, std::chrono::nanoseconds park_timeout) {
+// `lifo_fault` is L4's negative control (wakes from a parking worker still use its LIFO slot).
+inline park_window_result park_window(bool skip_check, std::chrono::nanoseconds park_timeout,
+                                      bool lifo_fault = false) {
     std::atomic<runtime*> target{nullptr};
     std::atomic<bool> armed{false}, spawned{false}, lifo_empty{true};
     join_handle<int> late;
@@ -32,6 +34,7 @@ inline park_window_result park_window(bool skip_check, std::chrono::nanoseconds 
     c.workers = 1;
     c.park_timeout = park_timeout;
     c.debug.skip_last_searcher_check = skip_check;
+    c.debug.lifo_while_parking = lifo_fault;
     c.debug.before_park_commit = [&](unsigned) {
         if (armed.exchange(false)) {
             late = target.load()->spawn([]() -> task<int> { co_return 42; }());

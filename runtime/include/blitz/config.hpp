@@ -71,6 +71,8 @@ struct config {
         bool timers_fire_early = false;
         // K3: shutdown forgets the tasks still in the global queue (they leak).
         bool shutdown_skips_global_queue = false;
+        // Q7: every victim walk starts at the same worker instead of a random one.
+        bool fixed_victim_start = false;
         // G3: the owner pops its ring before looking at the LIFO slot.
         bool ring_before_lifo = false;
         // G1: the global queue's emptiness check takes the lock.

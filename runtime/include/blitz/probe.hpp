@@ -25,6 +25,8 @@ enum class probe_kind : std::uint16_t {
     wake_claim,    // a worker claimed a parked one (I2, I3); a: claimed index, b: the bitmap it was
                    // chosen from, c: searchers seen by the decision to wake
     timer_fire,    // b: timers fired
+    steal_walk,    // one walk over victims (Q7); a: first victim, b: bitmask of victims tried,
+                   // c: victims tried (all others unless a steal succeeded)
 };
 
 // Bits of a poll event's `c`: the worker's own sources that held work when it chose the task,

@@ -181,12 +181,16 @@ task_header* worker::search() noexcept {
     note_choice();
     if (w > 1) {
         // Q7: a uniform random start among the other workers, then each of them once.
-        const unsigned start = rng_.bounded(w - 1);
+        const unsigned start = cfg_.debug.fixed_victim_start ? 0 : rng_.bounded(w - 1);
+        [[maybe_unused]] std::uint64_t visited = 0;  // probe only: the victims this walk tried
         for (unsigned i = 0; i < w - 1; ++i) {
             const unsigned victim = nth_victim(index_, start, i, w);
+            if (probes_on()) visited |= std::uint64_t{1} << victim;
             auto r = sched_.worker_at(victim).ring_.steal_into(ring_, cfg_.max_steal,
                                                                cfg_.debug.steal_all);
             if (r.first) {
+                BLITZ_PROBE(*this, probe_kind::steal_walk, nth_victim(index_, start, 0, w), visited,
+                            i + 1);
                 bump(c_steal_ops);
                 bump(c_stolen_tasks, r.taken);
                 BLITZ_PROBE(*this, probe_kind::steal, victim, r.available, r.taken);
@@ -194,6 +198,7 @@ task_header* worker::search() noexcept {
                 return r.first;
             }
         }
+        BLITZ_PROBE(*this, probe_kind::steal_walk, nth_victim(index_, start, 0, w), visited, w - 1);
     }
     note_choice();
     return fetch_global();  // the final global check before parking (G3)

@@ -1,0 +1,565 @@
+// L, G and I: the LIFO slot, the global queue and work-finding order, idle coordination.
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "checker_util.hpp"
+#include "registry.hpp"
+#include "scenarios.hpp"
+#include "sched/global_queue.hpp"
+#include "sched/parker.hpp"
+#include "sched/policy.hpp"
+#include "sched/rng.hpp"
+#include "sched/worker.hpp"
+#include "workloads.hpp"
+
+namespace blitz::conformance {
+namespace {
+
+using namespace std::chrono_literals;
+
+// L1: on one worker, children spawned by a task run newest first (the LIFO slot), then the
+// displaced ones in spawn order (each went to the ring tail). The LIFO cap is raised so that
+// L2's flush does not reorder them. Control: the LIFO slot off (cap 0).
+outcome check_l1(const run_params& p, bool faulty) {
+    outcome o;
+    config c;
+    c.workers = 1;
+    c.lifo_polls_per_tick = faulty ? 0 : c.budget_per_tick;
+    runtime rt(c);
+    detail::fast_rng r(detail::mix_seed(p.seed));
+    const int rounds = p.quick ? 50 : 500;
+    for (int k = 0; k < rounds; ++k) {
+        const int n = 2 + static_cast<int>(r.bounded(8));
+        std::vector<int> order;  // one worker: only its thread writes
+        rt.block_on([](int n, std::vector<int>& order) -> task<void> {
+            std::vector<join_handle<void>> hs;
+            for (int i = 0; i < n; ++i) {
+                hs.push_back(spawn([](int i, std::vector<int>& order) -> task<void> {
+                    order.push_back(i);
+                    co_return;
+                }(i, order)));
+            }
+            for (auto& h : hs) co_await h;
+        }(n, order));
+        ++o.runs;
+        ++o.events;
+        std::vector<int> want{n - 1};
+        for (int i = 0; i < n - 1; ++i) want.push_back(i);
+        if (order != want) {
+            std::string got;
+            for (int x : order) got += std::to_string(x) + " ";
+            forbid(o, "children ran in order " + got);
+        }
+    }
+    return o;
+}
+
+// L4: a task spawned on a worker while it is on its way to park bypasses its LIFO slot, so no
+// task sits in a parked worker's slot (workloads::park_window). Control: the slot is used anyway.
+outcome check_l4(const run_params& p, bool faulty) {
+    outcome o;
+    const int rounds = p.quick ? 3 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        const auto w = workloads::park_window(false, 50ms, faulty);
+        ++o.runs;
+        ++o.events;
+        if (!w.lifo_stayed_empty) forbid(o, "a task was put in the LIFO slot of a parking worker");
+    }
+    return o;
+}
+
+// G1: the global queue is a FIFO whose emptiness checks take no lock. FIFO: tagged headers pushed
+// in random batches come out of random fair-share fetches in order. No lock: W saturated workers
+// run purely local work (a yield storm) for many ticks, each tick checking the global queue;
+// the lock is taken only to inject and fetch the root task. Control: emptiness checks lock.
+outcome check_g1(const run_params& p, bool faulty) {
+    outcome o;
+    {
+        detail::global_queue g;
+        std::vector<detail::task_header> pool(5000);
+        detail::fast_rng r(detail::mix_seed(p.seed));
+        std::size_t pushed = 0, popped = 0;
+        detail::task_header* out[64];
+        while (popped < pool.size()) {
+            if (pushed < pool.size() && r.bounded(2) == 0) {
+                const std::size_t n = std::min<std::size_t>(1 + r.bounded(40), pool.size() - pushed);
+                for (std::size_t i = 0; i + 1 < n; ++i) pool[pushed + i].queue_next_ = &pool[pushed + i + 1];
+                g.push_batch(&pool[pushed], &pool[pushed + n - 1], static_cast<std::uint32_t>(n));
+                pushed += n;
+            } else {
+                const std::uint32_t got = g.pop_share(out, 64, 1 + r.bounded(8), 4, 64);
+                for (std::uint32_t i = 0; i < got; ++i, ++popped) {
+                    ++o.events;
+                    if (out[i] != &pool[popped]) {
+                        forbid(o, "the global queue is not FIFO");
+                        popped = pool.size();
+                        break;
+                    }
+                }
+            }
+        }
+        ++o.runs;
+    }
+    config c;
+    c.workers = p.workers;
+    c.debug.locked_global_empty = faulty;
+    runtime rt(c);
+    const int rounds = p.quick ? 2 : 8;
+    for (int k = 0; k < rounds; ++k) {
+        workloads::settle(rt);
+        const std::uint64_t before = rt.metrics().global_lock_acquisitions;
+        rt.block_on([](unsigned tasks) -> task<void> {
+            std::vector<join_handle<void>> hs;
+            for (unsigned i = 0; i < tasks; ++i) {
+                hs.push_back(spawn([]() -> task<void> {
+                    for (int y = 0; y < 2000; ++y) co_await yield_now();
+                }()));
+            }
+            for (auto& h : hs) co_await h;
+        }(2 * p.workers));
+        const runtime_metrics m = workloads::settle(rt);
+        ++o.runs;
+        o.events += m.total(&worker_metrics::ticks);
+        // One push of the root task, and at most one locked fetch attempt per worker for it.
+        const std::uint64_t allowed = 1 + p.workers;
+        const std::uint64_t used = m.global_lock_acquisitions - before;
+        if (used > allowed) {
+            forbid(o, std::to_string(used) + " global-queue lock acquisitions for one injected task (" +
+                          std::to_string(m.total(&worker_metrics::ticks)) + " ticks)");
+        }
+    }
+    return o;
+}
+
+// G3: work-finding order. Each poll event records which of the worker's own sources held work
+// at the choice: a LIFO poll must find the batch buffer empty, a ring poll the batch and the LIFO
+// slot (within its cap) empty, a steal or a non-periodic global poll all three empty. Control: the
+// ring is popped before the LIFO slot.
+outcome check_g3(const run_params& p, bool faulty) {
+    outcome o;
+    config c = probed(p.workers);
+    c.debug.ring_before_lifo = faulty;
+    runtime rt(c);
+    const int rounds = p.quick ? 3 : 12;
+    for (int r = 0; r < rounds; ++r) {
+        rt.block_on(workloads::tree(4, 4));
+        rt.block_on(workloads::chain(1000));
+        std::vector<join_handle<unsigned long>> hs;
+        for (int i = 0; i < 500; ++i) hs.push_back(rt.spawn(workloads::fan_out(8)));
+        for (auto& h : hs) h.join();
+        ++o.runs;
+    }
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::poll) return;
+        ++o.events;
+        const std::uint64_t own = e.c & (choice_batch | choice_lifo | choice_ring);
+        const char* bad = nullptr;
+        switch (static_cast<poll_source>(e.a)) {
+            case poll_source::batch:
+                break;
+            case poll_source::lifo:
+                if (own & choice_batch) bad = "a LIFO poll while the batch buffer held work";
+                break;
+            case poll_source::ring:
+                if (own & (choice_batch | choice_lifo)) bad = "a ring poll ahead of the batch buffer or LIFO slot";
+                break;
+            case poll_source::global:
+                if (!(e.c & choice_periodic) && own) bad = "a global poll while own queues held work";
+                break;
+            case poll_source::steal:
+                if (own) bad = "a steal while own queues held work";
+                break;
+        }
+        if (bad) forbid(o, std::string(bad) + " (worker " + std::to_string(e.worker) + ")");
+    });
+    return o;
+}
+
+// G5: the interval adapts. Each tick_end event carries the tick's duration, the interval and the
+// average poll time; a replay from the documented constants (alpha 0.1, 1 ms target, [8, 255],
+// initial 50 us) must reproduce them (interval within 1, average within 0.1 %). Workload: a step
+// change from fast yields to ~50 us polls. Control: the interval fixed at 255.
+outcome check_g5(const run_params& p, bool faulty) {
+    outcome o;
+    const config doc;
+    config c = probed(p.workers);
+    if (faulty) c.global_interval_min = c.global_interval_max = 255;
+    runtime rt(c);
+    const int rounds = p.quick ? 1 : 4;
+    for (int r = 0; r < rounds; ++r) {
+        rt.block_on([](unsigned tasks) -> task<void> {
+            std::vector<join_handle<void>> hs;
+            for (unsigned i = 0; i < tasks; ++i) {
+                hs.push_back(spawn([]() -> task<void> {
+                    for (int y = 0; y < 3000; ++y) co_await yield_now();  // fast polls
+                    for (int y = 0; y < 300; ++y) {  // then slow ones: ~50 us each
+                        const auto until = std::chrono::steady_clock::now() + 50us;
+                        while (std::chrono::steady_clock::now() < until) {
+                        }
+                        co_await yield_now();
+                    }
+                }()));
+            }
+            for (auto& h : hs) co_await h;
+        }(p.workers));
+        ++o.runs;
+    }
+    std::vector<double> avg(p.workers, static_cast<double>(doc.initial_avg_poll.count()));
+    const double target = static_cast<double>(doc.global_target_latency.count());
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::tick_end || e.a == 0) return;
+        ++o.events;
+        double& a = avg[e.worker];
+        a = detail::ewma_step(a, static_cast<double>(e.b) / e.a, doc.ewma_alpha);
+        const unsigned want =
+            detail::interval_for(a, target, doc.global_interval_min, doc.global_interval_max);
+        const auto got = static_cast<unsigned>(e.c >> 32);
+        const double got_avg = static_cast<double>(e.c & 0xFFFFFFFF);
+        if (got < doc.global_interval_min || got > doc.global_interval_max) {
+            forbid(o, "interval " + std::to_string(got) + " outside [8, 255]");
+        } else if ((got > want ? got - want : want - got) > 1) {
+            forbid(o, "interval " + std::to_string(got) + ", the EWMA replay gives " +
+                          std::to_string(want) + " (worker " + std::to_string(e.worker) + ")");
+        } else if (a < 4.0e9 && std::abs(got_avg - std::floor(a)) > std::max(2.0, a * 1e-3)) {
+            forbid(o, "average poll " + std::to_string(got_avg) + " ns, replay " +
+                          std::to_string(a) + " ns");
+        }
+    });
+    return o;
+}
+
+// G6: with every worker saturated by self-waking local work, a task injected from outside starts
+// within one interval of polls (<= 255) on the worker that runs it. The verdict counts polls; the
+// wall-clock latency is reported. Control: no periodic global check.
+outcome check_g6(const run_params& p, bool faulty) {
+    outcome o;
+    config c;
+    c.workers = p.workers;
+    c.debug.skip_periodic_global_check = faulty;
+    const unsigned bound = c.global_interval_max + 2;  // the interval, the task's own poll, slack
+    runtime rt(c);
+    std::atomic<bool> stop{false};
+    std::vector<join_handle<void>> busy;
+    for (unsigned i = 0; i < p.workers; ++i) {
+        busy.push_back(rt.spawn([](std::atomic<bool>& stop) -> task<void> {
+            for (long y = 0; y < 5'000'000 && !stop.load(std::memory_order_relaxed); ++y) {
+                co_await yield_now();
+            }
+        }(stop)));
+    }
+    for (int i = 0; i < 20'000 && rt.metrics().num_parked > 0; ++i) std::this_thread::sleep_for(100us);
+    const int injections = p.quick ? 30 : 200;
+    std::vector<double> latency_us;
+    for (int k = 0; k < injections; ++k) {
+        if (rt.metrics().num_parked > 0) continue;  // not saturated right now: no verdict
+        const auto t0 = std::chrono::steady_clock::now();
+        std::atomic<unsigned> ran_on{~0u};
+        std::atomic<std::uint64_t> polls_at_start{0};
+        auto h = rt.spawn([](const runtime& rt, std::chrono::steady_clock::time_point t0,
+                             std::atomic<unsigned>& on, std::atomic<std::uint64_t>& at) -> task<double> {
+            const double us = std::chrono::duration<double, std::micro>(
+                                  std::chrono::steady_clock::now() - t0).count();
+            const unsigned me = detail::current_worker()->index();
+            at = rt.metrics().workers[me].polls;
+            on = me;
+            co_return us;
+        }(rt, t0, ran_on, polls_at_start));
+        // Read after spawn() returned, so these polls all came after the push: a lower bound on
+        // the polls the runner did before it ran the task (if it had not run it already).
+        const runtime_metrics after_push = rt.metrics();
+        const double us = h.join();
+        const std::uint64_t start = polls_at_start.load();
+        const std::uint64_t base = after_push.workers[ran_on.load()].polls;
+        const std::uint64_t polls = start > base ? start - base : 0;
+        ++o.events;
+        latency_us.push_back(us);
+        if (polls > bound) {
+            forbid(o, "an injected task waited " + std::to_string(polls) + " polls of its worker");
+        }
+        std::this_thread::sleep_for(200us);
+    }
+    stop = true;
+    for (auto& h : busy) h.join();
+    ++o.runs;
+    if (!latency_us.empty()) {
+        std::sort(latency_us.begin(), latency_us.end());
+        const double p99 = latency_us[std::min(latency_us.size() - 1, latency_us.size() * 99 / 100)];
+        o.note = "injection latency p50 " + std::to_string(static_cast<int>(latency_us[latency_us.size() / 2])) +
+                 " us, p99 " + std::to_string(static_cast<int>(p99)) + " us (target ~1000 us)";
+        if (p99 > 1000) ++o.interesting;
+    }
+    return o;
+}
+
+// A burst workload with many idle/search transitions: bursts of short tasks from outside and
+// from inside, with pauses that let workers park.
+void idle_bursts(runtime& rt, int rounds) {
+    for (int r = 0; r < rounds; ++r) {
+        rt.block_on(workloads::tree(3, 6));
+        std::vector<join_handle<unsigned long>> hs;
+        for (int i = 0; i < 64; ++i) hs.push_back(rt.spawn(workloads::fan_out(16)));
+        for (auto& h : hs) h.join();
+        std::this_thread::sleep_for(200us);
+    }
+}
+
+// I1: a worker becomes a searcher only if 2 * searching < W at its gate; the racy excess (the
+// increment found more than the gate saw) is acceptable and counted; num_searching returns to 0.
+// Control: the searcher cap off.
+outcome check_i1(const run_params& p, bool faulty) {
+    outcome o;
+    if (p.workers < 2) {
+        o.applicable = false;
+        return o;
+    }
+    config c = probed(p.workers);
+    c.limit_searchers = !faulty;
+    runtime rt(c);
+    idle_bursts(rt, p.quick ? 20 : 100);
+    ++o.runs;
+    const unsigned w = p.workers;
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::search_begin) return;
+        ++o.events;
+        if (2 * e.a >= w) {
+            forbid(o, "admitted a searcher with " + std::to_string(e.a) + " searching of " +
+                          std::to_string(w));
+        } else if (2 * (e.b - 1) >= w) {
+            ++o.interesting;  // the racy excess the seeds allow
+        }
+    });
+    const runtime_metrics m = workloads::settle(rt);
+    ++o.events;
+    if (m.num_searching != 0) forbid(o, std::to_string(m.num_searching) + " searchers at rest");
+    if (o.interesting) {
+        o.note = std::to_string(o.interesting) + " transient searcher overshoots (allowed)";
+    }
+    return o;
+}
+
+// I2: bit i set iff worker i is parked: at rest num_parked == popcount(bitmap) == W; a claim
+// takes the lowest set bit of the bitmap it read. Control: claim the highest bit.
+outcome check_i2(const run_params& p, bool faulty) {
+    outcome o;
+    config c = probed(p.workers);
+    c.debug.claim_highest_parked = faulty;
+    runtime rt(c);
+    const int rounds = p.quick ? 20 : 100;
+    idle_bursts(rt, rounds);
+    ++o.runs;
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::wake_claim) return;
+        ++o.events;
+        if (e.b == 0 || e.a != static_cast<unsigned>(std::countr_zero(e.b))) {
+            forbid(o, "claimed worker " + std::to_string(e.a) + " from bitmap " + std::to_string(e.b));
+        }
+    });
+    const runtime_metrics m = workloads::settle(rt);
+    ++o.events;
+    if (m.num_parked != p.workers || static_cast<unsigned>(std::popcount(m.parked_bitmap)) != m.num_parked) {
+        forbid(o, "at rest: " + std::to_string(m.num_parked) + " parked, bitmap " +
+                      std::to_string(m.parked_bitmap));
+    }
+    return o;
+}
+
+// I3: a wake is issued only when nobody is searching (each wake_claim records the searcher count
+// its decision read), and one enqueue claims at most one worker. Control: wake despite searchers.
+outcome check_i3(const run_params& p, bool faulty) {
+    outcome o;
+    if (p.workers < 2) {
+        o.applicable = false;
+        return o;
+    }
+    config c = probed(p.workers);
+    c.debug.wake_despite_searchers = faulty;
+    runtime rt(c);
+    idle_bursts(rt, p.quick ? 20 : 100);
+    ++o.runs;
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::wake_claim) return;
+        ++o.events;
+        if (e.c != 0) forbid(o, "a wake issued while " + std::to_string(e.c) + " searched");
+    });
+    return o;
+}
+
+// I5: an unpark racing a park is never lost: a parker thread parks (1 s watchdog) while another
+// unparks it after a random delay; a park that ends without the token is a lost wake. Also the
+// documented default timeout (10 ms) and, end to end, that sleeps complete although the park
+// timeout is 2 s (the worker sleeps only until the next timer). Control: unpark without a futex
+// wake.
+outcome check_i5(const run_params& p, bool faulty) {
+    outcome o;
+    ++o.events;
+    if (config{}.park_timeout != 10ms) forbid(o, "default park timeout is not 10 ms");
+    {
+        detail::parker pk;
+        pk.set_fault_skip_futex_wake(faulty);
+        const int rounds = p.quick ? 1000 : 10'000;
+        std::atomic<int> round{-1};
+        std::atomic<bool> quit{false};
+        std::thread waker([&] {
+            detail::fast_rng r(detail::mix_seed(p.seed));
+            for (int k = 0; k < rounds && !quit.load(); ++k) {
+                while (round.load(std::memory_order_acquire) < k && !quit.load()) {
+                }
+                const unsigned spin = r.bounded(20'000);
+                for (unsigned s = 0; s < spin; ++s) std::atomic_signal_fence(std::memory_order_seq_cst);
+                pk.unpark();
+            }
+        });
+        for (int k = 0; k < rounds; ++k) {
+            round.store(k, std::memory_order_release);
+            ++o.events;
+            // Every round's unpark comes within microseconds; a park that ends by its 1 s
+            // watchdog (whether or not it then finds the token) lost that unpark's wake.
+            const auto t0 = std::chrono::steady_clock::now();
+            const bool token = pk.park(1s);
+            if (!token || std::chrono::steady_clock::now() - t0 >= 500ms) {
+                forbid(o, "an unpark racing a park was lost until the watchdog (round " +
+                              std::to_string(k) + ")");
+                break;
+            }
+        }
+        quit = true;
+        waker.join();
+        ++o.runs;
+    }
+    if (faulty) return o;
+    config c;
+    c.workers = p.workers;
+    c.park_timeout = 2s;
+    runtime rt(c);
+    const auto t0 = std::chrono::steady_clock::now();
+    rt.block_on([]() -> task<void> {
+        for (int i = 0; i < 20; ++i) co_await sleep(2ms);
+    }());
+    ++o.runs;
+    ++o.events;
+    if (std::chrono::steady_clock::now() - t0 >= 2s) {
+        forbid(o, "20 sleeps of 2 ms took past the 2 s park timeout: parks ignore timers");
+    }
+    return o;
+}
+
+// I6: a worker woken by a claimer is a searcher, one woken by its timeout is not. Per worker the
+// search_begin / search_end / unpark events must follow that state machine, and at rest the
+// workers' notified wakes equal the claimers' count. Control: timeout wakes counted as claims.
+outcome check_i6(const run_params& p, bool faulty) {
+    outcome o;
+    config c = probed(p.workers);
+    c.park_timeout = 2ms;  // plenty of timeout wakes
+    c.debug.miscount_timeout_wakes = faulty;
+    runtime rt(c);
+    idle_bursts(rt, p.quick ? 20 : 100);
+    std::this_thread::sleep_for(20ms);
+    ++o.runs;
+    std::vector<char> searching(p.workers, 0);
+    visit_events(rt, o, [&](const probe_event& e) {
+        char& s = searching[e.worker];
+        switch (e.kind) {
+            case probe_kind::search_begin:
+                ++o.events;
+                if (s) forbid(o, "a searcher became a searcher again");
+                s = 1;
+                break;
+            case probe_kind::search_end:
+                ++o.events;
+                if (!s) forbid(o, "a worker stopped searching without being a searcher");
+                s = 0;
+                break;
+            case probe_kind::unpark:
+                ++o.events;
+                if (s) forbid(o, "a parked worker was still a searcher");
+                s = e.a == 0 ? 1 : 0;
+                break;
+            default:
+                break;
+        }
+    });
+    // Counters, at rest (timeouts keep firing, so compare a snapshot taken while settled).
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+        const runtime_metrics m = workloads::settle(rt);
+        if (m.num_parked != p.workers) continue;
+        ++o.events;
+        if (m.total(&worker_metrics::unparks_notified) != m.claims) {
+            forbid(o, std::to_string(m.total(&worker_metrics::unparks_notified)) +
+                          " notified wakes vs " + std::to_string(m.claims) + " claims");
+        }
+        break;
+    }
+    return o;
+}
+
+// I7: the bitmap bounds W at 64: asking for 65 fails at construction naming the field; 64 runs
+// and parks all 64 workers. Control: the count is capped silently.
+outcome check_i7(const run_params& p, bool faulty) {
+    outcome o;
+    (void)p;
+    config c;
+    c.workers = config::max_workers + 1;
+    c.debug.clamp_workers_silently = faulty;
+    ++o.runs;
+    ++o.events;
+    try {
+        runtime rt(c);
+        forbid(o, "65 workers accepted; running " + std::to_string(rt.num_workers()));
+    } catch (const config_error& e) {
+        const std::string what = e.what();
+        if (what.find("workers") == std::string::npos || what.find("64") == std::string::npos) {
+            forbid(o, "unclear error: " + what);
+        }
+    }
+    if (faulty) return o;
+    config full;
+    full.workers = config::max_workers;
+    runtime rt(full);
+    const unsigned long sum = rt.block_on(workloads::fan_out(2000));
+    const runtime_metrics m = workloads::settle(rt);
+    ++o.runs;
+    ++o.events;
+    if (sum != 2000ul * 1999 / 2 || m.num_parked != 64 || m.parked_bitmap != ~std::uint64_t{0}) {
+        forbid(o, "64 workers: sum " + std::to_string(sum) + ", parked " + std::to_string(m.num_parked));
+    }
+    return o;
+}
+
+}  // namespace
+
+std::vector<checker> sched_checkers() {
+    return {
+        {"L1", "spawned/woken tasks go to the LIFO slot; the occupant moves to the ring tail",
+         "LIFO slot off", check_l1},
+        {"L4", "nothing enters the LIFO slot of a parking worker", "LIFO used while parking",
+         check_l4},
+        {"G1", "the global queue is FIFO and its emptiness checks take no lock",
+         "emptiness checks lock", check_g1},
+        {"G3", "work-finding order: batch, LIFO, ring, global, steal", "ring popped before LIFO",
+         check_g3},
+        {"G5", "interval = clamp(1ms / EWMA(0.1) poll time, 8, 255), replayed from probes",
+         "interval fixed at 255", check_g5},
+        {"G6", "an injected task starts within one interval of polls when all are saturated",
+         "no periodic global check", check_g6},
+        {"I1", "searchers admitted only if 2 * searching < W; back to 0 at rest",
+         "searcher cap off", check_i1},
+        {"I2", "parked bitmap: popcount == parked at rest; claims take the lowest bit",
+         "claim the highest bit", check_i2},
+        {"I3", "no wake is issued while a searcher exists", "wake despite searchers", check_i3},
+        {"I5", "an unpark racing a park is never lost; parks end at the next timer",
+         "unpark without futex wake", check_i5},
+        {"I6", "claimed wakes are searchers, timeout wakes not; counts agree with claims",
+         "timeout wakes counted as claims", check_i6},
+        {"I7", "more than 64 workers fails at construction with a clear message",
+         "worker count capped silently", check_i7},
+    };
+}
+
+}  // namespace blitz::conformance

@@ -1,0 +1,243 @@
+// T: the timer wheel and timers end to end (T3 and T4 live in checkers.cpp).
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "checker_util.hpp"
+#include "registry.hpp"
+#include "sched/rng.hpp"
+#include "time/wheel_model.hpp"
+
+namespace blitz::conformance {
+namespace {
+
+using namespace std::chrono_literals;
+using detail::timer_entry;
+using detail::timer_wheel;
+
+// The documented level (INVARIANTS.md T1), computed independently of timer_wheel.hpp.
+unsigned documented_level(std::uint64_t now, std::uint64_t deadline) {
+    const std::uint64_t x = (now ^ deadline) | 63;
+    const unsigned top = 63 - static_cast<unsigned>(std::countl_zero(x));
+    return std::min(top / 6, 5u);  // 5: the overflow list
+}
+
+// A deadline after `now` aimed at a random level, often right at a level boundary.
+std::uint64_t random_deadline(detail::fast_rng& r, std::uint64_t now) {
+    const unsigned level = r.bounded(6);
+    const std::uint64_t span = std::uint64_t{1} << (6 * level + 6);
+    std::uint64_t off = 1 + std::uint64_t{r.next()} % span;
+    if (r.bounded(3) == 0) off = (std::uint64_t{1} << (6 * level)) - r.bounded(2);
+    return now + std::max<std::uint64_t>(off, 1);
+}
+
+// T1: 5 levels x 64 slots of 1 ms, level ranges 64 ms .. 12.4 days, then an overflow list; an
+// inserted entry lands at level (highest bit of (now XOR deadline) | 63) / 6. Control: the level
+// computed from deadline - now.
+outcome check_t1(const run_params& p, bool faulty) {
+    outcome o;
+    ++o.events;
+    if (timer_wheel::levels != 5 || timer_wheel::slots != 64 ||
+        timer_wheel::horizon != (std::uint64_t{1} << 30)) {
+        forbid(o, "the wheel is not 5 levels x 64 slots with a 2^30 ms horizon");
+    }
+    const int pairs = p.quick ? 20'000 : 200'000;
+    detail::fast_rng r(detail::mix_seed(p.seed));
+    for (int i = 0; i < pairs / 100; ++i) {
+        const std::uint64_t now = (std::uint64_t{r.next()} << 20) ^ r.next();
+        timer_wheel w(now, detail::wheel_faults{.level_by_difference = faulty});
+        for (int k = 0; k < 100; ++k) {
+            timer_entry e;
+            e.deadline = random_deadline(r, now);
+            w.insert(&e);
+            ++o.events;
+            if (e.level != documented_level(now, e.deadline)) {
+                forbid(o, "now " + std::to_string(now) + ", deadline " + std::to_string(e.deadline) +
+                              ": level " + std::to_string(e.level) + ", T1 says " +
+                              std::to_string(documented_level(now, e.deadline)));
+            }
+            w.remove(&e);
+        }
+        ++o.runs;
+    }
+    return o;
+}
+
+// Random inserts, cancels and advances on a wheel beside its model; `check` decides each step.
+template <class Check>
+void wheel_walk(const run_params& p, std::uint64_t salt, detail::wheel_faults f, outcome& o,
+                Check&& check) {
+    const int seeds = p.quick ? 40 : 400;
+    for (int k = 0; k < seeds; ++k) {
+        const std::uint64_t seed = p.seed * salt + k;
+        detail::fast_rng r(detail::mix_seed(seed));
+        detail::wheel_model m(std::uint64_t{r.next()} << 6, f);
+        bool bad = false;
+        for (int op = 0; op < 600 && !bad; ++op) {
+            const unsigned kind = r.bounded(8);
+            if (kind < 4) {
+                m.insert(random_deadline(r, m.now()));
+            } else if (kind < 6 && m.pending() > 0) {
+                m.cancel_nth(r.bounded(static_cast<std::uint32_t>(m.pending())));
+            } else {
+                const std::uint64_t to =
+                    m.now() + std::uint64_t{r.next()} % (std::uint64_t{1} << (6 * r.bounded(5) + 4));
+                ++o.events;
+                bad = !check(m.advance(to), seed);
+            }
+        }
+        ++o.runs;
+    }
+}
+
+// T2: the next expiry (from the occupancy bitmaps) is never later than the earliest pending
+// deadline, and exists iff something is pending. Control: it reads the highest occupied slot.
+outcome check_t2(const run_params& p, bool faulty) {
+    outcome o;
+    wheel_walk(p, 48271, {.next_highest_slot = faulty}, o,
+               [&](const detail::wheel_model::step& s, std::uint64_t seed) {
+                   if (!s.next_ok) forbid(o, "next expiry after the earliest deadline (seed " + std::to_string(seed) + ")");
+                   return s.next_ok;
+               });
+    return o;
+}
+
+// T5: a cancelled entry never fires and leaves the wheel at once (sizes agree with the model);
+// end to end, aborting tasks blocked in sleep unlinks their timers and they never wake.
+// Control: remove() leaves the entry linked.
+outcome check_t5(const run_params& p, bool faulty) {
+    outcome o;
+    wheel_walk(p, 69621, {.remove_keeps_entry = faulty}, o,
+               [&](const detail::wheel_model::step& s, std::uint64_t seed) {
+                   const bool ok = s.same_fired && s.same_size;
+                   if (!ok) forbid(o, "a cancelled timer fired or stayed in the wheel (seed " + std::to_string(seed) + ")");
+                   return ok;
+               });
+    if (faulty) return o;
+    config c;
+    c.workers = p.workers;
+    c.start_paused = true;
+    runtime rt(c);
+    const int n = p.quick ? 200 : 2000;
+    std::vector<std::atomic<bool>> woke(n);
+    std::vector<join_handle<void>> hs;
+    for (int i = 0; i < n; ++i) {
+        hs.push_back(rt.spawn([](int ms, std::atomic<bool>& w) -> task<void> {
+            co_await sleep(std::chrono::milliseconds(ms));
+            w = true;
+        }(1 + i % 100, woke[i])));
+    }
+    for (int i = 0; i < 100'000 && rt.metrics().timers_pending < std::uint64_t(n); ++i) {
+        std::this_thread::sleep_for(50us);
+    }
+    for (int i = 0; i < n; i += 2) {
+        hs[i].abort();
+        try {
+            hs[i].join();
+        } catch (const task_cancelled&) {
+        }
+    }
+    ++o.runs;
+    ++o.events;
+    if (rt.metrics().timers_pending != std::uint64_t(n - n / 2)) {
+        forbid(o, std::to_string(rt.metrics().timers_pending) + " timers pending after aborting half of " +
+                      std::to_string(n));
+    }
+    for (int t = 0; t < 101; ++t) rt.advance(1ms);
+    for (int i = 1; i < n; i += 2) hs[i].join();
+    for (int i = 0; i < n; i += 2) {
+        ++o.events;
+        if (woke[i]) forbid(o, "an aborted sleeper woke");
+    }
+    ++o.events;
+    if (rt.metrics().timers_pending != 0) forbid(o, "timers left pending at the end");
+    return o;
+}
+
+// T6: on the real clock with the runtime otherwise idle, sleep(d) never completes before d (the
+// overshoot percentiles are reported; beyond d + 2 ms at p99 counts as interesting), and with two
+// or more workers a sleeper still wakes while another worker is stuck in a long poll (a 10 s
+// watchdog frees the stuck worker; needing it is forbidden). Control: timers fire 1 ms early.
+outcome check_t6(const run_params& p, bool faulty) {
+    outcome o;
+    config c;
+    c.workers = p.workers;
+    c.debug.timers_fire_early = faulty;
+    runtime rt(c);
+    const int n = p.quick ? 40 : 300;
+    detail::fast_rng r(detail::mix_seed(p.seed));
+    std::vector<int> want(n);
+    std::vector<std::int64_t> got(n);
+    std::vector<join_handle<void>> hs;
+    for (int i = 0; i < n; ++i) {
+        want[i] = 1 + static_cast<int>(r.bounded(20));
+        hs.push_back(rt.spawn([](int ms, std::int64_t& out) -> task<void> {
+            const auto t0 = std::chrono::steady_clock::now();
+            co_await sleep(std::chrono::milliseconds(ms));
+            out = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+        }(want[i], got[i])));
+        std::this_thread::sleep_for(std::chrono::microseconds(r.bounded(3000)));
+    }
+    for (auto& h : hs) h.join();
+    ++o.runs;
+    std::vector<std::int64_t> over;
+    for (int i = 0; i < n; ++i) {
+        ++o.events;
+        if (got[i] < std::int64_t(want[i]) * 1000) {
+            forbid(o, "sleep(" + std::to_string(want[i]) + " ms) completed after " + std::to_string(got[i]) + " us");
+        }
+        over.push_back(got[i] - std::int64_t(want[i]) * 1000);
+    }
+    std::sort(over.begin(), over.end());
+    const std::int64_t p99 = over[std::min<std::size_t>(over.size() - 1, over.size() * 99 / 100)];
+    o.note = "sleep overshoot p50 " + std::to_string(over[over.size() / 2]) + " us, p99 " +
+             std::to_string(p99) + " us (target p99 <= 2000 us)";
+    if (p99 > 2000) ++o.interesting;
+    if (p.workers >= 2 && !faulty) {
+        std::atomic<bool> woke{false}, watchdog{false};
+        auto sleeper = rt.spawn([](std::atomic<bool>& w) -> task<void> {
+            co_await sleep(5ms);
+            w = true;
+        }(woke));
+        for (int i = 0; i < 100'000 && rt.metrics().timers_pending == 0 && !woke; ++i) {
+            std::this_thread::sleep_for(20us);
+        }
+        auto stuck = rt.spawn([](std::atomic<bool>& w, std::atomic<bool>& dog) -> task<void> {
+            const auto limit = std::chrono::steady_clock::now() + 10s;
+            while (!w.load()) {
+                if (std::chrono::steady_clock::now() > limit) {
+                    dog = true;
+                    break;
+                }
+            }
+            co_return;
+        }(woke, watchdog));
+        stuck.join();
+        sleeper.join();
+        ++o.runs;
+        ++o.events;
+        if (watchdog) forbid(o, "a timer waited for a worker stuck in a long poll");
+    }
+    return o;
+}
+
+}  // namespace
+
+std::vector<checker> timer_checkers() {
+    return {
+        {"T1", "5 levels x 64 slots; level = (top bit of (now ^ deadline) | 63) / 6",
+         "level from deadline - now", check_t1},
+        {"T2", "the next expiry is never later than the earliest pending deadline",
+         "next expiry from the highest slot", check_t2},
+        {"T5", "a cancelled timer never fires and is unlinked at once",
+         "remove leaves the entry linked", check_t5},
+        {"T6", "real clock: sleep(d) never early; timers fire while a worker is stuck",
+         "timers fire 1 ms early", check_t6},
+    };
+}
+
+}  // namespace blitz::conformance

@@ -1,0 +1,16 @@
+#pragma once
+// Each checker file contributes its group; all_checkers() orders them as INVARIANTS.md does.
+
+#include <vector>
+
+#include "checker.hpp"
+
+namespace blitz::conformance {
+
+std::vector<checker> queue_checkers();  // checkers_queue.cpp
+std::vector<checker> sched_checkers();  // checkers_sched.cpp (L, G, I)
+std::vector<checker> task_checkers();   // checkers_task.cpp (K)
+std::vector<checker> timer_checkers();  // checkers_timer.cpp (T)
+std::vector<checker> core_checkers();   // checkers.cpp (the first eleven)
+
+}  // namespace blitz::conformance
