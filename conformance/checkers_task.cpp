@@ -120,13 +120,17 @@ outcome check_k2(const run_params& p, bool faulty) {
                 wakers_done.fetch_add(1);
             });
         }
-        std::uint64_t last_seen = 0, polls = 0;
+        std::uint64_t last_seen = 0, polls = 0, stale = 0;
         for (;;) {
             if (entries.load() == 0) {
                 if (wakers_done.load() == 2 && entries.load() == 0) break;
                 continue;
             }
             entries.fetch_sub(1);
+            if (st::lifecycle_of(h.load_state()) != st::lifecycle::scheduled) {
+                ++stale;  // a second entry for a task already run: never poll it
+                continue;
+            }
             h.transition_to_running();
             last_seen = epoch.load();
             ++polls;
@@ -135,6 +139,7 @@ outcome check_k2(const run_params& p, bool faulty) {
         for (auto& t : ws) t.join();
         ++o.runs;
         o.events += polls;
+        if (stale) forbid(o, std::to_string(stale) + " queue entries for a task that was not scheduled");
         if (max_entries.load() > 1) {
             forbid(o, std::to_string(max_entries.load()) + " queue entries for one task at once");
         }
