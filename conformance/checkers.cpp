@@ -97,6 +97,9 @@ outcome check_l2(const run_params& p, bool faulty) {
 
 // I4: a task queued while the last searcher is on its way to park is found by its final check,
 // never left for a timeout (workloads::park_window, 1 worker). Control: skip the final check.
+// End to end, the consequence: with the park timeout raised to 10 s, chained, fan-out and
+// tree workloads complete with no timeout wake that found work (a stranded task would wait
+// 10 s for it, and the harness watchdog catches anything longer).
 outcome check_i4(const run_params& p, bool faulty) {
     outcome o;
     const int rounds = p.quick ? 3 : 10;
@@ -109,6 +112,24 @@ outcome check_i4(const run_params& p, bool faulty) {
             ++o.violations;
             note_first(o, "a task queued in the park window waited for a park timeout");
         }
+    }
+    if (faulty) return o;
+    config c;
+    c.workers = p.workers;
+    c.park_timeout = 10s;
+    runtime rt(c);
+    for (int r = 0; r < (p.quick ? 3 : 20); ++r) {
+        rt.block_on(workloads::chain(500));
+        rt.block_on(workloads::fan_out(1000));
+        rt.block_on(workloads::tree(3, 5));
+        std::this_thread::sleep_for(1ms);  // let workers park between rounds
+        ++o.runs;
+    }
+    const runtime_metrics m = workloads::settle(rt);
+    o.events += m.total(&worker_metrics::parks);
+    if (m.total(&worker_metrics::timeout_wakes_found_work) > 0) {
+        ++o.violations;
+        note_first(o, "with a 10 s park timeout, a task waited for a timeout wake");
     }
     return o;
 }

@@ -1,5 +1,6 @@
 #include "harness.hpp"
 
+#include <hwloc.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -11,7 +12,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <condition_variable>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "checker.hpp"
 #include "table.hpp"
@@ -57,6 +61,33 @@ std::string json_escape(const std::string& s) {
     return r;
 }
 
+// The machine's topology as hwloc sees it: a one-line summary and the XML export.
+struct topology_record {
+    std::string summary = "unknown";
+    std::string xml;
+};
+
+topology_record read_topology() {
+    topology_record r;
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) != 0) return r;
+    if (hwloc_topology_load(topo) == 0) {
+        auto count = [&](hwloc_obj_type_t t) { return hwloc_get_nbobjs_by_type(topo, t); };
+        r.summary = std::to_string(count(HWLOC_OBJ_PACKAGE)) + " package(s), " +
+                    std::to_string(count(HWLOC_OBJ_NUMANODE)) + " NUMA node(s), " +
+                    std::to_string(count(HWLOC_OBJ_CORE)) + " core(s), " +
+                    std::to_string(count(HWLOC_OBJ_PU)) + " PU(s)";
+        char* buf = nullptr;
+        int len = 0;
+        if (hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0) == 0 && buf) {
+            r.xml.assign(buf, len > 0 ? static_cast<std::size_t>(len - 1) : 0);
+            hwloc_free_xmlbuffer(topo, buf);
+        }
+    }
+    hwloc_topology_destroy(topo);
+    return r;
+}
+
 struct row {
     const checker* c;
     outcome total;
@@ -96,8 +127,53 @@ std::string machine_id() {
     return id;
 }
 
+namespace {
+
+// Ends the process when one checker run exceeds its limit: a hang (a lost wakeup with nothing
+// left to rescue it, a deadlock) is a forbidden outcome, reported rather than waited out.
+class watchdog {
+public:
+    explicit watchdog(std::chrono::seconds limit) : limit_(limit), thread_([this] { loop(); }) {}
+    ~watchdog() {
+        {
+            std::lock_guard<std::mutex> l(mu_);
+            done_ = true;
+        }
+        cv_.notify_all();
+        thread_.join();
+    }
+    void arm(std::string what) {
+        std::lock_guard<std::mutex> l(mu_);
+        what_ = std::move(what);
+        deadline_ = std::chrono::steady_clock::now() + limit_;
+    }
+
+private:
+    void loop() {
+        std::unique_lock<std::mutex> l(mu_);
+        while (!done_) {
+            cv_.wait_for(l, std::chrono::seconds(1));
+            if (!done_ && !what_.empty() && std::chrono::steady_clock::now() > deadline_) {
+                std::cerr << "\n[conformance] FORBIDDEN: " << what_ << " did not finish within "
+                          << limit_.count() << " s (a hang: lost wakeup or deadlock)\n";
+                std::_Exit(3);
+            }
+        }
+    }
+    std::chrono::seconds limit_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    std::string what_;
+    std::chrono::steady_clock::time_point deadline_{};
+    std::thread thread_;
+};
+
+}  // namespace
+
 int run_harness(const harness_options& o) {
     const auto started = std::chrono::steady_clock::now();
+    watchdog dog(std::chrono::seconds(o.quick ? 600 : 3600));
     std::vector<row> rows;
     for (const checker& c : all_checkers()) {
         if (!o.filter.empty() &&
@@ -108,6 +184,7 @@ int run_harness(const harness_options& o) {
         const auto row_started = std::chrono::steady_clock::now();
         for (unsigned w : o.workers) {
             std::cerr << "\r[conformance] " << c.id << " workers=" << w << "            " << std::flush;
+            dog.arm(c.id + " workers=" + std::to_string(w));
             outcome x = c.run(run_params{w, o.seed, o.quick}, /*faulty=*/false);
             if (!x.applicable) continue;
             r.total.runs += x.runs;
@@ -122,6 +199,7 @@ int run_harness(const harness_options& o) {
         }
         std::cerr << "\r[conformance] " << c.id << " negative control      " << std::flush;
         const unsigned cw = std::max(2u, o.workers.empty() ? 2u : o.workers.back());
+        dog.arm(c.id + " negative control");
         r.control = c.run(run_params{cw, o.seed, o.quick}, /*faulty=*/true);
         r.caught = r.control.violations > 0;
         r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started).count();
@@ -167,11 +245,14 @@ int run_harness(const harness_options& o) {
         const std::string commit = run_command("git rev-parse --short HEAD 2>/dev/null");
         std::ostringstream workers;
         for (std::size_t i = 0; i < o.workers.size(); ++i) workers << (i ? "," : "") << o.workers[i];
+        const topology_record topo = read_topology();
+        if (!topo.xml.empty()) std::ofstream(o.out_dir + "/topology.xml") << topo.xml;
         std::ofstream md(o.out_dir + "/conformance.md");
         md << "# Conformance (" << (o.quick ? "quick" : "full") << ")\n\n"
            << "| field | value |\n|---|---|\n"
            << "| machine | " << machine_id() << " |\n| CPU | " << cpu_model() << " |\n"
            << "| logical CPUs | " << sysconf(_SC_NPROCESSORS_ONLN) << " |\n"
+           << "| topology (hwloc) | " << topo.summary << "; XML export in topology.xml |\n"
            << "| kernel | " << u.sysname << " " << u.release << " |\n"
            << "| compiler | " << compiler() << " |\n| build flags | " << BLITZ_BUILD_FLAGS
            << " |\n| commit | " << (commit.empty() ? "unknown" : commit) << " |\n"
@@ -186,7 +267,8 @@ int run_harness(const harness_options& o) {
            << "Notes:\n\n```\n" << notes.str() << "```\n";
         std::ofstream js(o.out_dir + "/conformance.json");
         js << "{\n  \"machine\": \"" << machine_id() << "\",\n  \"cpu\": \"" << json_escape(cpu_model())
-           << "\",\n  \"kernel\": \"" << u.release << "\",\n  \"compiler\": \""
+           << "\",\n  \"topology\": \"" << json_escape(topo.summary)
+           << "\",\n  \"topology_xml\": \"topology.xml\",\n  \"kernel\": \"" << u.release << "\",\n  \"compiler\": \""
            << json_escape(compiler()) << "\",\n  \"commit\": \"" << commit << "\",\n  \"seed\": "
            << o.seed << ",\n  \"mode\": \"" << (o.quick ? "quick" : "full")
            << "\",\n  \"duration_s\": " << secs << ",\n  \"checkers\": [\n";
