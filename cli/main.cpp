@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
             }
             demo.workers = bench.workers = conf.workers.front();
         }
+        if (workers_arg.empty() && !conf.quick) conf.workers = {1, 2, 4, 8, 16};
         if (mode == "bench") return blitz::cli::run_bench(bench);
         if (mode == "conformance") {
             if (!out_given) conf.out_dir = "results/" + blitz::conformance::machine_id();

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "checker.hpp"
@@ -173,6 +174,14 @@ private:
 
 int run_harness(const harness_options& o) {
     const auto started = std::chrono::steady_clock::now();
+    for (const std::string& id : o.filter) {
+        const auto& all = all_checkers();
+        if (std::none_of(all.begin(), all.end(), [&](const checker& c) { return c.id == id; })) {
+            std::string known;
+            for (const checker& c : all) known += " " + c.id;
+            throw std::invalid_argument("--filter: no checker for '" + id + "'; known:" + known);
+        }
+    }
     watchdog dog(std::chrono::seconds(o.quick ? 600 : 3600));
     std::vector<row> rows;
     for (const checker& c : all_checkers()) {
