@@ -21,7 +21,12 @@ build-$(1): deps
 endef
 $(foreach p,$(PRESETS),$(eval $(call build_preset,$(p))))
 
+# The full conformance suite (every invariant, workers 1,2,4,8,16, each negative control); prints
+# the table and writes results/<machine>/conformance.{md,json} and topology.xml.
 run: build-release
+	./build/release/blitz conformance --full
+
+demo: build-release
 	./build/release/blitz demo
 
 # Every test in a normal build, then again under ThreadSanitizer (clang-19).
