@@ -13,6 +13,7 @@
 #include "registry.hpp"
 #include "scenarios.hpp"
 #include "sched/global_queue.hpp"
+#include "sched/idle_state.hpp"
 #include "sched/parker.hpp"
 #include "sched/policy.hpp"
 #include "sched/rng.hpp"
@@ -322,10 +323,40 @@ outcome check_i1(const run_params& p, bool faulty) {
     // The control runs with 4 workers: with many more workers than the 2 cores here, too few
     // run out of work at the same moment for an uncapped gate to show.
     const unsigned w = faulty ? 4 : p.workers;
+    // The gate itself, without races: on an idle state for w workers, searchers arriving one
+    // after another are admitted exactly while 2 * searching < w.
+    {
+        detail::idle_state idle(w, /*limit_searchers=*/!faulty);
+        unsigned admitted = 0;
+        for (unsigned i = 0; i < w; ++i) {
+            const auto a = idle.try_become_searcher();
+            ++o.events;
+            if (a.admitted && 2 * a.gate_seen >= w) {
+                forbid(o, "the gate admitted a searcher with " + std::to_string(a.gate_seen) +
+                              " of " + std::to_string(w) + " searching");
+            }
+            admitted += a.admitted;
+        }
+        if (admitted != (w + 1) / 2) {
+            forbid(o, std::to_string(admitted) + " sequential searchers admitted of " + std::to_string(w));
+        }
+    }
     config c = probed(w);
     c.limit_searchers = !faulty;
     runtime rt(c);
     idle_bursts(rt, p.quick ? 20 : 100);
+    // All workers busy, then out of work together: every one of them reaches the gate at once.
+    for (int r = 0; r < (p.quick ? 20 : 100); ++r) {
+        rt.block_on([](unsigned n) -> task<void> {
+            std::vector<join_handle<void>> hs;
+            for (unsigned i = 0; i < n; ++i) {
+                hs.push_back(spawn([]() -> task<void> {
+                    for (int y = 0; y < 200; ++y) co_await yield_now();
+                }()));
+            }
+            for (auto& h : hs) co_await h;
+        }(2 * w));
+    }
     ++o.runs;
     visit_events(rt, o, [&](const probe_event& e) {
         if (e.kind != probe_kind::search_begin) return;

@@ -96,12 +96,36 @@ outcome check_k2(const run_params& p, bool faulty) {
     outcome o;
     const int rounds = p.quick ? 4 : 20;
     const int wakes = p.quick ? 20'000 : 100'000;
+    // First, deterministically: a task that wakes itself during each of its polls (as a waker
+    // fired inside the poll does) must be rescheduled through NOTIFIED, with one entry at a time.
+    {
+        detail::task_header h;
+        h.state_.store(st::ref_one * 1000 | st::lifecycle_bits(st::lifecycle::scheduled));
+        int entries = 1;
+        for (int k = 0; k < 1000 && entries > 0; ++k) {
+            --entries;
+            if (st::lifecycle_of(h.load_state()) != st::lifecycle::scheduled) {
+                forbid(o, "a queue entry for a task that was not scheduled (self-wake)");
+                break;
+            }
+            h.transition_to_running();
+            if (h.transition_to_scheduled(false, faulty)) ++entries;  // wake while RUNNING
+            if (k < 999 && h.transition_after_poll() == detail::task_header::after_poll::rescheduled) {
+                ++entries;
+            }
+            ++o.events;
+            if (entries > 1) forbid(o, "two queue entries after a wake of a running task");
+            if (k < 999 && entries == 0) forbid(o, "a wake of a running task was lost");
+        }
+        ++o.runs;
+    }
     for (int r = 0; r < rounds; ++r) {
         detail::task_header h;
         h.state_.store(st::ref_one * 1000 | st::lifecycle_bits(st::lifecycle::idle));
         std::atomic<int> entries{0}, max_entries{0};
         std::atomic<std::uint64_t> epoch{0};
         std::atomic<int> wakers_done{0};
+        std::atomic<bool> started{false};
         auto enqueue = [&] {
             const int now = entries.fetch_add(1) + 1;
             int m = max_entries.load();
@@ -112,6 +136,7 @@ outcome check_k2(const run_params& p, bool faulty) {
         for (int i = 0; i < 2; ++i) {
             ws.emplace_back([&, i] {
                 detail::fast_rng rng(detail::mix_seed(p.seed * 977 + r * 2 + i));
+                while (!started.load()) std::this_thread::yield();
                 for (int k = 0; k < wakes; ++k) {
                     epoch.fetch_add(1);
                     if (h.transition_to_scheduled(false, faulty)) enqueue();
@@ -121,6 +146,7 @@ outcome check_k2(const run_params& p, bool faulty) {
             });
         }
         std::uint64_t last_seen = 0, polls = 0, stale = 0;
+        started = true;
         for (;;) {
             if (entries.load() == 0) {
                 if (wakers_done.load() == 2 && entries.load() == 0) break;
