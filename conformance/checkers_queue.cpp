@@ -64,22 +64,28 @@ ring_check ring_against_model(std::uint64_t seed, std::uint32_t start, local_que
     auto fail = [&](const std::string& what) {
         if (out.bad.empty()) out.bad = what + " (seed " + std::to_string(seed) + ")";
     };
+    // One owner push. A full ring with a steal in progress sends the task to the global queue
+    // (Q4), outside the model; the span must stay <= 256 either way (Q1).
+    auto push_one = [&] {
+        if (claimed > 0 && q->span() >= local_queue::capacity) {
+            if (q->push(pool[next], g).overflowed != 1) {
+                fail("a push into a full ring during a steal stayed in the ring");
+            }
+            ++next;
+        } else {
+            q->push(pool[next], g);
+            model.push_back(next++);
+        }
+        if (q->span() > local_queue::capacity) {
+            fail("ring span " + std::to_string(q->span()) + " > 256");
+        }
+    };
     for (int i = 0; i < ops && out.bad.empty(); ++i) {
         const unsigned kind = r.bounded(10);
         if (kind < 5) {
             // Keep the ring below full unless a claim is open, so overflow stays out of the model.
             if (model.size() + claimed >= local_queue::capacity && claimed == 0) continue;
-            if (claimed > 0 && q->span() >= local_queue::capacity) {
-                // A full ring with a steal in progress: the push goes to the global queue (Q4).
-                if (q->push(pool[next], g).overflowed != 1) fail("a push during a steal overflowed");
-                ++next;
-            } else {
-                q->push(pool[next], g);
-                model.push_back(next++);
-            }
-            if (q->span() > local_queue::capacity) {
-                fail("ring span " + std::to_string(q->span()) + " > 256");
-            }
+            push_one();
         } else if (kind < 8) {
             task_header* t = q->pop();
             if (model.empty()) {
@@ -107,20 +113,7 @@ ring_check ring_against_model(std::uint64_t seed, std::uint32_t start, local_que
             // With the claim open, often push the ring to (and past) full: the edge Q1 guards.
             if (k > 0 && r.bounded(2) == 0) {
                 const int extra = static_cast<int>(local_queue::capacity - model.size()) + 8;
-                for (int j = 0; j < extra && out.bad.empty(); ++j) {
-                    if (q->span() >= local_queue::capacity) {
-                        if (q->push(pool[next], g).overflowed != 1) {
-                            fail("a push into a full ring during a steal stayed in the ring");
-                        }
-                        ++next;
-                    } else {
-                        q->push(pool[next], g);
-                        model.push_back(next++);
-                    }
-                    if (q->span() > local_queue::capacity) {
-                        fail("ring span " + std::to_string(q->span()) + " > 256");
-                    }
-                }
+                for (int j = 0; j < extra && out.bad.empty(); ++j) push_one();
             }
         } else if (claimed > 0) {
             q->debug_release();
