@@ -127,15 +127,16 @@ ring_check ring_against_model(std::uint64_t seed, std::uint32_t start, local_que
     return out;
 }
 
-// Q1: the ring never holds more than 256 slots, counting those a thief is still copying.
-// Control: the owner's full check uses the real head, ignoring a steal in progress.
-outcome check_q1(const run_params& p, bool faulty) {
+// Runs the ring model `rounds` times (40 quick, 400 full) with seeds from `salt` and starting
+// indices from `start_of(seed)`.
+template <class Start>
+outcome ring_rounds(const run_params& p, std::uint64_t salt, Start&& start_of,
+                    local_queue::faults f) {
     outcome o;
     const int rounds = p.quick ? 40 : 400;
     for (int k = 0; k < rounds; ++k) {
-        const std::uint64_t seed = p.seed * 7919 + k;
-        const auto c = ring_against_model(seed, static_cast<std::uint32_t>(detail::mix_seed(seed)),
-                                          {.full_check_uses_real_head = faulty}, 3000);
+        const std::uint64_t seed = p.seed * salt + k;
+        const auto c = ring_against_model(seed, start_of(seed), f, 3000);
         ++o.runs;
         o.events += c.ops;
         if (!c.bad.empty()) forbid(o, c.bad);
@@ -143,46 +144,45 @@ outcome check_q1(const run_params& p, bool faulty) {
     return o;
 }
 
+// Q1: the ring never holds more than 256 slots, counting those a thief is still copying.
+// Control: the owner's full check uses the real head, ignoring a steal in progress.
+outcome check_q1(const run_params& p, bool faulty) {
+    return ring_rounds(
+        p, 7919, [](std::uint64_t seed) { return static_cast<std::uint32_t>(detail::mix_seed(seed)); },
+        {.full_check_uses_real_head = faulty});
+}
+
 // Q2: the packed head (two 32-bit indices in one 64-bit word) and the 32-bit tail work across the
 // 2^32 wrap. Rings start a few hundred indices before it. Control: pop compares indices with <.
 outcome check_q2(const run_params& p, bool faulty) {
-    outcome o;
-    static_assert(sizeof(std::uint64_t) == 8 && local_queue::capacity == 256);
+    outcome pack_checks;
     for (std::uint32_t s : {0u, 1u, 0xFFFFFFFFu, 0x80000000u}) {
         for (std::uint32_t r : {0u, 1u, 0xFFFFFFFFu, 0x7FFFFFFFu}) {
-            ++o.events;
+            ++pack_checks.events;
             const std::uint64_t h = local_queue::pack(s, r);
             if (local_queue::steal_of(h) != s || local_queue::real_of(h) != r) {
-                forbid(o, "pack/unpack lost an index");
+                forbid(pack_checks, "pack/unpack lost an index");
             }
         }
     }
-    const int rounds = p.quick ? 40 : 400;
-    for (int k = 0; k < rounds; ++k) {
-        const std::uint64_t seed = p.seed * 104729 + k;
-        const std::uint32_t start = 0u - 1u - static_cast<std::uint32_t>(detail::mix_seed(seed) % 600);
-        const auto c = ring_against_model(seed, start, {.pop_compares_indices = faulty}, 3000);
-        ++o.runs;
-        o.events += c.ops;
-        if (!c.bad.empty()) forbid(o, c.bad);
-    }
+    outcome o = ring_rounds(
+        p, 104729,
+        [](std::uint64_t seed) {
+            return 0u - 1u - static_cast<std::uint32_t>(detail::mix_seed(seed) % 600);
+        },
+        {.pop_compares_indices = faulty});
+    o.events += pack_checks.events;
+    o.violations += pack_checks.violations;
+    if (o.detail.empty()) o.detail = pack_checks.detail;
     return o;
 }
 
 // Q3: the owner pops the oldest task (FIFO); claims take the oldest too. Control: the owner pops
 // its newest task.
 outcome check_q3(const run_params& p, bool faulty) {
-    outcome o;
-    const int rounds = p.quick ? 40 : 400;
-    for (int k = 0; k < rounds; ++k) {
-        const std::uint64_t seed = p.seed * 15485863 + k;
-        const auto c = ring_against_model(seed, static_cast<std::uint32_t>(seed * 2654435761u),
-                                          {.pop_from_tail = faulty}, 3000);
-        ++o.runs;
-        o.events += c.ops;
-        if (!c.bad.empty()) forbid(o, c.bad);
-    }
-    return o;
+    return ring_rounds(
+        p, 15485863, [](std::uint64_t seed) { return static_cast<std::uint32_t>(seed * 2654435761u); },
+        {.pop_from_tail = faulty});
 }
 
 // One concurrent round of Q6: the owner pushes `n` tagged tasks with random pops in between while
