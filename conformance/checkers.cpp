@@ -221,15 +221,7 @@ outcome check_b1(const run_params& p, bool faulty) {
     runtime rt(c);
     const int rounds = p.quick ? 1 : 5;
     for (int r = 0; r < rounds; ++r) {
-        rt.block_on([](unsigned tasks) -> task<void> {
-            std::vector<join_handle<void>> hs;
-            for (unsigned i = 0; i < tasks; ++i) {
-                hs.push_back(spawn([]() -> task<void> {
-                    for (int k = 0; k < 500; ++k) co_await yield_now();
-                }()));
-            }
-            for (auto& h : hs) co_await h;
-        }(4 * p.workers));
+        rt.block_on(workloads::yield_storm(4 * p.workers, 500));
         ++o.runs;
     }
     visit_events(rt, o, [&](const probe_event& e) {

@@ -116,15 +116,7 @@ outcome check_g1(const run_params& p, bool faulty) {
     for (int k = 0; k < rounds; ++k) {
         workloads::settle(rt);
         const std::uint64_t before = rt.metrics().global_lock_acquisitions;
-        rt.block_on([](unsigned tasks) -> task<void> {
-            std::vector<join_handle<void>> hs;
-            for (unsigned i = 0; i < tasks; ++i) {
-                hs.push_back(spawn([]() -> task<void> {
-                    for (int y = 0; y < 2000; ++y) co_await yield_now();
-                }()));
-            }
-            for (auto& h : hs) co_await h;
-        }(2 * p.workers));
+        rt.block_on(workloads::yield_storm(2 * p.workers, 2000));
         const runtime_metrics m = workloads::settle(rt);
         ++o.runs;
         o.events += m.total(&worker_metrics::ticks);
@@ -347,15 +339,7 @@ outcome check_i1(const run_params& p, bool faulty) {
     idle_bursts(rt, p.quick ? 20 : 100);
     // All workers busy, then out of work together: every one of them reaches the gate at once.
     for (int r = 0; r < (p.quick ? 20 : 100); ++r) {
-        rt.block_on([](unsigned n) -> task<void> {
-            std::vector<join_handle<void>> hs;
-            for (unsigned i = 0; i < n; ++i) {
-                hs.push_back(spawn([]() -> task<void> {
-                    for (int y = 0; y < 200; ++y) co_await yield_now();
-                }()));
-            }
-            for (auto& h : hs) co_await h;
-        }(2 * w));
+        rt.block_on(workloads::yield_storm(2 * w, 200));
     }
     ++o.runs;
     visit_events(rt, o, [&](const probe_event& e) {

@@ -39,4 +39,17 @@ inline task<unsigned long> tree(unsigned depth, unsigned width) {
     co_return s;
 }
 
+// A yield storm: `tasks` self-waking tasks spawned from the calling task, each yielding `yields`
+// times, all awaited. Keeps every worker busy with purely local work, then idles them together.
+inline task<void> yield_storm(unsigned tasks, int yields) {
+    std::vector<join_handle<void>> hs;
+    hs.reserve(tasks);
+    for (unsigned i = 0; i < tasks; ++i) {
+        hs.push_back(spawn([](int n) -> task<void> {
+            for (int k = 0; k < n; ++k) co_await yield_now();
+        }(yields)));
+    }
+    for (auto& h : hs) co_await h;
+}
+
 }  // namespace blitz::workloads
