@@ -64,12 +64,15 @@ double ns_per_op(F&& f, int ops) {
 int run_bench(const bench_options& o) {
     config cfg;
     cfg.workers = o.workers;
+    cfg.topology = o.topology;
     table t({"scenario", "sleep", "samples", "p50 late (us)", "p99 late (us)", "max late (us)",
              "early"});
     unsigned workers = 0;
+    std::string placement;
     for (bool busy : {false, true}) {
         runtime rt(cfg);
         workers = rt.num_workers();
+        placement = rt.placement().summary();
         std::atomic<bool> stop{false};
         std::vector<join_handle<void>> hogs;
         if (busy) {
@@ -87,7 +90,8 @@ int run_bench(const bench_options& o) {
         for (auto& h : hogs) h.join();
     }
     std::cout << "Timer accuracy: sleep(d) lateness on the real clock, " << workers
-              << " workers (busy: one self-waking ~20 us task per worker)\n\n";
+              << " workers (busy: one self-waking ~20 us task per worker)\nplacement: "
+              << placement << "\n\n";
     t.print(std::cout);
 
     // Timer cost: insert + cancel, alone and through the runtime's driver (lock included).

@@ -63,6 +63,9 @@ void print_counters(const runtime_metrics& m) {
         {"batch-buffer pops", &worker_metrics::batch_pops, true},
         {"steals (ops)", &worker_metrics::steal_ops, true},
         {"steals (tasks)", &worker_metrics::stolen_tasks, true},
+        {"steals from own node", &worker_metrics::steals_same_node, true},
+        {"steals, same package", &worker_metrics::steals_same_package, true},
+        {"steals, other package", &worker_metrics::steals_remote, true},
         {"global fetches (ops)", &worker_metrics::global_fetch_ops, true},
         {"global fetches (tasks)", &worker_metrics::global_fetched, true},
         {"global periodic checks", &worker_metrics::global_periodic, true},
@@ -97,8 +100,10 @@ void print_counters(const runtime_metrics& m) {
 int run_demo(const demo_options& o) {
     config cfg;
     cfg.workers = o.workers;
+    cfg.topology = o.topology;
     runtime rt(cfg);
-    std::cout << "blitz demo: " << rt.num_workers() << " workers\n\n";
+    std::cout << "blitz demo: " << rt.num_workers() << " workers\nplacement: "
+              << rt.placement().summary() << "\n\n";
 
     std::vector<phase> phases;
     phases.push_back(measure(rt, "fan-out", o.fanout, [&] {

@@ -1,9 +1,12 @@
 #pragma once
 // The demo workload `blitz demo` runs (and `make run` shows).
 
+#include "blitz/config.hpp"
+
 namespace blitz::cli {
 
 struct demo_options {
+    topology_options topology;  // placement (--policy, --topology, ...)
     unsigned workers = 0;  // 0: hardware threads
     unsigned long fanout = 1'000'000;
     unsigned long chain = 100'000;

@@ -7,18 +7,21 @@
 #include <string>
 
 #include "bench.hpp"
+#include "blitz/topology.hpp"
 #include "demo.hpp"
 #include "harness.hpp"
+#include "topo.hpp"
 
 namespace {
 
 void usage(std::ostream& os) {
-    os << "usage: blitz [demo|bench|conformance] [options]\n"
+    os << "usage: blitz [demo|bench|conformance|topo] [options]\n"
           "  demo          fan-out of 1,000,000 tasks and a chain of 100,000 spawns, then the\n"
           "                runtime's counters (the default)\n"
           "  bench         timer accuracy (sleep lateness, idle and busy) and timer cost\n"
           "  conformance   invariant checkers with their negative controls; writes\n"
           "                results/<machine>/conformance.{md,json}; exit 1 on any failure\n"
+          "  topo          the machine (or --topology) and the worker -> PU -> core -> node map\n"
           "options:\n"
           "  --quick              smaller runs (demo, bench, conformance)\n"
           "  --full               conformance: the full suite\n"
@@ -26,7 +29,15 @@ void usage(std::ostream& os) {
           "  --fanout N --chain N demo sizes\n"
           "  --seed N             conformance seed (same seed and config, same decisions)\n"
           "  --filter ID...       conformance: only these invariant ids\n"
-          "  --out DIR            conformance: where to write the tables\n";
+          "  --out DIR            conformance: where to write the tables\n"
+          "placement (demo, bench, topo; conformance runs its own matrix, see conformance/README.md):\n"
+          "  --topology T         hwloc synthetic string (\"pack:2 numa:2 core:8 pu:2\"), *.xml\n"
+          "                       export or *.synth file; default: this machine\n"
+          "  --policy P           none|compact|scatter|list (topo defaults to compact)\n"
+          "  --pus LIST           policy list: OS PU numbers, one per worker (0,2,4)\n"
+          "  --one-pu-per-core    compact/scatter skip SMT siblings\n"
+          "  --numa-stealing      thieves try their own node first\n"
+          "  --best-effort        a worker that cannot bind runs unbound instead of failing\n";
 }
 
 unsigned long parse_count(const std::string& flag, const std::string& v) {
@@ -46,6 +57,8 @@ int main(int argc, char** argv) {
         blitz::cli::demo_options demo;
         blitz::cli::bench_options bench;
         blitz::conformance::harness_options conf;
+        blitz::cli::topo_options topo;
+        bool policy_given = false;
         std::string mode = "demo";
         std::string workers_arg;
         bool out_given = false;
@@ -58,7 +71,7 @@ int main(int argc, char** argv) {
                 if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
                 return argv[++i];
             };
-            if (a == "demo" || a == "bench" || a == "conformance") {
+            if (a == "demo" || a == "bench" || a == "conformance" || a == "topo") {
                 mode = a;
             } else if (a == "--quick") {
                 demo.fanout = 10'000;
@@ -81,6 +94,20 @@ int main(int argc, char** argv) {
             } else if (a == "--filter") {
                 while (i + 1 < argc && argv[i + 1][0] != '-') conf.filter.push_back(argv[++i]);
                 if (conf.filter.empty()) throw std::invalid_argument("--filter needs invariant ids");
+            } else if (a == "--topology") {
+                topo.topology.source = value();
+                conf.topologies.push_back(topo.topology.source);
+            } else if (a == "--policy") {
+                topo.topology.policy = blitz::parse_placement_policy(value());
+                policy_given = true;
+            } else if (a == "--pus") {
+                topo.topology.pus = blitz::cli::parse_pu_list(a, value());
+            } else if (a == "--one-pu-per-core") {
+                topo.topology.one_pu_per_core = true;
+            } else if (a == "--numa-stealing") {
+                topo.topology.numa_stealing = true;
+            } else if (a == "--best-effort") {
+                topo.topology.best_effort = true;
             } else if (a == "-h" || a == "--help" || a == "help") {
                 usage(std::cout);
                 return 0;
@@ -99,6 +126,16 @@ int main(int argc, char** argv) {
             demo.workers = bench.workers = conf.workers.front();
         }
         if (workers_arg.empty() && !conf.quick) conf.workers = {1, 2, 4, 8, 16};
+        if (!topo.topology.pus.empty() && !policy_given) {
+            topo.topology.policy = blitz::placement_policy::list;
+            policy_given = true;
+        }
+        if (mode == "topo") {
+            if (!policy_given) topo.topology.policy = blitz::placement_policy::compact;
+            if (!workers_arg.empty()) topo.workers = conf.workers.front();
+            return blitz::cli::run_topo(topo);
+        }
+        demo.topology = bench.topology = topo.topology;
         if (mode == "bench") return blitz::cli::run_bench(bench);
         if (mode == "conformance") {
             if (!out_given) conf.out_dir = "results/" + blitz::conformance::machine_id();

@@ -14,6 +14,9 @@ struct harness_options {
     std::vector<unsigned> workers{1, 2, 4}; // configs
     std::string out_dir;                    // where conformance.md/.json go; empty: don't write
     std::string command;                    // the command line, printed to reproduce the run
+    // Topologies the N checkers run on besides this machine (--topology); empty: the shipped
+    // shapes in conformance/topologies/.
+    std::vector<std::string> topologies;
 };
 
 // Returns the process exit status: 0 only if every checker passed and every control was caught.

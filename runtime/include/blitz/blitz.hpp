@@ -8,5 +8,6 @@
 #include "blitz/runtime.hpp"
 #include "blitz/task.hpp"
 #include "blitz/time.hpp"
+#include "blitz/topology.hpp"
 #include "blitz/waker.hpp"
 #include "blitz/yield.hpp"

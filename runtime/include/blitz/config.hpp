@@ -6,6 +6,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace blitz {
 
@@ -14,6 +15,40 @@ namespace blitz {
 class config_error : public std::invalid_argument {
 public:
     using std::invalid_argument::invalid_argument;
+};
+
+// Where workers run (issue 5, INVARIANTS.md N1-N4).
+//   none     no placement: threads float wherever the OS puts them (the default)
+//   compact  fill one NUMA node before the next; inside a node one worker per core first, then
+//            the cores' SMT siblings
+//   scatter  spread over NUMA nodes, alternating packages, balanced (node counts differ by at
+//            most one until a node is full); inside a node one worker per core first
+//   list     topology_options::pus names each worker's PU
+enum class placement_policy { none, compact, scatter, list };
+
+// The topology and placement part of config (namespace level so it can be defaulted in place).
+struct topology_options {
+    // Where the machine description comes from: empty for this machine (hwloc discovery); an
+    // hwloc synthetic string such as "pack:2 numa:2 core:8 pu:2"; or a file: *.xml (an hwloc
+    // XML export, e.g. `lstopo m.xml`) or *.synth (a file holding one synthetic string). On a
+    // synthetic or foreign topology nothing is bound: placement, memory nodes and victim order
+    // are still computed and reported.
+    std::string source;
+    placement_policy policy = placement_policy::none;
+    // policy list: one PU per worker, by operating-system index (as in taskset and
+    // /proc/cpuinfo). workers = 0 takes the list's length.
+    std::vector<unsigned> pus;
+    // compact and scatter use only the first PU of each core (no SMT siblings).
+    bool one_pu_per_core = false;
+    // A worker that cannot bind to its PU is recorded in runtime::placement() instead of failing
+    // the runtime's construction with topology_error.
+    bool best_effort = false;
+    // With a placement on a real machine with more than one NUMA node, each worker's state
+    // (ring included) is allocated on its own node (N3).
+    bool numa_memory = true;
+    // Thieves try every worker on their own node (random start), then their package, then the
+    // rest (N4). Needs a placement policy.
+    bool numa_stealing = false;
 };
 
 // Runtime configuration. Defaults are the reference design's constants (seeds/004, "Key
@@ -55,6 +90,8 @@ struct config {
     bool start_paused = false;
     // Worker thread names are this prefix plus the worker index (shown by top, gdb, perf).
     std::string thread_name = "blitz-w";
+    // Placement, pinning, NUMA memory and NUMA-aware stealing (see topology_options).
+    topology_options topology;
 
     // Deliberate faults and hooks for the conformance suite's negative controls and for tests.
     // Each fault breaks one invariant on purpose; never set them in production.
@@ -91,6 +128,14 @@ struct config {
         bool abort_ignores_shield = false;
         // K5: an exception escaping a task is dropped instead of reaching its join handle.
         bool drop_exceptions = false;
+        // N1: each worker binds to the PU after the one it was given (the map stays correct).
+        bool bind_wrong_pu = false;
+        // N2: scatter spreads over cores in PU order, ignoring NUMA nodes.
+        bool scatter_ignores_nodes = false;
+        // N3: every worker's state is requested on the first NUMA node.
+        bool memory_on_node0 = false;
+        // N4: NUMA-aware stealing walks all victims in one random order, ignoring nodes.
+        bool steal_ignores_nodes = false;
         // Runs on a worker right before it publishes itself as parked (after its own queues were
         // found empty); tests use it to land work in exactly that window.
         std::function<void(unsigned worker)> before_park_commit;
@@ -105,7 +150,8 @@ struct config {
 
     // Throws config_error naming the first field out of range.
     void validate() const;
-    // `workers` with 0 resolved to the hardware thread count (capped at max_workers).
+    // `workers` with 0 resolved to the hardware thread count (capped at max_workers). With a
+    // placement policy the runtime resolves 0 from the topology instead (runtime::num_workers).
     unsigned resolved_workers() const;
 };
 

@@ -17,6 +17,11 @@ struct worker_metrics {
     std::uint64_t batch_pops = 0;        // tasks taken from the global batch buffer
     std::uint64_t steal_ops = 0;         // successful steals
     std::uint64_t stolen_tasks = 0;      // tasks taken by those steals
+    // Successful steals by the victim's distance (with a placement policy; 0 otherwise):
+    // same NUMA node, same package on another node, another package.
+    std::uint64_t steals_same_node = 0;
+    std::uint64_t steals_same_package = 0;
+    std::uint64_t steals_remote = 0;
     std::uint64_t global_fetch_ops = 0;  // non-empty fetches from the global queue
     std::uint64_t global_fetched = 0;    // tasks taken by those fetches
     std::uint64_t global_periodic = 0;   // periodic (interval-driven) global checks

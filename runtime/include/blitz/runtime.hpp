@@ -10,6 +10,7 @@
 #include "blitz/metrics.hpp"
 #include "blitz/probe.hpp"
 #include "blitz/task.hpp"
+#include "blitz/topology.hpp"
 
 namespace blitz {
 
@@ -39,8 +40,9 @@ join_handle<T> spawn_on(scheduler* s, task<T> t) {
 
 // The runtime: `workers` threads running spawned tasks (see config for every knob).
 //
-// 1. Construction validates the config (config_error names the bad field) and starts the
-//    workers.
+// 1. Construction validates the config (config_error names the bad field), loads the topology
+//    and places the workers if a placement policy is set (topology_error names the bad input or
+//    the worker that could not bind), and starts the workers.
 // 2. spawn() from any thread; blitz::spawn() from inside a task; block_on() runs a task from a
 //    plain thread and waits for its result.
 // 3. Destruction (or shutdown()) stops the workers, cancels every task that has not completed
@@ -78,6 +80,9 @@ public:
     // Probe events recorded since the last call (config::probes); empty streams when off.
     probe_streams take_probes();
     unsigned num_workers() const noexcept;
+    // Where each worker runs: its PU, core, node and package, whether it bound itself, the CPU
+    // set it saw from inside, and where its state was allocated (config::topology).
+    const placement_report& placement() const noexcept;
     const config& cfg() const noexcept;
     void shutdown();
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string>
 #include <thread>
 
 namespace blitz {
@@ -39,6 +40,23 @@ void config::validate() const {
           "must be at least global_batch_min");
     check("batch_buffer_size", batch_buffer_size, 0u, batch_buffer_capacity);
     check("probe_capacity", probe_capacity, 1024u, 1u << 24);
+    const topology_options& t = topology;
+    if (t.policy == placement_policy::list && t.pus.empty()) {
+        throw config_error("blitz::config: topology.policy = list needs topology.pus (one PU per worker)");
+    }
+    if (t.policy != placement_policy::list && !t.pus.empty()) {
+        throw config_error("blitz::config: topology.pus is set but topology.policy is not list");
+    }
+    if (t.policy == placement_policy::list && workers != 0 && t.pus.size() != workers) {
+        throw config_error("blitz::config: topology.pus names " + std::to_string(t.pus.size()) +
+                           " PUs but workers = " + std::to_string(workers));
+    }
+    check("topology.pus (count)", t.pus.size(), std::size_t{0}, std::size_t{max_workers});
+    if (t.numa_stealing && t.policy == placement_policy::none) {
+        throw config_error(
+            "blitz::config: topology.numa_stealing needs a placement policy (compact, scatter or "
+            "list): with policy none no worker has a node");
+    }
     check("park_timeout (ns)", park_timeout.count(), std::int64_t{1000},
           std::int64_t{3'600'000'000'000});
 }

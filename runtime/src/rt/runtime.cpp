@@ -25,6 +25,7 @@ runtime::~runtime() = default;
 runtime_metrics runtime::metrics() const { return sched_->metrics(); }
 probe_streams runtime::take_probes() { return sched_->take_probes(); }
 unsigned runtime::num_workers() const noexcept { return sched_->num_workers(); }
+const placement_report& runtime::placement() const noexcept { return sched_->placement(); }
 const config& runtime::cfg() const noexcept { return sched_->cfg(); }
 void runtime::shutdown() { sched_->shutdown(); }
 void runtime::advance(std::chrono::nanoseconds d) { sched_->timers().advance(d); }

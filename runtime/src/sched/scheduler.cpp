@@ -8,31 +8,114 @@
 #include "blitz/detail/context.hpp"
 #include "sched/rng.hpp"
 #include "task/alloc_stats.hpp"
+#include "topo/os.hpp"
 
 namespace blitz::detail {
 
 scheduler::scheduler(const config& cfg)
     : cfg_(cfg),
-      nworkers_(cfg.resolved_workers()),
+      plan_(topo::make_plan(cfg)),
+      nworkers_(static_cast<unsigned>(plan_.report.workers.size())),
       timers_(cfg.start_paused, cfg.debug.timers_fire_early),
       idle_(nworkers_, cfg.limit_searchers,
             idle_faults{cfg.debug.claim_highest_parked, cfg.debug.wake_despite_searchers}) {
     global_.set_fault_locked_empty(cfg.debug.locked_global_empty);
-    workers_.reserve(nworkers_);
-    const std::uint64_t base =
-        reinterpret_cast<std::uintptr_t>(this) ^
-        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    for (unsigned i = 0; i < nworkers_; ++i) {
-        workers_.push_back(std::make_unique<worker>(*this, i, mix_seed(base + i)));
-    }
+    make_workers();
+    if (plan_.placed) start_latch_ = std::make_unique<std::latch>(nworkers_);
     threads_.reserve(nworkers_);
     try {
         for (unsigned i = 0; i < nworkers_; ++i) {
             threads_.emplace_back([w = workers_[i].get()] { w->run(); });
         }
     } catch (...) {
+        // Threads that never started cannot count down: release the latch for them.
+        if (start_latch_) start_latch_->count_down(nworkers_ - static_cast<unsigned>(threads_.size()));
         shutdown();
         throw;
+    }
+    if (start_latch_) await_binding();
+}
+
+void scheduler::make_workers() {
+    workers_.reserve(nworkers_);
+    const std::uint64_t base =
+        reinterpret_cast<std::uintptr_t>(this) ^
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    for (unsigned i = 0; i < nworkers_; ++i) {
+        worker_placement& wp = plan_.report.workers[i];
+        // N3: the worker's state, ring included, on its own node when the kernel has several.
+        std::unique_ptr<worker, worker_free> w;
+        if (const int node = plan_.memory_kernel_node[i]; node >= 0) {
+            if (void* mem = topo::alloc_on_node(sizeof(worker), node)) {
+                w = std::unique_ptr<worker, worker_free>(
+                    new (mem) worker(*this, i, mix_seed(base + i)), worker_free{true});
+                wp.memory_bound = true;
+            } else {
+                wp.note += (wp.note.empty() ? "" : "; ") + std::string("node-local allocation on node ") +
+                           std::to_string(node) + " failed; default allocation";
+            }
+        }
+        if (!w) w = std::unique_ptr<worker, worker_free>(new worker(*this, i, mix_seed(base + i)));
+        if (plan_.placed && !plan_.report.synthetic) wp.memory_node_observed = topo::node_of(w.get());
+        workers_.push_back(std::move(w));
+    }
+    if (plan_.placed && cfg_.topology.numa_stealing) {
+        for (unsigned i = 0; i < nworkers_; ++i) {
+            workers_[i]->set_victim_tiers(
+                topo::tiers_for(plan_.sites, i, cfg_.debug.steal_ignores_nodes));
+        }
+    }
+    if (plan_.placed) {
+        for (unsigned i = 0; i < nworkers_; ++i) {
+            std::vector<std::uint8_t> d(nworkers_);
+            for (unsigned j = 0; j < nworkers_; ++j) {
+                d[j] = static_cast<std::uint8_t>(topo::distance_between(plan_.sites[i], plan_.sites[j]));
+            }
+            workers_[i]->set_distances(std::move(d));
+        }
+    }
+}
+
+void scheduler::worker_free::operator()(worker* w) const noexcept {
+    if (!node_local) {
+        delete w;
+        return;
+    }
+    w->~worker();
+    topo::free_on_node(w, sizeof(worker));
+}
+
+void scheduler::on_worker_start(unsigned index) noexcept {
+    if (!start_latch_) return;
+    worker_placement& wp = plan_.report.workers[index];
+    const int cpu = plan_.bind_cpu[index];
+    if (cpu >= 0) {
+        const std::string err = topo::bind_this_thread(static_cast<unsigned>(cpu));
+        wp.observed_cpus = topo::this_thread_cpus();
+        // N1, from inside the thread: the kernel's own view must be exactly the PU bound.
+        wp.bound = err.empty() && wp.observed_cpus == std::vector<unsigned>{static_cast<unsigned>(cpu)};
+        if (!err.empty()) {
+            wp.note = "cannot bind to PU " + std::to_string(cpu) + ": " + err;
+        } else if (!wp.bound) {
+            wp.note = "bound to PU " + std::to_string(cpu) + " but sched_getaffinity reports " +
+                      std::to_string(wp.observed_cpus.size()) + " CPUs";
+        }
+    } else {
+        wp.observed_cpus = topo::this_thread_cpus();
+    }
+    start_latch_->count_down();  // release: the report entry above is complete
+}
+
+void scheduler::await_binding() {
+    start_latch_->wait();  // acquire: every worker's report entry is visible
+    if (cfg_.topology.best_effort) return;
+    for (const worker_placement& wp : plan_.report.workers) {
+        if (plan_.bind_cpu[wp.worker] >= 0 && !wp.bound) {
+            const std::string msg = "worker " + std::to_string(wp.worker) + ": " + wp.note +
+                                    " (set topology.best_effort to run unbound)";
+            shutdown();
+            throw topology_error(msg);
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // scheduler: the multi-threaded work-stealing scheduler behind blitz::runtime.
 
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "sched/task_list.hpp"
 #include "sched/worker.hpp"
 #include "time/timer_driver.hpp"
+#include "topo/plan.hpp"
 
 namespace blitz::detail {
 
@@ -57,6 +59,11 @@ public:
                                               .count());
     }
     const config& cfg() const noexcept { return cfg_; }
+    // Where each worker runs and what it saw there (complete once the constructor returns).
+    const placement_report& placement() const noexcept { return plan_.report; }
+    // Called by each worker thread first thing: binds it to its PU (if placed), records what
+    // sched_getaffinity reports from inside the thread, and signals the constructor.
+    void on_worker_start(unsigned index) noexcept;
     unsigned num_workers() const noexcept { return nworkers_; }
     global_queue& global() noexcept { return global_; }
     timer_driver& timers() noexcept { return timers_; }
@@ -68,8 +75,19 @@ public:
 
 private:
     void cancel_all_and_drain() noexcept;
+    void make_workers();
+    // Waits for every worker's on_worker_start; throws topology_error for a failed binding
+    // unless best effort (after stopping the workers).
+    void await_binding();
+
+    // Frees a worker the way it was allocated: node-local (libnuma) or with delete.
+    struct worker_free {
+        bool node_local = false;
+        void operator()(worker* w) const noexcept;
+    };
 
     const config cfg_;
+    topo::plan plan_;  // before nworkers_: the plan decides the worker count
     const unsigned nworkers_;
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     timer_driver timers_;  // declared before the workers: they use it until joined
@@ -78,7 +96,8 @@ private:
     std::mutex foreign_mu_;
     task_list foreign_tasks_;  // guarded by foreign_mu_
     atomic<std::uint64_t> foreign_spawned_{0};
-    std::vector<std::unique_ptr<worker>> workers_;
+    std::vector<std::unique_ptr<worker, worker_free>> workers_;
+    std::unique_ptr<std::latch> start_latch_;  // placed runtimes: counts workers through start
     std::vector<std::thread> threads_;
     atomic<bool> shutdown_{false};
     bool joined_ = false;

@@ -35,6 +35,7 @@ void worker::run() {
     name.resize(std::min<std::size_t>(name.size(), 15));  // the kernel's limit
     pthread_setname_np(pthread_self(), name.c_str());
     set_current_worker(this);
+    sched_.on_worker_start(index_);  // bind to the placed PU first (N1)
 
     while (!sched_.shutting_down()) {
         bump(c_ticks);
@@ -179,7 +180,9 @@ task_header* worker::search() noexcept {
         BLITZ_PROBE(*this, probe_kind::search_begin, adm.gate_seen, adm.prev + 1);
     }
     note_choice();
-    if (w > 1) {
+    if (tiered_) {
+        if (task_header* t = steal_tiered()) return t;
+    } else if (w > 1) {
         // Q7: a uniform random start among the other workers, then each of them once.
         const unsigned start = cfg_.debug.fixed_victim_start ? 0 : rng_.bounded(w - 1);
         [[maybe_unused]] std::uint64_t visited = 0;  // probe only: the victims this walk tried
@@ -191,17 +194,55 @@ task_header* worker::search() noexcept {
             if (r.first) {
                 BLITZ_PROBE(*this, probe_kind::steal_walk, nth_victim(index_, start, 0, w), visited,
                             i + 1);
-                bump(c_steal_ops);
-                bump(c_stolen_tasks, r.taken);
-                BLITZ_PROBE(*this, probe_kind::steal, victim, r.available, r.taken);
-                source_ = poll_source::steal;
-                return r.first;
+                return take_stolen(victim, r);
             }
         }
         BLITZ_PROBE(*this, probe_kind::steal_walk, nth_victim(index_, start, 0, w), visited, w - 1);
     }
     note_choice();
     return fetch_global();  // the final global check before parking (G3)
+}
+
+task_header* worker::steal_tiered() noexcept {
+    // N4: every victim on this worker's node (random start), then its package, then the rest;
+    // each tier once, each with its own random start.
+    [[maybe_unused]] std::uint64_t visited = 0;
+    [[maybe_unused]] unsigned first = 0, tried = 0;
+    unsigned begin = 0;
+    for (const unsigned end : tiers_.end) {
+        const unsigned n = end - begin;
+        const unsigned start = n > 1 ? rng_.bounded(n) : 0;
+        for (unsigned i = 0; i < n; ++i) {
+            const unsigned victim = tiers_.victims[begin + (start + i) % n];
+            BLITZ_PROBE(*this, probe_kind::steal_attempt, victim);
+            if (probes_on()) {
+                if (tried++ == 0) first = victim;
+                visited |= std::uint64_t{1} << victim;
+            }
+            auto r = sched_.worker_at(victim).ring_.steal_into(ring_, cfg_.max_steal,
+                                                               cfg_.debug.steal_all);
+            if (r.first) {
+                BLITZ_PROBE(*this, probe_kind::steal_walk, first, visited, tried);
+                return take_stolen(victim, r);
+            }
+        }
+        begin = end;
+    }
+    if (!tiers_.victims.empty()) BLITZ_PROBE(*this, probe_kind::steal_walk, first, visited, tried);
+    return nullptr;
+}
+
+task_header* worker::take_stolen(unsigned victim, const local_queue::steal_result& r) noexcept {
+    bump(c_steal_ops);
+    bump(c_stolen_tasks, r.taken);
+    if (!distance_to_.empty()) {
+        static constexpr counter by_distance[] = {c_steals_same_node, c_steals_same_package,
+                                                  c_steals_remote};
+        bump(by_distance[distance_to_[victim]]);
+    }
+    BLITZ_PROBE(*this, probe_kind::steal, victim, r.available, r.taken);
+    source_ = poll_source::steal;
+    return r.first;
 }
 
 void worker::run_task(task_header* t) noexcept {
@@ -371,7 +412,10 @@ worker_metrics worker::snapshot() const noexcept {
         &worker_metrics::spawned,
         &worker_metrics::stray_wakes,
         &worker_metrics::global_interval,
-        &worker_metrics::avg_poll_ns};
+        &worker_metrics::avg_poll_ns,
+        &worker_metrics::steals_same_node,
+        &worker_metrics::steals_same_package,
+        &worker_metrics::steals_remote};
     worker_metrics m;
     for (unsigned i = 0; i < c_count; ++i) {
         m.*fields[i] = counters_[i].load(std::memory_order_relaxed);  // relaxed: a snapshot

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "blitz/config.hpp"
 #include "blitz/metrics.hpp"
@@ -13,6 +14,7 @@
 #include "sched/parker.hpp"
 #include "sched/rng.hpp"
 #include "sched/task_list.hpp"
+#include "topo/placement.hpp"
 
 // Records a probe event on worker `w` when probes are on; the arguments are not evaluated
 // otherwise. With BLITZ_PROBES=0 the site compiles to nothing.
@@ -79,6 +81,14 @@ public:
     // Moves the recorded events to `out`; returns the count dropped so far.
     std::uint64_t take_probes(std::vector<probe_event>& out);
 
+    // Before the thread starts: NUMA-aware stealing (N4) walks these tiers instead of one random
+    // ring over all workers; distances classify successful steals for the counters.
+    void set_victim_tiers(topo::victim_tiers t) {
+        tiers_ = std::move(t);
+        tiered_ = true;
+    }
+    void set_distances(std::vector<std::uint8_t> d) { distance_to_ = std::move(d); }
+
     scheduler& sched() noexcept { return sched_; }
     unsigned index() const noexcept { return index_; }
     local_queue& ring() noexcept { return ring_; }
@@ -123,6 +133,9 @@ public:
         c_stray_wakes,
         c_global_interval,
         c_avg_poll_ns,
+        c_steals_same_node,
+        c_steals_same_package,
+        c_steals_remote,
         c_count
     };
 
@@ -130,6 +143,8 @@ private:
     task_header* next_task() noexcept;
     task_header* fetch_global(bool periodic = false) noexcept;
     task_header* search() noexcept;
+    task_header* steal_tiered() noexcept;
+    task_header* take_stolen(unsigned victim, const local_queue::steal_result& r) noexcept;
     void run_task(task_header* t) noexcept;
     void push_ring(task_header* t) noexcept;
     void park() noexcept;
@@ -170,6 +185,9 @@ private:
     std::uint64_t choice_ = 0;  // own_sources() at the last choice (probes only; see probe.hpp)
     std::unique_ptr<probe_ring> probes_;      // null when config::probes is off
     task_list owned_;  // tasks spawned on this worker, until they complete and are swept
+    bool tiered_ = false;                  // NUMA-aware stealing
+    topo::victim_tiers tiers_;             // when tiered_
+    std::vector<std::uint8_t> distance_to_;  // topo::distance per worker; empty: not placed
 
     // ---- read by other threads ----
     alignas(cache_line) atomic<std::uint64_t> counters_[c_count];
