@@ -30,7 +30,8 @@ void usage(std::ostream& os) {
           "  --seed N             conformance seed (same seed and config, same decisions)\n"
           "  --filter ID...       conformance: only these invariant ids\n"
           "  --out DIR            conformance: where to write the tables\n"
-          "placement (demo, bench, topo; conformance runs its own matrix, see conformance/README.md):\n"
+          "placement (demo, bench, topo; conformance: --policy takes a list of passes such as\n"
+          "none,compact (--full's default) and --topology adds shapes for the N checkers):\n"
           "  --topology T         hwloc synthetic string (\"pack:2 numa:2 core:8 pu:2\"), *.xml\n"
           "                       export or *.synth file; default: this machine\n"
           "  --policy P           none|compact|scatter|list (topo defaults to compact)\n"
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
         blitz::conformance::harness_options conf;
         blitz::cli::topo_options topo;
         bool policy_given = false;
+        std::string policy_arg;
         std::string mode = "demo";
         std::string workers_arg;
         bool out_given = false;
@@ -98,7 +100,7 @@ int main(int argc, char** argv) {
                 topo.topology.source = value();
                 conf.topologies.push_back(topo.topology.source);
             } else if (a == "--policy") {
-                topo.topology.policy = blitz::parse_placement_policy(value());
+                policy_arg = value();
                 policy_given = true;
             } else if (a == "--pus") {
                 topo.topology.pus = blitz::cli::parse_pu_list(a, value());
@@ -126,6 +128,18 @@ int main(int argc, char** argv) {
             demo.workers = bench.workers = conf.workers.front();
         }
         if (workers_arg.empty() && !conf.quick) conf.workers = {1, 2, 4, 8, 16};
+        if (policy_given && mode == "conformance") {
+            conf.policies.clear();
+            std::istringstream in(policy_arg);
+            for (std::string p; std::getline(in, p, ',');) {
+                conf.policies.push_back(blitz::parse_placement_policy(p));
+            }
+        } else if (policy_given) {
+            topo.topology.policy = blitz::parse_placement_policy(policy_arg);
+        }
+        if (!policy_given && !conf.quick) {
+            conf.policies = {blitz::placement_policy::none, blitz::placement_policy::compact};
+        }
         if (!topo.topology.pus.empty() && !policy_given) {
             topo.topology.policy = blitz::placement_policy::list;
             policy_given = true;

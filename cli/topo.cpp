@@ -60,7 +60,7 @@ int run_topo(const topo_options& o) {
         r = rt->placement();
     }
 
-    std::cout << "topology: " << r.source << (r.synthetic ? " (synthetic: nothing is bound)" : "")
+    std::cout << "topology: " << r.source << (r.synthetic ? " (not this machine: nothing is bound)" : "")
               << "\n  " << r.packages << " package(s), " << r.nodes.size() << " NUMA node(s), "
               << r.cores << " core(s), " << r.pus << " PU(s)\n";
     table nodes({"node", "os index", "package", "PUs (os indexes)"});

@@ -12,6 +12,8 @@ struct run_params {
     unsigned workers = 2;
     std::uint64_t seed = 1;
     bool quick = true;
+    // Topology checkers (N): the topology source to run on ("" = this machine).
+    std::string topology;
 };
 
 // What one run of a checker's workload saw. `violations` are forbidden outcomes;
@@ -34,6 +36,11 @@ struct checker {
     std::string statement;  // the property, in one line
     std::string control;    // what the negative control breaks
     std::function<outcome(const run_params&, bool faulty)> run;
+    // Runs once per topology (this machine and each synthetic shape) instead of once per
+    // placement pass. A control that returns applicable = false on a topology (e.g. a one-node
+    // machine cannot show memory on the wrong node) is skipped there; it must be caught on every
+    // topology where it applies, and apply on at least one.
+    bool per_topology = false;
 };
 
 const std::vector<checker>& all_checkers();

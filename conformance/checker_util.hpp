@@ -7,13 +7,14 @@
 
 #include "blitz/blitz.hpp"
 #include "checker.hpp"
+#include "suite.hpp"
 #include "settle.hpp"
+#include "suite.hpp"
 
 namespace blitz::conformance {
 
 inline config probed(unsigned workers) {
-    config c;
-    c.workers = workers;
+    config c = fresh(workers);
     c.probes = true;
     c.probe_capacity = 1u << 20;
     return c;

@@ -114,8 +114,7 @@ outcome check_i4(const run_params& p, bool faulty) {
         }
     }
     if (faulty) return o;
-    config c;
-    c.workers = p.workers;
+    config c = fresh(p.workers);
     c.park_timeout = 10s;
     runtime rt(c);
     for (int r = 0; r < (p.quick ? 3 : 20); ++r) {
@@ -138,8 +137,7 @@ outcome check_i4(const run_params& p, bool faulty) {
 // that reaches it. Sleepers record the virtual time they woke at. Control: fire a tick early.
 outcome check_t4(const run_params& p, bool faulty) {
     outcome o;
-    config c;
-    c.workers = p.workers;
+    config c = fresh(p.workers);
     c.start_paused = true;
     c.debug.timers_fire_early = faulty;
     runtime rt(c);
@@ -246,8 +244,7 @@ outcome check_k3(const run_params& p, bool faulty) {
         ~counted() { live->fetch_sub(1); }
     };
     const auto alive = [] {
-        config one;
-        one.workers = 1;
+        config one = fresh(1);
         return runtime(one).metrics().tasks_alive;
     };
     const int rounds = p.quick ? 3 : 10;
@@ -256,8 +253,7 @@ outcome check_k3(const run_params& p, bool faulty) {
         std::atomic<int> live{0};
         detail::testing::test_event never;
         {
-            config c;
-            c.workers = p.workers;
+            config c = fresh(p.workers);
             c.debug.shutdown_skips_global_queue = faulty;
             runtime rt(c);
             for (int i = 0; i < 200; ++i) {  // waiting on an event that never fires
@@ -361,8 +357,7 @@ outcome check_t3(const run_params& p, bool faulty) {
 // Control: skip the periodic check.
 outcome check_g4(const run_params& p, bool faulty) {
     outcome o;
-    config c;
-    c.workers = p.workers;
+    config c = fresh(p.workers);
     c.debug.skip_periodic_global_check = faulty;
     const unsigned bound = c.global_interval_max;
     runtime rt(c);

@@ -269,8 +269,7 @@ outcome check_q6(const run_params& p, bool faulty) {
         if (bad) forbid(o, std::to_string(bad) + " ring tasks not run exactly once; " + first);
     }
     if (faulty) return o;  // the fault lives in the ring; the runtime part has no control
-    config c;
-    c.workers = p.workers;
+    config c = fresh(p.workers);
     runtime rt(c);
     const std::size_t tagged = p.quick ? 20'000 : 200'000;
     std::vector<std::atomic<std::uint8_t>> ran(tagged);

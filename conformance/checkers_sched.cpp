@@ -30,8 +30,7 @@ using namespace std::chrono_literals;
 // L2's flush does not reorder them. Control: the LIFO slot off (cap 0).
 outcome check_l1(const run_params& p, bool faulty) {
     outcome o;
-    config c;
-    c.workers = 1;
+    config c = fresh(1);
     c.lifo_polls_per_tick = faulty ? 0 : c.budget_per_tick;
     runtime rt(c);
     detail::fast_rng r(detail::mix_seed(p.seed));
@@ -108,8 +107,7 @@ outcome check_g1(const run_params& p, bool faulty) {
         }
         ++o.runs;
     }
-    config c;
-    c.workers = p.workers;
+    config c = fresh(p.workers);
     c.debug.locked_global_empty = faulty;
     runtime rt(c);
     const int rounds = p.quick ? 2 : 8;
@@ -233,8 +231,7 @@ outcome check_g5(const run_params& p, bool faulty) {
 // wall-clock latency is reported. Control: no periodic global check.
 outcome check_g6(const run_params& p, bool faulty) {
     outcome o;
-    config c;
-    c.workers = p.workers;
+    config c = fresh(p.workers);
     c.debug.skip_periodic_global_check = faulty;
     const unsigned bound = c.global_interval_max + 2;  // the interval, the task's own poll, slack
     runtime rt(c);
@@ -457,8 +454,7 @@ outcome check_i5(const run_params& p, bool faulty) {
         ++o.runs;
     }
     if (faulty) return o;
-    config c;
-    c.workers = p.workers;
+    config c = fresh(p.workers);
     c.park_timeout = 2s;
     runtime rt(c);
     const auto t0 = std::chrono::steady_clock::now();
@@ -527,8 +523,7 @@ outcome check_i6(const run_params& p, bool faulty) {
 outcome check_i7(const run_params& p, bool faulty) {
     outcome o;
     (void)p;
-    config c;
-    c.workers = config::max_workers + 1;
+    config c = fresh(config::max_workers + 1);
     c.debug.clamp_workers_silently = faulty;
     ++o.runs;
     ++o.events;
@@ -542,8 +537,7 @@ outcome check_i7(const run_params& p, bool faulty) {
         }
     }
     if (faulty) return o;
-    config full;
-    full.workers = config::max_workers;
+    config full = fresh(config::max_workers);
     runtime rt(full);
     const unsigned long sum = rt.block_on(workloads::fan_out(2000));
     runtime_metrics m;

@@ -49,8 +49,7 @@ outcome check_k1(const run_params& p, bool faulty) {
         st::lifecycle_bits(st::lifecycle::complete) != std::uint64_t{3} << code.lifecycle_shift) {
         forbid(o, "flag or lifecycle encodings differ from K1");
     }
-    config c;
-    c.workers = p.workers;
+    config c = fresh(p.workers);
     runtime rt(c);
     struct seen {
         std::uint64_t before = 0, after = 0;
@@ -182,8 +181,7 @@ outcome check_k2(const run_params& p, bool faulty) {
 // never runs; a shield defers cancellation until it is dropped. Control: abort ignores shields.
 outcome check_k4(const run_params& p, bool faulty) {
     outcome o;
-    config c;
-    c.workers = p.workers;
+    config c = fresh(p.workers);
     c.debug.abort_ignores_shield = faulty;
     runtime rt(c);
     const int rounds = p.quick ? 10 : 60;
@@ -268,8 +266,7 @@ outcome check_k4(const run_params& p, bool faulty) {
 // Control: exceptions are dropped at the task boundary.
 outcome check_k5(const run_params& p, bool faulty) {
     outcome o;
-    config c;
-    c.workers = p.workers;
+    config c = fresh(p.workers);
     c.debug.drop_exceptions = faulty;
     runtime rt(c);
     const int pairs = p.quick ? 200 : 2000;

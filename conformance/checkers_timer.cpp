@@ -118,8 +118,7 @@ outcome check_t5(const run_params& p, bool faulty) {
                    return ok;
                });
     if (faulty) return o;
-    config c;
-    c.workers = p.workers;
+    config c = fresh(p.workers);
     c.start_paused = true;
     runtime rt(c);
     const int n = p.quick ? 200 : 2000;
@@ -164,8 +163,7 @@ outcome check_t5(const run_params& p, bool faulty) {
 // watchdog frees the stuck worker; needing it is forbidden). Control: timers fire 1 ms early.
 outcome check_t6(const run_params& p, bool faulty) {
     outcome o;
-    config c;
-    c.workers = p.workers;
+    config c = fresh(p.workers);
     c.debug.timers_fire_early = faulty;
     runtime rt(c);
     const int n = p.quick ? 40 : 300;

@@ -18,8 +18,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include "blitz/topology.hpp"
 #include "checker.hpp"
+#include "suite.hpp"
 #include "table.hpp"
+#include "topo/machine.hpp"
 
 namespace blitz::conformance {
 namespace {
@@ -95,6 +98,7 @@ struct row {
     outcome control;
     bool caught = false;
     bool pass = false;
+    bool applicable = false;  // some config could exercise the invariant
     double seconds = 0;
 };
 
@@ -170,6 +174,27 @@ private:
     std::thread thread_;
 };
 
+// The shipped shapes (conformance/topologies/*.synth and *.xml), sorted by name.
+std::vector<std::string> shipped_topologies() {
+    std::vector<std::string> r;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(BLITZ_TOPOLOGY_DIR, ec)) {
+        const std::string ext = e.path().extension().string();
+        if (ext == ".synth" || ext == ".xml") r.push_back(e.path().string());
+    }
+    if (r.empty()) {
+        // Installed without the source tree: the two shapes the N checkers must cover.
+        r = {"pack:2 numa:2 core:8 pu:2", "pack:1 numa:4 core:16 pu:1"};
+    }
+    std::sort(r.begin(), r.end());
+    return r;
+}
+
+std::string topology_label(const std::string& t) {
+    if (t.empty()) return "this machine";
+    return std::filesystem::path(t).filename().string();
+}
+
 }  // namespace
 
 int run_harness(const harness_options& o) {
@@ -182,6 +207,13 @@ int run_harness(const harness_options& o) {
             throw std::invalid_argument("--filter: no checker for '" + id + "'; known:" + known);
         }
     }
+    const std::vector<std::string> shapes = o.topologies.empty() ? shipped_topologies() : o.topologies;
+    std::vector<std::string> topologies{""};  // this machine first
+    for (const auto& t : shapes) {
+        detail::topo::load_machine(t);  // a bad --topology fails here, before any checker runs
+        topologies.push_back(t);
+    }
+    const unsigned max_pinned = static_cast<unsigned>(detail::topo::load_machine("").pus.size());
     watchdog dog(std::chrono::seconds(o.quick ? 600 : 3600));
     std::vector<row> rows;
     for (const checker& c : all_checkers()) {
@@ -191,26 +223,71 @@ int run_harness(const harness_options& o) {
         }
         row r{&c, {}, {}};
         const auto row_started = std::chrono::steady_clock::now();
-        for (unsigned w : o.workers) {
-            std::cerr << "\r[conformance] " << c.id << " workers=" << w << "            " << std::flush;
-            dog.arm(c.id + " workers=" + std::to_string(w));
-            outcome x = c.run(run_params{w, o.seed, o.quick}, /*faulty=*/false);
-            if (!x.applicable) continue;
+        auto one = [&](const run_params& p, const std::string& label) {
+            std::cerr << "\r[conformance] " << c.id << " " << label << "            " << std::flush;
+            dog.arm(c.id + " " + label);
+            outcome x = c.run(p, /*faulty=*/false);
+            if (!x.applicable) return;
+            r.applicable = true;
             r.total.runs += x.runs;
             r.total.events += x.events;
             r.total.violations += x.violations;
             r.total.interesting += x.interesting;
             if (r.total.detail.empty()) r.total.detail = x.detail;
             if (!x.note.empty()) {
-                r.total.note += (r.total.note.empty() ? "" : "; ") + std::string("W=") +
-                                std::to_string(w) + ": " + x.note;
+                r.total.note += (r.total.note.empty() ? "" : "; ") + label + ": " + x.note;
             }
+        };
+        if (c.per_topology) {
+            current_placement() = suite_placement{};
+            for (const std::string& t : topologies) {
+                for (unsigned w : o.workers) {
+                    one(run_params{w, o.seed, o.quick, t}, topology_label(t) + " W=" + std::to_string(w));
+                }
+            }
+        } else {
+            for (placement_policy pol : o.policies) {
+                current_placement() = suite_placement{pol, max_pinned};
+                for (unsigned w : o.workers) {
+                    if (pol != placement_policy::none && w > max_pinned) continue;
+                    one(run_params{w, o.seed, o.quick, {}},
+                        (pol == placement_policy::none ? std::string() : to_string(pol) + std::string(" ")) +
+                            "W=" + std::to_string(w));
+                }
+            }
+            current_placement() = suite_placement{};
+        }
+        if (!r.applicable) {
+            // E.g. Q7 with at most two workers: nothing to check, and nothing to catch. Shown as
+            // n/a; it neither passes nor fails the run.
+            r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started).count();
+            rows.push_back(std::move(r));
+            continue;
         }
         std::cerr << "\r[conformance] " << c.id << " negative control      " << std::flush;
-        const unsigned cw = std::max(2u, o.workers.empty() ? 2u : o.workers.back());
-        dog.arm(c.id + " negative control");
-        r.control = c.run(run_params{cw, o.seed, o.quick}, /*faulty=*/true);
-        r.caught = r.control.violations > 0;
+        // Controls run unpinned with at least 4 workers: some faults (e.g. I2's) need 3 to show.
+        const unsigned cw = std::max(4u, o.workers.empty() ? 4u : o.workers.back());
+        if (c.per_topology) {
+            // Caught on every topology where the fault can show, and it must show somewhere.
+            unsigned applicable = 0, caught = 0;
+            for (const std::string& t : topologies) {
+                dog.arm(c.id + " negative control on " + topology_label(t));
+                outcome x = c.run(run_params{cw, o.seed, o.quick, t}, /*faulty=*/true);
+                if (!x.applicable) continue;
+                ++applicable;
+                if (x.violations > 0) ++caught;
+                r.control.violations += x.violations;
+                if (x.violations == 0 && r.control.detail.empty()) {
+                    r.control.detail = "not caught on " + topology_label(t);
+                }
+            }
+            r.caught = applicable > 0 && caught == applicable;
+            if (applicable == 0) r.control.detail = "the fault could not show on any topology";
+        } else {
+            dog.arm(c.id + " negative control");
+            r.control = c.run(run_params{cw, o.seed, o.quick, {}}, /*faulty=*/true);
+            r.caught = r.control.violations > 0;
+        }
         r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started).count();
         r.pass = r.total.violations == 0 && r.total.events > 0 && r.caught;
         rows.push_back(std::move(r));
@@ -221,15 +298,16 @@ int run_harness(const harness_options& o) {
 
     cli::table t({"id", "property", "runs", "events", "violations", "interesting", "control caught",
                   "s", "verdict"});
-    bool all_pass = !rows.empty();
+    bool all_pass = std::any_of(rows.begin(), rows.end(), [](const row& r) { return r.applicable; });
     for (const row& r : rows) {
+        if (!r.applicable) continue;
         all_pass = all_pass && r.pass;
         t.add({r.c->id, r.c->statement, std::to_string(r.total.runs),
                std::to_string(r.total.events), std::to_string(r.total.violations),
                std::to_string(r.total.interesting),
-               r.caught ? "yes (" + std::to_string(r.control.violations) + ")" : "NO",
+               !r.applicable ? "-" : r.caught ? "yes (" + std::to_string(r.control.violations) + ")" : "NO",
                std::to_string(static_cast<int>(r.seconds + 0.5)),
-               r.pass ? "PASS" : "FAIL"});
+               !r.applicable ? "n/a" : r.pass ? "PASS" : "FAIL"});
     }
     std::ostringstream table_text;
     t.print(table_text);
@@ -238,7 +316,8 @@ int run_harness(const harness_options& o) {
     for (const row& r : rows) {
         if (!r.total.detail.empty()) notes << r.c->id << ": " << r.total.detail << "\n";
         if (!r.total.note.empty()) notes << r.c->id << " (measured): " << r.total.note << "\n";
-        if (!r.caught && !r.control.detail.empty()) {
+        if (!r.applicable) notes << r.c->id << ": not applicable with these worker counts\n";
+        if (r.applicable && !r.caught && !r.control.detail.empty()) {
             notes << r.c->id << " control: " << r.control.detail << "\n";
         }
     }
@@ -254,6 +333,19 @@ int run_harness(const harness_options& o) {
         const std::string commit = run_command("git rev-parse --short HEAD 2>/dev/null");
         std::ostringstream workers;
         for (std::size_t i = 0; i < o.workers.size(); ++i) workers << (i ? "," : "") << o.workers[i];
+        std::string placement_text, topo_text = "this machine";
+        for (placement_policy pol : o.policies) {
+            if (!placement_text.empty()) placement_text += "; ";
+            if (pol == placement_policy::none) {
+                placement_text += "unpinned (policy none) for every worker count";
+                continue;
+            }
+            config pc;
+            pc.topology.policy = pol;
+            const unsigned most = std::min(max_pinned, *std::max_element(o.workers.begin(), o.workers.end()));
+            placement_text += "pinned W<=" + std::to_string(most) + ": " + plan_placement(pc, most).summary();
+        }
+        for (std::size_t i = 1; i < topologies.size(); ++i) topo_text += ", " + topology_label(topologies[i]);
         const topology_record topo = read_topology();
         if (!topo.xml.empty()) std::ofstream(o.out_dir + "/topology.xml") << topo.xml;
         std::ofstream md(o.out_dir + "/conformance.md");
@@ -266,7 +358,8 @@ int run_harness(const harness_options& o) {
            << "| compiler | " << compiler() << " |\n| build flags | " << BLITZ_BUILD_FLAGS
            << " |\n| commit | " << (commit.empty() ? "unknown" : commit) << " |\n"
            << "| seed | " << o.seed << " |\n| workers | " << workers.str() << " |\n"
-           << "| placement | unpinned (topology issue pending) |\n"
+           << "| placement | " << placement_text << " |\n"
+           << "| topologies (N checkers) | " << topo_text << " |\n"
            << "| duration | " << secs << " s |\n| command | `" << o.command << "` |\n\n```\n"
            << table_text.str() << "```\n\n"
            << "Rows: runs = workload rounds over all worker configs; events = probe events, "
@@ -277,7 +370,8 @@ int run_harness(const harness_options& o) {
         std::ofstream js(o.out_dir + "/conformance.json");
         js << "{\n  \"machine\": \"" << machine_id() << "\",\n  \"cpu\": \"" << json_escape(cpu_model())
            << "\",\n  \"topology\": \"" << json_escape(topo.summary)
-           << "\",\n  \"topology_xml\": \"topology.xml\",\n  \"kernel\": \"" << u.release << "\",\n  \"compiler\": \""
+           << "\",\n  \"topology_xml\": \"topology.xml\",\n  \"placement\": \"" << json_escape(placement_text)
+           << "\",\n  \"topologies\": \"" << json_escape(topo_text) << "\",\n  \"kernel\": \"" << u.release << "\",\n  \"compiler\": \""
            << json_escape(compiler()) << "\",\n  \"commit\": \"" << commit << "\",\n  \"seed\": "
            << o.seed << ",\n  \"mode\": \"" << (o.quick ? "quick" : "full")
            << "\",\n  \"duration_s\": " << secs << ",\n  \"checkers\": [\n";
@@ -289,7 +383,7 @@ int run_harness(const harness_options& o) {
                << r.total.interesting << ", \"note\": \"" << json_escape(r.total.note)
                << "\", \"control\": \"" << json_escape(r.c->control)
                << "\", \"control_violations\": " << r.control.violations << ", \"verdict\": \""
-               << (r.pass ? "pass" : "fail") << "\"}" << (i + 1 < rows.size() ? "," : "") << "\n";
+               << (!r.applicable ? "n/a" : r.pass ? "pass" : "fail") << "\"}" << (i + 1 < rows.size() ? "," : "") << "\n";
         }
         js << "  ]\n}\n";
         std::cout << "wrote " << o.out_dir << "/conformance.md and conformance.json\n";

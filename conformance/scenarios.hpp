@@ -9,6 +9,7 @@
 #include "blitz/blitz.hpp"
 #include "sched/worker.hpp"
 #include "settle.hpp"
+#include "suite.hpp"
 #include "task/test_event.hpp"
 
 namespace blitz::workloads {
@@ -30,8 +31,7 @@ inline park_window_result park_window(bool skip_check, std::chrono::nanoseconds 
     std::atomic<runtime*> target{nullptr};
     std::atomic<bool> armed{false}, spawned{false}, lifo_empty{true};
     join_handle<int> late;
-    config c;
-    c.workers = 1;
+    config c = conformance::fresh(1);
     c.park_timeout = park_timeout;
     c.debug.skip_last_searcher_check = skip_check;
     c.debug.lifo_while_parking = lifo_fault;
@@ -72,8 +72,7 @@ inline task<void> pinger(char name, detail::testing::test_event& mine,
 // cap when the cap works.
 inline std::size_t polls_before_queued_task(unsigned lifo_cap) {
     using detail_scenarios::pinger;
-    config c;
-    c.workers = 1;
+    config c = conformance::fresh(1);
     c.lifo_polls_per_tick = lifo_cap;
     runtime rt(c);
     std::vector<char> log;

@@ -1,0 +1,29 @@
+#pragma once
+// The placement every checker's runtime uses in the current pass of the suite (unpinned, or
+// pinned with a policy). The harness sets it between runs; checkers start their configs from
+// fresh(workers), so a pinned pass pins every runtime that fits on this machine's PUs.
+
+#include "blitz/config.hpp"
+
+namespace blitz::conformance {
+
+struct suite_placement {
+    placement_policy policy = placement_policy::none;
+    unsigned max_pinned = 0;  // eligible PUs on this machine: larger runtimes stay unpinned
+};
+
+inline suite_placement& current_placement() {
+    static suite_placement p;  // written by the harness between runs, read by checkers
+    return p;
+}
+
+// A default config for `workers` workers under the pass's placement.
+inline config fresh(unsigned workers) {
+    config c;
+    c.workers = workers;
+    const suite_placement& p = current_placement();
+    if (p.policy != placement_policy::none && workers <= p.max_pinned) c.topology.policy = p.policy;
+    return c;
+}
+
+}  // namespace blitz::conformance
