@@ -21,6 +21,11 @@ struct shape {
     unsigned workers;
 };
 
+void PrintTo(const shape& s, std::ostream* os) {
+    *os << (s.source[0] ? s.source : "this machine") << ", " << to_string(s.policy) << ", "
+        << s.workers << " workers";
+}
+
 class ByShape : public ::testing::TestWithParam<shape> {};
 
 TEST_P(ByShape, TreesRunExactlyOnceWithNumaStealing) {

@@ -65,7 +65,9 @@ struct placement_report {
 };
 
 // Computes the placement `cfg` asks for without starting a runtime (binding and memory fields
-// stay empty). `workers` overrides cfg.workers when non-zero. Throws topology_error.
+// stay empty). `workers` overrides cfg.workers when non-zero. Throws config_error for an invalid
+// config and topology_error for bad topology input or an impossible placement. On this machine
+// only the PUs in the calling thread's CPU set are used (as the runtime does).
 placement_report plan_placement(const config& cfg, unsigned workers = 0);
 
 const char* to_string(placement_policy p) noexcept;

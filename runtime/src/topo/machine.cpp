@@ -5,12 +5,14 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
 
 #include "blitz/topology.hpp"
+#include "topo/os.hpp"
 
 namespace blitz::detail::topo {
 namespace {
@@ -89,12 +91,20 @@ machine load_machine(const std::string& source) {
     const int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
     if (npu <= 0) throw topology_error("the topology of " + m.source + " has no PUs");
     const int nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+    // On this machine only the CPUs the calling thread may use count (taskset, numactl,
+    // a container's cpuset): placing a worker elsewhere would fail or escape the user's limit.
+    std::vector<unsigned> allowed;
+    if (source.empty()) allowed = this_thread_cpus();
+    auto usable = [&](unsigned os) {
+        return allowed.empty() || std::binary_search(allowed.begin(), allowed.end(), os);
+    };
 
     std::map<unsigned, unsigned> package_of, node_of;  // hwloc logical index -> dense index
     std::map<hwloc_obj_t, unsigned> core_of;
     std::map<unsigned, unsigned> hw_node_dense;          // hwloc node logical -> dense
     for (int i = 0; i < npu; ++i) {
         hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, static_cast<unsigned>(i));
+        if (!usable(pu->os_index)) continue;
         pu_info p;
         p.os = pu->os_index;
         if (hwloc_obj_t pack = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu)) {
@@ -134,6 +144,9 @@ machine load_machine(const std::string& source) {
         p.node = nit->second;
         m.nodes[p.node].pus.push_back(static_cast<unsigned>(m.pus.size()));
         m.pus.push_back(p);
+    }
+    if (m.pus.empty()) {
+        throw topology_error("none of the PUs of " + m.source + " is in this thread's CPU set");
     }
     m.packages = package_of.empty() ? 1u : static_cast<unsigned>(package_of.size());
 

@@ -33,7 +33,7 @@ struct machine {
     std::vector<unsigned long long> distances;  // nodes x nodes latency matrix, or empty
 };
 
-// Loads `source` (empty: this machine; *.xml: an hwloc XML export; *.synth: a file holding a
+// Loads `source` (empty: this machine, limited to the PUs in the calling thread's CPU set; *.xml: an hwloc XML export; *.synth: a file holding a
 // synthetic string; anything else: a synthetic string). Throws topology_error naming the input.
 machine load_machine(const std::string& source);
 

@@ -55,15 +55,18 @@ std::string placement_report::summary() const {
 }
 
 placement_report plan_placement(const config& cfg, unsigned workers) {
-    return detail::topo::make_plan(cfg, workers).report;
+    config checked = cfg;
+    if (workers) checked.workers = workers;
+    checked.validate();
+    return detail::topo::make_plan(cfg, workers, /*inspect=*/true).report;
 }
 
 namespace detail::topo {
 
-plan make_plan(const config& cfg, unsigned workers) {
+plan make_plan(const config& cfg, unsigned workers, bool inspect) {
     const topology_options& o = cfg.topology;
     plan p;
-    if (o.policy == placement_policy::none && o.source.empty()) {
+    if (o.policy == placement_policy::none && o.source.empty() && !inspect) {
         // Nothing to place and no topology asked for: skip the hwloc discovery (a few ms).
         p.report.source = "this machine (not inspected: no placement)";
         const unsigned n = workers ? workers : cfg.resolved_workers();

@@ -20,7 +20,8 @@ struct plan {
 };
 
 // Loads the topology and places the workers. `workers` overrides cfg.workers when non-zero.
+// With policy none and no topology source the machine is not inspected unless `inspect`.
 // Throws topology_error (bad input, impossible placement).
-plan make_plan(const config& cfg, unsigned workers = 0);
+plan make_plan(const config& cfg, unsigned workers = 0, bool inspect = false);
 
 }  // namespace blitz::detail::topo

@@ -280,6 +280,24 @@ TEST(TopoRuntime, WorkersDefaultToOnePerEligiblePu) {
     EXPECT_EQ(rt.num_workers(), load_machine("").pus.size());
 }
 
+TEST(TopoRuntime, PlacementStaysInsideTheCallersCpuSet) {
+    // Like `taskset -c <last CPU> app`: compact may only use the CPUs the process was given.
+    const std::vector<unsigned> all = this_thread_cpus();
+    if (all.size() < 2) GTEST_SKIP() << "needs two CPUs";
+    ASSERT_EQ(set_this_thread_cpus({all.back()}), "");
+    {
+        config c;
+        c.topology.policy = placement_policy::compact;
+        runtime rt(c);
+        ASSERT_EQ(rt.num_workers(), 1u);
+        EXPECT_EQ(rt.placement().workers[0].pu, static_cast<int>(all.back()));
+        EXPECT_EQ(rt.placement().pus, 1u);
+        c.workers = 2;
+        EXPECT_THROW(runtime again(c), topology_error);
+    }
+    ASSERT_EQ(set_this_thread_cpus(all), "");
+}
+
 TEST(TopoRuntime, TooManyPinnedWorkersIsAnError) {
     config c;
     c.topology.policy = placement_policy::compact;
