@@ -47,11 +47,19 @@ blitz::task<std::uint64_t> spawn_many(int n) {
     co_return heap_allocs() - before;
 }
 
+// The runtime config of a benchmark row: `workers` workers; range(2) == 1 pins them
+// compactly. Each row's label records the placement used.
+blitz::config bench_config(const benchmark::State& st, unsigned workers) {
+    blitz::config cfg;
+    cfg.workers = workers;
+    if (st.range(2) == 1) cfg.topology.policy = blitz::placement_policy::compact;
+    return cfg;
+}
+
 // Tokio's spawn_many_local shape: one task spawns N and awaits them all.
 void BM_spawn_many_local(benchmark::State& st) {
-    blitz::config cfg;
-    cfg.workers = static_cast<unsigned>(st.range(1));
-    blitz::runtime rt(cfg);
+    blitz::runtime rt(bench_config(st, static_cast<unsigned>(st.range(1))));
+    st.SetLabel(rt.placement().summary());
     const int n = static_cast<int>(st.range(0));
     auto before = rt.metrics();
     std::uint64_t heap = 0;
@@ -65,7 +73,12 @@ void BM_spawn_many_local(benchmark::State& st) {
     st.counters["bytes/task"] =
         double(after.task_bytes_allocated - before.task_bytes_allocated) / task_allocs;
 }
-BENCHMARK(BM_spawn_many_local)->Args({10000, 1})->Args({10000, 2})->UseRealTime();
+BENCHMARK(BM_spawn_many_local)
+    ->Args({10000, 1, 0})
+    ->Args({10000, 2, 0})
+    ->Args({10000, 1, 1})
+    ->Args({10000, 2, 1})
+    ->UseRealTime();
 
 // Returns the heap allocations made while it yielded n times (counted inside the task).
 blitz::task<std::uint64_t> yielder(int n) {
@@ -74,15 +87,14 @@ blitz::task<std::uint64_t> yielder(int n) {
     co_return heap_allocs() - before;
 }
 void BM_yield_many(benchmark::State& st) {
-    blitz::config cfg;
-    cfg.workers = 2;
-    blitz::runtime rt(cfg);
+    blitz::runtime rt(bench_config(st, 2));
+    st.SetLabel(rt.placement().summary());
     std::uint64_t during = 0;
     for (auto _ : st) during += rt.block_on(yielder(static_cast<int>(st.range(0))));
     st.SetItemsProcessed(st.iterations() * st.range(0));
     st.counters["heap_allocs/yield"] = double(during) / double(st.iterations() * st.range(0));
 }
-BENCHMARK(BM_yield_many)->Arg(10000)->UseRealTime();
+BENCHMARK(BM_yield_many)->Args({10000, 2, 0})->Args({10000, 2, 1})->UseRealTime();
 
 void BM_local_queue_push_pop(benchmark::State& st) {
     blitz::detail::testing::header_pool pool(256);

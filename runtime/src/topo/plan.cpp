@@ -35,6 +35,7 @@ placement_policy parse_placement_policy(const std::string& s) {
 }
 
 std::string placement_report::summary() const {
+    if (pus == 0) return "none: unpinned (topology not inspected)";
     std::ostringstream os;
     os << to_string(policy) << (one_pu_per_core ? " (one PU per core)" : "") << " on " << source
        << " (" << plural(packages, "package", "packages") << ", "
