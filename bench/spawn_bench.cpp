@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "blitz/blitz.hpp"
@@ -95,6 +96,18 @@ void BM_yield_many(benchmark::State& st) {
     st.counters["heap_allocs/yield"] = double(during) / double(st.iterations() * st.range(0));
 }
 BENCHMARK(BM_yield_many)->Args({10000, 2, 0})->Args({10000, 2, 1})->UseRealTime();
+
+// Construction and shutdown of a 2-worker runtime: what placement adds (hwloc discovery of this
+// machine, binding, the start latch) against an unplaced runtime.
+void BM_runtime_start(benchmark::State& st) {
+    std::string label;
+    for (auto _ : st) {
+        blitz::runtime rt(bench_config(st, static_cast<unsigned>(st.range(1))));
+        if (label.empty()) label = rt.placement().summary();
+    }
+    st.SetLabel(label);
+}
+BENCHMARK(BM_runtime_start)->Args({0, 2, 0})->Args({0, 2, 1})->UseRealTime();
 
 void BM_local_queue_push_pop(benchmark::State& st) {
     blitz::detail::testing::header_pool pool(256);

@@ -343,7 +343,9 @@ int run_harness(const harness_options& o) {
             config pc;
             pc.topology.policy = pol;
             const unsigned most = std::min(max_pinned, *std::max_element(o.workers.begin(), o.workers.end()));
-            placement_text += "pinned W<=" + std::to_string(most) + ": " + plan_placement(pc, most).summary();
+            placement_text += "pinned W<=" + std::to_string(most) +
+                              " (each worker binds itself at start; N1 checks it): " +
+                              plan_placement(pc, most).summary();
         }
         for (std::size_t i = 1; i < topologies.size(); ++i) topo_text += ", " + topology_label(topologies[i]);
         const topology_record topo = read_topology();

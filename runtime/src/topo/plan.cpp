@@ -43,13 +43,18 @@ std::string placement_report::summary() const {
        << plural(cores, "core", "cores") << ", " << plural(pus, "PU", "PUs") << ")";
     if (policy == placement_policy::none) return os.str() + ": unpinned";
     os << ":";
-    bool all_bound = !workers.empty(), any_mem = false;
+    bool all_bound = !workers.empty(), any_mem = false, started = false;
     for (const worker_placement& w : workers) {
         os << " w" << w.worker << "->PU" << w.pu;
         all_bound = all_bound && w.bound;
         any_mem = any_mem || w.memory_bound;
+        started = started || !w.observed_cpus.empty();
     }
-    os << (synthetic ? "; synthetic, nothing bound" : all_bound ? "; bound" : "; not bound");
+    if (synthetic) {
+        os << "; not this machine, nothing bound";
+    } else if (started) {  // a running runtime's report (plan_placement binds nothing)
+        os << (all_bound ? "; bound" : "; NOT bound");
+    }
     if (numa_stealing) os << "; NUMA-aware stealing";
     if (any_mem) os << "; node-local memory";
     return os.str();
