@@ -305,13 +305,18 @@ TEST(TopoRuntime, TooManyPinnedWorkersIsAnError) {
     EXPECT_THROW(runtime rt(c), topology_error);
 }
 
-TEST(TopoRuntime, SyntheticTopologyPlansButBindsNothing) {
+// 8 workers scattered over the 2 x 2 shape with NUMA-aware stealing.
+config numa_scatter_on_two_by_two() {
     config c;
     c.topology.source = two_by_two;
     c.topology.policy = placement_policy::scatter;
     c.topology.numa_stealing = true;
     c.workers = 8;
-    runtime rt(c);
+    return c;
+}
+
+TEST(TopoRuntime, SyntheticTopologyPlansButBindsNothing) {
+    runtime rt(numa_scatter_on_two_by_two());
     const placement_report& r = rt.placement();
     EXPECT_TRUE(r.synthetic);
     const std::vector<unsigned> process = this_thread_cpus();
@@ -337,12 +342,7 @@ task<void> spin_spawner(unsigned n, std::atomic<unsigned>& done) {
 }
 
 TEST(TopoRuntime, StealsAreCountedByDistance) {
-    config c;
-    c.topology.source = two_by_two;
-    c.topology.policy = placement_policy::scatter;
-    c.topology.numa_stealing = true;
-    c.workers = 8;
-    runtime rt(c);
+    runtime rt(numa_scatter_on_two_by_two());
     std::atomic<unsigned> done{0};
     for (int round = 0; round < 50; ++round) rt.block_on(spin_spawner(200, done));
     while (done.load() < 50u * 200) std::this_thread::yield();
