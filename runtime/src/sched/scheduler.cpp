@@ -47,8 +47,13 @@ void scheduler::make_workers() {
         std::unique_ptr<worker, worker_free> w;
         if (const int node = plan_.memory_kernel_node[i]; node >= 0) {
             if (void* mem = topo::alloc_on_node(sizeof(worker), node)) {
-                w = std::unique_ptr<worker, worker_free>(
-                    new (mem) worker(*this, i, mix_seed(base + i)), worker_free{true});
+                try {
+                    w = std::unique_ptr<worker, worker_free>(
+                        new (mem) worker(*this, i, mix_seed(base + i)), worker_free{true});
+                } catch (...) {
+                    topo::free_on_node(mem, sizeof(worker));
+                    throw;
+                }
                 wp.memory_bound = true;
             } else {
                 wp.note += (wp.note.empty() ? "" : "; ") + std::string("node-local allocation on node ") +
@@ -59,19 +64,18 @@ void scheduler::make_workers() {
         if (plan_.placed && !plan_.report.synthetic) wp.memory_node_observed = topo::node_of(w.get());
         workers_.push_back(std::move(w));
     }
-    if (plan_.placed && cfg_.topology.numa_stealing) {
-        for (unsigned i = 0; i < nworkers_; ++i) {
+    if (!plan_.placed) return;
+    // Placed workers know how far every other worker is (steal counters) and, with NUMA-aware
+    // stealing, walk their victims nearest tier first (N4).
+    for (unsigned i = 0; i < nworkers_; ++i) {
+        std::vector<std::uint8_t> d(nworkers_);
+        for (unsigned j = 0; j < nworkers_; ++j) {
+            d[j] = static_cast<std::uint8_t>(topo::distance_between(plan_.sites[i], plan_.sites[j]));
+        }
+        workers_[i]->set_distances(std::move(d));
+        if (cfg_.topology.numa_stealing) {
             workers_[i]->set_victim_tiers(
                 topo::tiers_for(plan_.sites, i, cfg_.debug.steal_ignores_nodes));
-        }
-    }
-    if (plan_.placed) {
-        for (unsigned i = 0; i < nworkers_; ++i) {
-            std::vector<std::uint8_t> d(nworkers_);
-            for (unsigned j = 0; j < nworkers_; ++j) {
-                d[j] = static_cast<std::uint8_t>(topo::distance_between(plan_.sites[i], plan_.sites[j]));
-            }
-            workers_[i]->set_distances(std::move(d));
         }
     }
 }
