@@ -322,8 +322,11 @@ int run_harness(const harness_options& o) {
         }
     }
     std::cout << notes.str();
-    std::cout << (all_pass ? "all checkers passed, every negative control caught"
+    const auto not_applicable =
+        std::count_if(rows.begin(), rows.end(), [](const row& r) { return !r.applicable; });
+    std::cout << (all_pass ? "all applicable checkers passed, every negative control caught"
                            : "FAILED: a forbidden outcome, an empty check or an uncaught control")
+              << (not_applicable ? " (" + std::to_string(not_applicable) + " not applicable)" : "")
               << " (" << secs << " s)\nreproduce: " << o.command << "\n";
 
     if (!o.out_dir.empty()) {
