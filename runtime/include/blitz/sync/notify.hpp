@@ -1,0 +1,125 @@
+#pragma once
+// blitz::notify and blitz::barrier (X4).
+
+#include <coroutine>
+#include <cstddef>
+#include <mutex>
+
+#include "blitz/detail/context.hpp"
+#include "blitz/detail/task_header.hpp"
+#include "blitz/sync/wait_list.hpp"
+
+namespace blitz {
+
+// Wakes waiting tasks. notify_one() wakes the longest waiter or, when nobody waits, stores one
+// permit that the next notified() consumes at once (permits do not accumulate: two
+// notify_one() calls with nobody waiting store one). notify_all() wakes every task waiting at
+// that moment and stores nothing. No allocation.
+class notify {
+public:
+    notify() = default;
+    notify(const notify&) = delete;
+    notify& operator=(const notify&) = delete;
+
+    class [[nodiscard]] awaiter {
+    public:
+        explicit awaiter(notify& n) noexcept : n_(n), node_(this) {}
+        awaiter(const awaiter&) = delete;
+        awaiter& operator=(const awaiter&) = delete;
+        ~awaiter() { n_.abandon(*this); }
+        bool await_ready() noexcept { return n_.take_permit(); }
+        bool await_suspend(std::coroutine_handle<> h) {
+            detail::task_header* t = detail::suspend_current(h, &ready, this);
+            return n_.enqueue(*this, t);
+        }
+        void await_resume() noexcept { resumed_ = true; }
+
+    private:
+        friend class notify;
+        static bool ready(const void* a) noexcept {
+            return static_cast<const awaiter*>(a)->node_.done.load(std::memory_order_acquire);
+        }
+        notify& n_;
+        detail::wait_node node_;
+        bool resumed_ = false;
+        bool by_one_ = false;  // woken by notify_one (under n_.mu_)
+    };
+
+    awaiter notified() noexcept { return awaiter(*this); }
+    void notify_one();
+    void notify_all();
+
+    // X4's negative control: notify_one with nobody waiting adds a permit each time.
+    void set_fault_accumulate(bool on) noexcept { fault_accumulate_ = on; }
+    unsigned stored_permits() const;  // tests
+
+private:
+    bool take_permit() noexcept;
+    bool enqueue(awaiter& a, detail::task_header* t);
+    void abandon(awaiter& a) noexcept;
+
+    mutable std::mutex mu_;
+    detail::wait_queue waiters_;
+    unsigned permits_ = 0;  // 0 or 1 (more only under the fault); under mu_
+    bool fault_accumulate_ = false;
+};
+
+// The result of barrier::wait(): exactly one waiter per generation is the leader.
+struct barrier_wait_result {
+    bool leader = false;
+    bool is_leader() const noexcept { return leader; }
+};
+
+// A reusable barrier for n tasks: the n-th arrival releases the generation (and is its leader,
+// without suspending); the next n arrivals form the next generation. A waiter aborted before
+// its generation completes is taken out of the count. n = 0 is rejected. No allocation.
+class barrier {
+public:
+    explicit barrier(std::size_t n);
+    barrier(const barrier&) = delete;
+    barrier& operator=(const barrier&) = delete;
+
+    class [[nodiscard]] awaiter {
+    public:
+        explicit awaiter(barrier& b) noexcept : b_(b), node_(this) {}
+        awaiter(const awaiter&) = delete;
+        awaiter& operator=(const awaiter&) = delete;
+        ~awaiter() { b_.abandon(*this); }
+        bool await_ready() noexcept { return false; }
+        bool await_suspend(std::coroutine_handle<> h) {
+            detail::task_header* t = detail::suspend_current(h, &ready, this);
+            return b_.arrive(*this, t);
+        }
+        barrier_wait_result await_resume() noexcept { return barrier_wait_result{leader_}; }
+
+    private:
+        friend class barrier;
+        static bool ready(const void* a) noexcept {
+            return static_cast<const awaiter*>(a)->node_.done.load(std::memory_order_acquire);
+        }
+        barrier& b_;
+        detail::wait_node node_;
+        bool leader_ = false;
+        std::size_t generation_ = 0;  // the generation it arrived in (under b_.mu_)
+    };
+
+    awaiter wait() noexcept { return awaiter(*this); }
+    std::size_t parties() const noexcept { return n_; }
+    std::size_t generation() const;
+
+    // X4's negative control: every arrival of a completing generation is told it leads.
+    void set_fault_all_lead(bool on) noexcept { fault_all_lead_ = on; }
+
+private:
+    bool arrive(awaiter& a, detail::task_header* t);
+    void abandon(awaiter& a) noexcept;
+
+    const std::size_t n_;
+    mutable std::mutex mu_;
+    detail::wait_queue waiters_;
+    std::size_t arrived_ = 0;     // in the current generation; under mu_
+    std::size_t generation_ = 0;  // under mu_
+    bool fault_all_lead_ = false;
+};
+
+}  // namespace blitz

@@ -1,0 +1,152 @@
+#pragma once
+// blitz::semaphore: a counting, FIFO, async semaphore (X2), and the RAII permit it hands out.
+
+#include <atomic>
+#include <coroutine>
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include "blitz/detail/context.hpp"
+#include "blitz/detail/task_header.hpp"
+#include "blitz/sync/wait_list.hpp"
+
+namespace blitz {
+
+class semaphore;
+
+// Permits held by their owner; destroying it (or release()) gives them back. Move-only.
+class [[nodiscard]] semaphore_permit {
+public:
+    semaphore_permit() noexcept = default;
+    semaphore_permit(semaphore* s, std::size_t n) noexcept : s_(s), n_(n) {}
+    semaphore_permit(semaphore_permit&& o) noexcept
+        : s_(std::exchange(o.s_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+    semaphore_permit& operator=(semaphore_permit&& o) noexcept {
+        if (this != &o) {
+            release();
+            s_ = std::exchange(o.s_, nullptr);
+            n_ = std::exchange(o.n_, 0);
+        }
+        return *this;
+    }
+    ~semaphore_permit() { release(); }
+
+    std::size_t count() const noexcept { return n_; }
+    // Gives the permits back now.
+    void release() noexcept;
+    // Keeps the permits out of the semaphore for good (e.g. to shrink it).
+    void forget() noexcept {
+        s_ = nullptr;
+        n_ = 0;
+    }
+
+private:
+    semaphore* s_ = nullptr;
+    std::size_t n_ = 0;
+};
+
+// A counting semaphore for tasks.
+//
+// 1. acquire(n): free permits are taken at once (lock-free) when nobody is queued; otherwise
+//    the task queues at the back and waits. Queued waiters are served strictly in order: a
+//    release hands permits straight to the front waiter (a partial grant if it needs more than
+//    there are) and only what is left over goes back to the counter.
+// 2. A waiter destroyed before it got everything (its task aborted, a select dropped it) leaves
+//    the queue and gives its partial grant to the next waiters; one destroyed after being
+//    granted but before resuming gives back the whole grant.
+//
+// Invariants (X2): the free count is 0 whenever a waiter is queued; free + held + granted ==
+// the permits put in; the free count never exceeds max_permits().
+// Thread-safety: all members from any thread; acquire only inside a task. No allocation.
+class semaphore {
+public:
+    static constexpr std::size_t default_max = std::size_t{1} << 60;
+
+    // Throws std::invalid_argument when permits > max.
+    explicit semaphore(std::size_t permits, std::size_t max = default_max);
+    semaphore(const semaphore&) = delete;
+    semaphore& operator=(const semaphore&) = delete;
+    ~semaphore() = default;
+
+    class [[nodiscard]] acquire_awaiter {
+    public:
+        acquire_awaiter(semaphore& s, std::size_t n) noexcept : s_(s), n_(n), node_(this) {}
+        acquire_awaiter(const acquire_awaiter&) = delete;
+        acquire_awaiter& operator=(const acquire_awaiter&) = delete;
+        ~acquire_awaiter() { s_.abandon(*this); }
+
+        bool await_ready() noexcept {
+            if (s_.try_take(n_)) held_ = n_;
+            return held_ == n_;
+        }
+        bool await_suspend(std::coroutine_handle<> h) {
+            detail::task_header* t = detail::suspend_current(h, &ready, this);
+            return s_.enqueue(*this, t);
+        }
+        semaphore_permit await_resume() noexcept {
+            resumed_ = true;
+            return semaphore_permit(&s_, n_);
+        }
+
+    private:
+        friend class semaphore;
+        static bool ready(const void* a) noexcept {
+            return static_cast<const acquire_awaiter*>(a)->node_.done.load(std::memory_order_acquire);
+        }
+        semaphore& s_;
+        const std::size_t n_;
+        std::size_t held_ = 0;  // granted so far; under s_.mu_ while queued
+        bool resumed_ = false;  // the permits went to a semaphore_permit
+        detail::wait_node node_;
+    };
+
+    // co_await sem.acquire(n) -> semaphore_permit. n = 0 completes at once; n > max throws
+    // std::invalid_argument (it could never be granted).
+    acquire_awaiter acquire(std::size_t n = 1);
+    // Takes n permits only if they are free and nobody is queued.
+    std::optional<semaphore_permit> try_acquire(std::size_t n = 1) noexcept;
+    // Adds n permits: to the queued waiters first, in order, then to the free count. Throws
+    // std::overflow_error if the free count would exceed max_permits().
+    void release(std::size_t n = 1);
+
+    std::size_t available() const noexcept { return permits_.load(std::memory_order_acquire); }
+    std::size_t max_permits() const noexcept { return max_; }
+    // Waiters queued right now (a snapshot, for tests and metrics).
+    std::size_t waiters() const;
+
+    // X2's negative controls (conformance): serve waiters newest first; let released permits
+    // sit in the free count while waiters are queued.
+    struct faults {
+        bool lifo = false;
+        bool float_permits = false;
+    };
+    void set_faults(faults f) noexcept { faults_ = f; }
+
+private:
+    bool try_take(std::size_t n) noexcept;
+    // Takes up to n free permits; returns how many.
+    std::size_t drain(std::size_t n) noexcept;
+    bool enqueue(acquire_awaiter& a, detail::task_header* t);
+    void abandon(acquire_awaiter& a) noexcept;
+    // Hands n permits to waiters in order, the rest to the free count. Under mu_; flushes the
+    // batch (unlocking and relocking) when it fills.
+    void give_locked(std::size_t n, std::unique_lock<std::mutex>& l, detail::wake_batch& b) noexcept;
+    detail::wait_node* next_waiter() noexcept;
+
+    std::atomic<std::size_t> permits_;
+    const std::size_t max_;
+    mutable std::mutex mu_;
+    detail::wait_queue waiters_;  // acquire_awaiter::node_, oldest first
+    std::size_t queued_ = 0;      // under mu_
+    faults faults_;
+};
+
+inline void semaphore_permit::release() noexcept {
+    if (s_ && n_) std::exchange(s_, nullptr)->release(std::exchange(n_, 0));
+    s_ = nullptr;
+    n_ = 0;
+}
+
+}  // namespace blitz

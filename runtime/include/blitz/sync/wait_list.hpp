@@ -1,0 +1,101 @@
+#pragma once
+// Intrusive waiter queues shared by the sync primitives and channels (issue 6).
+//
+// Protocol for a primitive P with an internal mutex:
+//   1. A task that must wait links a wait_node (inside its awaiter, so no allocation) into P's
+//      wait_queue under P's mutex, with the task's waker in it.
+//   2. Whoever satisfies the waiter does, under the mutex: unlink, move the waker into a
+//      wake_batch, then set `done` (release). The waker is called only after the mutex is
+//      released (wake_batch's flush), never under it.
+//   3. The awaiter's readiness check reads `done` (acquire); a stray wake finds it false and the
+//      task stays suspended.
+//   4. An awaiter destroyed while linked unlinks itself under the mutex and gives back whatever
+//      it held; one destroyed after `done` but before resuming gives back what it was granted.
+
+#include <atomic>
+#include <cstddef>
+
+#include "blitz/waker.hpp"
+
+namespace blitz::detail {
+
+// One waiter. Circularly linked: a node linked to itself is in no queue.
+// Invariants: prev/next and w are touched only under the owning primitive's mutex; after `done`
+// is set the node is in no queue and the primitive never touches it again.
+struct wait_node {
+    wait_node* prev = this;
+    wait_node* next = this;
+    waker w;
+    std::atomic<bool> done{false};
+    void* owner = nullptr;  // the awaiter this node belongs to
+
+    wait_node() = default;
+    explicit wait_node(void* o) noexcept : owner(o) {}
+    wait_node(const wait_node&) = delete;
+    wait_node& operator=(const wait_node&) = delete;
+
+    bool linked() const noexcept { return next != this; }
+    void unlink() noexcept {
+        prev->next = next;
+        next->prev = prev;
+        prev = next = this;
+    }
+};
+
+// A FIFO of wait_nodes around a sentinel. Not thread-safe: guarded by the primitive's mutex.
+class wait_queue {
+public:
+    wait_queue() = default;
+    wait_queue(const wait_queue&) = delete;
+    wait_queue& operator=(const wait_queue&) = delete;
+
+    bool empty() const noexcept { return head_.next == &head_; }
+    wait_node* front() noexcept { return empty() ? nullptr : head_.next; }
+    wait_node* back() noexcept { return empty() ? nullptr : head_.prev; }
+    void push_back(wait_node* n) noexcept {
+        n->prev = head_.prev;
+        n->next = &head_;
+        head_.prev->next = n;
+        head_.prev = n;
+    }
+    // Moves every node of this queue to the back of `to` (both under the same mutex).
+    void splice_into(wait_queue& to) noexcept {
+        while (wait_node* n = front()) {
+            n->unlink();
+            to.push_back(n);
+        }
+    }
+
+private:
+    wait_node head_;
+};
+
+// Wakers taken out under a lock, woken after it is released. Holds up to 32; callers flush when
+// full (unlock, wake, relock), so waking many waiters needs no allocation.
+class wake_batch {
+public:
+    static constexpr unsigned capacity = 32;
+    wake_batch() = default;
+    wake_batch(const wake_batch&) = delete;
+    wake_batch& operator=(const wake_batch&) = delete;
+    ~wake_batch() { flush(); }
+
+    bool full() const noexcept { return n_ == capacity; }
+    // Unlinks `n`, takes its waker and marks it done. Call under the primitive's mutex.
+    void complete(wait_node* n) noexcept {
+        if (n->linked()) n->unlink();
+        w_[n_++] = static_cast<waker&&>(n->w);
+        n->done.store(true, std::memory_order_release);  // pairs with the awaiter's ready check
+    }
+    // Wakes everything collected. Call without the mutex.
+    void flush() noexcept {
+        for (unsigned i = 0; i < n_; ++i) static_cast<waker&&>(w_[i]).wake();
+        n_ = 0;
+    }
+
+private:
+    waker w_[capacity];
+    unsigned n_ = 0;
+};
+
+}  // namespace blitz::detail

@@ -1,0 +1,135 @@
+#include "blitz/sync/notify.hpp"
+
+#include <stdexcept>
+
+namespace blitz {
+
+bool notify::take_permit() noexcept {
+    std::lock_guard<std::mutex> l(mu_);
+    if (permits_ == 0) return false;
+    --permits_;
+    return true;
+}
+
+bool notify::enqueue(awaiter& a, detail::task_header* t) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (permits_ > 0) {  // a notify_one came after await_ready
+        --permits_;
+        return false;
+    }
+    a.node_.w = t->make_waker();
+    waiters_.push_back(&a.node_);
+    return true;
+}
+
+void notify::notify_one() {
+    detail::wake_batch b;
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        if (detail::wait_node* w = waiters_.front()) {
+            static_cast<awaiter*>(w->owner)->by_one_ = true;
+            b.complete(w);
+        } else if (permits_ == 0 || fault_accumulate_) {
+            ++permits_;
+        }
+    }
+    b.flush();
+}
+
+void notify::notify_all() {
+    detail::wake_batch b;
+    std::unique_lock<std::mutex> l(mu_);
+    // Only the tasks waiting now: move them aside first, so a task that waits again after being
+    // woken (while we flush a full batch) is not woken by this call.
+    detail::wait_queue now;
+    waiters_.splice_into(now);
+    while (detail::wait_node* w = now.front()) {
+        b.complete(w);
+        if (b.full()) {
+            l.unlock();
+            b.flush();
+            l.lock();
+        }
+    }
+    l.unlock();
+    b.flush();
+}
+
+void notify::abandon(awaiter& a) noexcept {
+    if (a.resumed_) return;
+    detail::wake_batch b;
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        if (a.node_.linked()) {
+            a.node_.unlink();
+            a.node_.w.reset();
+        } else if (a.by_one_) {
+            // Woken by notify_one but destroyed before it resumed: hand the notification on
+            // (to the next waiter, or as the stored permit) so it is not lost.
+            if (detail::wait_node* w = waiters_.front()) {
+                static_cast<awaiter*>(w->owner)->by_one_ = true;
+                b.complete(w);
+            } else if (permits_ == 0) {
+                ++permits_;
+            }
+        }
+    }
+    b.flush();
+}
+
+unsigned notify::stored_permits() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return permits_;
+}
+
+barrier::barrier(std::size_t n) : n_(n) {
+    if (n == 0) throw std::invalid_argument("blitz::barrier: needs at least one party");
+}
+
+bool barrier::arrive(awaiter& a, detail::task_header* t) {
+    detail::wake_batch b;
+    std::unique_lock<std::mutex> l(mu_);
+    a.generation_ = generation_;
+    if (++arrived_ < n_) {
+        a.node_.w = t->make_waker();
+        waiters_.push_back(&a.node_);
+        return true;
+    }
+    // The last arrival: it leads, and releases its whole generation at once.
+    a.leader_ = true;
+    arrived_ = 0;
+    ++generation_;
+    detail::wait_queue gen;
+    waiters_.splice_into(gen);
+    while (detail::wait_node* w = gen.front()) {
+        if (fault_all_lead_) static_cast<awaiter*>(w->owner)->leader_ = true;
+        b.complete(w);
+        if (b.full()) {
+            l.unlock();
+            b.flush();
+            l.lock();
+        }
+    }
+    a.node_.done.store(true, std::memory_order_release);
+    l.unlock();
+    b.flush();
+    return false;
+}
+
+void barrier::abandon(awaiter& a) noexcept {
+    std::lock_guard<std::mutex> l(mu_);
+    if (a.node_.linked()) {
+        a.node_.unlink();
+        a.node_.w.reset();
+        // Still waiting in the current generation: it never passed, so the generation needs
+        // another arrival. (A node of a generation being released is only unlinked.)
+        if (a.generation_ == generation_) --arrived_;
+    }
+}
+
+std::size_t barrier::generation() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return generation_;
+}
+
+}  // namespace blitz

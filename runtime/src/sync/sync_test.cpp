@@ -1,0 +1,333 @@
+// Unit tests of the sync primitives (issue 6, X2-X4): order, partial grants, cancellation,
+// leaders per generation, permit non-accumulation, once-only initialization.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "blitz/blitz.hpp"
+
+namespace blitz {
+namespace {
+
+using namespace std::chrono_literals;
+
+config one_worker() {
+    config c;
+    c.workers = 1;
+    return c;
+}
+
+// Lets every runnable task on a one-worker runtime run until it blocks: a yield puts the caller
+// behind them.
+task<void> let_others_run(int rounds = 4) {
+    for (int i = 0; i < rounds; ++i) co_await yield_now();
+}
+
+task<void> acquire_and_log(semaphore& s, std::size_t n, int id, std::vector<int>& log) {
+    auto p = co_await s.acquire(n);
+    log.push_back(id);
+    p.forget();  // keep them: the test releases explicitly
+}
+
+TEST(Semaphore, WaitersAreServedInArrivalOrder) {
+    runtime rt(one_worker());
+    rt.block_on([]() -> task<void> {
+        semaphore s(0);
+        std::vector<int> log;
+        std::vector<join_handle<void>> hs;
+        for (int i = 0; i < 5; ++i) {
+            hs.push_back(spawn(acquire_and_log(s, 1, i, log)));
+            co_await let_others_run();
+        }
+        EXPECT_EQ(s.waiters(), 5u);
+        for (int i = 0; i < 5; ++i) {
+            s.release(1);
+            co_await let_others_run();
+            EXPECT_EQ(log.size(), static_cast<std::size_t>(i + 1));
+        }
+        EXPECT_EQ(log, (std::vector<int>{0, 1, 2, 3, 4}));
+        for (auto& h : hs) co_await h;
+    }());
+}
+
+TEST(Semaphore, PartialGrantGoesToTheNextWaiterOnCancel) {
+    runtime rt(one_worker());
+    rt.block_on([]() -> task<void> {
+        semaphore s(1);
+        std::vector<int> log;
+        auto a = spawn(acquire_and_log(s, 3, 0, log));  // takes the 1 free permit, waits for 2
+        co_await let_others_run();
+        EXPECT_EQ(s.available(), 0u);
+        auto b = spawn(acquire_and_log(s, 1, 1, log));  // behind a: FIFO, gets nothing yet
+        co_await let_others_run();
+        s.release(1);  // a now holds 2 of 3
+        co_await let_others_run();
+        EXPECT_TRUE(log.empty());
+        EXPECT_EQ(s.available(), 0u);  // X2: never free while someone waits
+        a.abort();     // a's 2 go on: 1 to b, 1 back to the free count
+        co_await let_others_run();
+        EXPECT_EQ(log, (std::vector<int>{1}));
+        EXPECT_EQ(s.available(), 1u);
+        co_await b;
+        EXPECT_EQ(s.waiters(), 0u);
+    }());
+}
+
+TEST(Semaphore, PermitsComeBackAndTheMaximumHolds) {
+    runtime rt(one_worker());
+    rt.block_on([]() -> task<void> {
+        semaphore s(2, 3);
+        {
+            auto p = co_await s.acquire(2);
+            EXPECT_EQ(p.count(), 2u);
+            EXPECT_EQ(s.available(), 0u);
+            EXPECT_FALSE(s.try_acquire(1).has_value());
+        }
+        EXPECT_EQ(s.available(), 2u);
+        s.release(1);
+        EXPECT_EQ(s.available(), 3u);
+        EXPECT_THROW(s.release(1), std::overflow_error);
+        EXPECT_THROW((void)s.acquire(4), std::invalid_argument);
+        auto none = co_await s.acquire(0);
+        EXPECT_EQ(none.count(), 0u);
+    }());
+    EXPECT_THROW(semaphore(5, 4), std::invalid_argument);
+}
+
+TEST(Semaphore, LifoFaultServesNewestFirst) {
+    runtime rt(one_worker());
+    rt.block_on([]() -> task<void> {
+        semaphore s(0);
+        s.set_faults({.lifo = true});
+        std::vector<int> log;
+        std::vector<join_handle<void>> hs;
+        for (int i = 0; i < 3; ++i) {
+            hs.push_back(spawn(acquire_and_log(s, 1, i, log)));
+            co_await let_others_run();
+        }
+        for (int i = 0; i < 3; ++i) {
+            s.release(1);
+            co_await let_others_run();
+        }
+        EXPECT_EQ(log, (std::vector<int>{2, 1, 0}));  // what X2's control must show
+        for (auto& h : hs) co_await h;
+    }());
+}
+
+task<void> count_under_lock(mutex& m, long& counter, int n) {
+    for (int i = 0; i < n; ++i) {
+        auto g = co_await m.lock();
+        const long v = counter;
+        if (i % 7 == 0) co_await yield_now();  // hold the lock across a suspension
+        counter = v + 1;
+    }
+}
+
+TEST(Mutex, CounterIsExactAcrossWorkers) {
+    config c;
+    c.workers = 4;
+    runtime rt(c);
+    mutex m;
+    long counter = 0;
+    std::vector<join_handle<void>> hs;
+    for (int t = 0; t < 16; ++t) hs.push_back(rt.spawn(count_under_lock(m, counter, 500)));
+    for (auto& h : hs) h.join();
+    EXPECT_EQ(counter, 16 * 500);
+    EXPECT_FALSE(m.is_locked());
+}
+
+TEST(Mutex, TryLockAndGuardRelease) {
+    runtime rt(one_worker());
+    rt.block_on([]() -> task<void> {
+        mutex m;
+        auto g = m.try_lock();
+        EXPECT_TRUE(g.has_value());
+        if (!g) co_return;
+        EXPECT_TRUE(m.is_locked());
+        EXPECT_FALSE(m.try_lock().has_value());
+        g->unlock();
+        EXPECT_FALSE(m.is_locked());
+        auto g2 = co_await m.lock();
+        EXPECT_TRUE(g2.owns_lock());
+    }());
+}
+
+TEST(RwLock, QueuedWriterBlocksNewReaders) {
+    runtime rt(one_worker());
+    rt.block_on([]() -> task<void> {
+        rwlock l;
+        std::vector<int> log;
+        auto r1 = co_await l.read();
+        EXPECT_TRUE(l.try_read().has_value());  // readers share
+        auto w = spawn([](rwlock& l, std::vector<int>& log) -> task<void> {
+            auto g = co_await l.write();
+            log.push_back(1);
+        }(l, log));
+        co_await let_others_run();
+        EXPECT_FALSE(l.try_read().has_value());  // X3: the queued writer goes first
+        auto r2 = spawn([](rwlock& l, std::vector<int>& log) -> task<void> {
+            auto g = co_await l.read();
+            log.push_back(2);
+        }(l, log));
+        co_await let_others_run();
+        EXPECT_TRUE(log.empty());
+        r1.unlock();
+        co_await w;
+        co_await r2;
+        EXPECT_EQ(log, (std::vector<int>{1, 2}));
+    }());
+}
+
+TEST(Notify, OnePermitIsStoredAndDoesNotAccumulate) {
+    runtime rt(one_worker());
+    rt.block_on([]() -> task<void> {
+        notify n;
+        n.notify_one();
+        n.notify_one();
+        EXPECT_EQ(n.stored_permits(), 1u);
+        co_await n.notified();  // consumes it at once
+        EXPECT_EQ(n.stored_permits(), 0u);
+        n.notify_all();
+        EXPECT_EQ(n.stored_permits(), 0u);  // notify_all stores nothing
+    }());
+}
+
+TEST(Notify, NotifyOneWakesOneNotifyAllWakesTheRest) {
+    runtime rt(one_worker());
+    rt.block_on([]() -> task<void> {
+        notify n;
+        std::atomic<int> woken{0};
+        std::vector<join_handle<void>> hs;
+        for (int i = 0; i < 3; ++i) {
+            hs.push_back(spawn([](notify& n, std::atomic<int>& w) -> task<void> {
+                co_await n.notified();
+                w.fetch_add(1);
+            }(n, woken)));
+        }
+        co_await let_others_run();
+        n.notify_one();
+        co_await let_others_run();
+        EXPECT_EQ(woken.load(), 1);
+        n.notify_all();
+        co_await let_others_run();
+        EXPECT_EQ(woken.load(), 3);
+        EXPECT_EQ(n.stored_permits(), 0u);
+        for (auto& h : hs) co_await h;
+    }());
+}
+
+TEST(Barrier, OneLeaderPerGenerationAndReusable) {
+    config c;
+    c.workers = 4;
+    runtime rt(c);
+    barrier b(4);
+    std::atomic<int> leaders{0}, passed{0};
+    std::vector<join_handle<void>> hs;
+    for (int i = 0; i < 12; ++i) {  // three generations
+        hs.push_back(rt.spawn([](barrier& b, std::atomic<int>& l, std::atomic<int>& p) -> task<void> {
+            auto r = co_await b.wait();
+            if (r.is_leader()) l.fetch_add(1);
+            p.fetch_add(1);
+        }(b, leaders, passed)));
+    }
+    for (auto& h : hs) h.join();
+    EXPECT_EQ(leaders.load(), 3);
+    EXPECT_EQ(passed.load(), 12);
+    EXPECT_EQ(b.generation(), 3u);
+    EXPECT_THROW(barrier(0), std::invalid_argument);
+}
+
+TEST(Barrier, AnAbortedWaiterLeavesTheCount) {
+    runtime rt(one_worker());
+    rt.block_on([]() -> task<void> {
+        barrier b(2);
+        auto a = spawn([](barrier& b) -> task<void> { (void)co_await b.wait(); }(b));
+        co_await let_others_run();
+        a.abort();
+        co_await let_others_run();
+        // Had the aborted waiter still counted, this wait would lead at once.
+        auto c = spawn([](barrier& b) -> task<bool> { co_return (co_await b.wait()).is_leader(); }(b));
+        co_await let_others_run();
+        EXPECT_FALSE(c.is_finished());
+        auto r = co_await b.wait();
+        EXPECT_TRUE(r.is_leader());
+        EXPECT_FALSE(co_await c);
+    }());
+}
+
+TEST(OnceCell, InitializerRunsOnceForConcurrentCallers) {
+    config c;
+    c.workers = 4;
+    runtime rt(c);
+    once_cell<std::string> cell;
+    std::atomic<int> calls{0};
+    std::vector<join_handle<const std::string*>> hs;
+    for (int i = 0; i < 32; ++i) {
+        hs.push_back(rt.spawn([](once_cell<std::string>& cell, std::atomic<int>& calls)
+                                  -> task<const std::string*> {
+            co_return co_await cell.get_or_init([&calls]() -> task<std::string> {
+                calls.fetch_add(1);
+                co_await sleep(2ms);  // an asynchronous initializer
+                co_return std::string("ready");
+            });
+        }(cell, calls)));
+    }
+    const std::string* first = hs[0].join();
+    for (std::size_t i = 1; i < hs.size(); ++i) EXPECT_EQ(hs[i].join(), first);
+    EXPECT_EQ(*first, "ready");
+    EXPECT_EQ(calls.load(), 1);
+    EXPECT_EQ(cell.initializations(), 1u);
+}
+
+TEST(OnceCell, AThrowingInitializerLeavesTheCellEmpty) {
+    runtime rt(one_worker());
+    rt.block_on([]() -> task<void> {
+        once_cell<int> cell;
+        bool threw = false;
+        try {
+            (void)co_await cell.get_or_init([]() -> int { throw std::runtime_error("no"); });
+        } catch (const std::runtime_error&) {
+            threw = true;
+        }
+        EXPECT_TRUE(threw);
+        EXPECT_EQ(cell.get(), nullptr);
+        const int* v = co_await cell.get_or_init([] { return 7; });
+        EXPECT_EQ(*v, 7);
+        EXPECT_FALSE(cell.set(8));
+    }());
+}
+
+TEST(CancellationToken, WakesWaitersAndChildrenFollowTheirParent) {
+    runtime rt(one_worker());
+    rt.block_on([]() -> task<void> {
+        cancellation_token root;
+        cancellation_token child = root.child_token();
+        cancellation_token grandchild = child.child_token();
+        cancellation_token lone = root.child_token();
+        lone.cancel();
+        EXPECT_FALSE(root.is_cancelled());  // a child does not cancel its parent
+        std::atomic<int> woken{0};
+        auto waiter = [](cancellation_token t, std::atomic<int>& w) -> task<void> {
+            co_await t.cancelled();
+            w.fetch_add(1);
+        };
+        auto h1 = spawn(waiter(root, woken));
+        auto h2 = spawn(waiter(grandchild, woken));
+        co_await let_others_run();
+        EXPECT_EQ(woken.load(), 0);
+        root.cancel();
+        co_await h1;
+        co_await h2;
+        EXPECT_EQ(woken.load(), 2);
+        EXPECT_TRUE(grandchild.is_cancelled());
+        co_await root.cancelled();  // already cancelled: at once
+        EXPECT_TRUE(root.child_token().is_cancelled());
+    }());
+}
+
+}  // namespace
+}  // namespace blitz
