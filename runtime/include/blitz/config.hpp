@@ -49,6 +49,10 @@ struct topology_options {
     // Thieves try every worker on their own node (random start), then their package, then the
     // rest (N4). Needs a placement policy.
     bool numa_stealing = false;
+    // Blocking-pool threads run on the process's CPU set even when workers are pinned (a thread
+    // started from a pinned worker would otherwise inherit its one PU); with this set they run
+    // on the union of the workers' PUs instead.
+    bool pin_blocking_pool = false;
 };
 
 // Runtime configuration. Defaults are the reference design's constants (seeds/004, "Key
@@ -90,6 +94,10 @@ struct config {
     bool start_paused = false;
     // Worker thread names are this prefix plus the worker index (shown by top, gdb, perf).
     std::string thread_name = "blitz-w";
+    // Blocking pool (spawn_blocking, X1): threads are created on demand up to this cap and exit
+    // after keep-alive without work. Cap in [1, 65536]; keep-alive in [1 ms, 1 h].
+    unsigned blocking_threads_max = 512;
+    std::chrono::nanoseconds blocking_keep_alive = std::chrono::seconds(10);
     // Placement, pinning, NUMA memory and NUMA-aware stealing (see topology_options).
     topology_options topology;
 

@@ -44,6 +44,13 @@ struct worker_metrics {
 
 // A snapshot of the whole runtime.
 struct runtime_metrics {
+    // Blocking pool (X1): threads alive, idle among them, jobs waiting, the most threads alive
+    // at once, and threads started so far.
+    std::uint64_t blocking_threads = 0;
+    std::uint64_t blocking_idle = 0;
+    std::uint64_t blocking_queued = 0;
+    std::uint64_t blocking_peak_threads = 0;
+    std::uint64_t blocking_spawned_threads = 0;
     std::vector<worker_metrics> workers;
     std::uint64_t tasks_spawned = 0;         // spawns accepted (from workers and other threads)
     std::uint64_t tasks_alive = 0;           // task allocations not yet freed (all runtimes)

@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "blitz/blocking.hpp"
 #include "blitz/config.hpp"
 #include "blitz/join_handle.hpp"
 #include "blitz/metrics.hpp"
@@ -61,6 +62,15 @@ public:
     template <class T>
     join_handle<T> spawn(task<T> t) {
         return detail::spawn_on(sched_.get(), std::move(t));
+    }
+
+    // Runs f() on the blocking pool (X1); see blitz::spawn_blocking.
+    template <class F>
+    auto spawn_blocking(F f) -> blocking_handle<std::invoke_result_t<F&>> {
+        using T = std::invoke_result_t<F&>;
+        auto job = std::make_shared<detail::blocking_job_of<T, F>>(std::move(f));
+        detail::submit_blocking(sched_.get(), job);
+        return blocking_handle<T>(std::move(job));
     }
 
     // Runs `t` on the workers and blocks the calling plain thread until it finishes; returns its

@@ -37,6 +37,17 @@ namespace detail {
 
 void submit_spawn(scheduler* s, task_header* t) noexcept { s->spawn(t); }
 
+void submit_blocking(scheduler* s, std::shared_ptr<blocking_job> job) {
+    s->blocking().submit(std::move(job));
+}
+
+scheduler* blocking_target() {
+    if (scheduler* s = current_scheduler()) return s;
+    throw std::logic_error(
+        "blitz::spawn_blocking: no runtime on this thread; call runtime::spawn_blocking from "
+        "outside a task");
+}
+
 scheduler* spawn_target() {
     if (scheduler* s = current_scheduler()) return s;
     throw std::logic_error(

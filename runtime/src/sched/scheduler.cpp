@@ -1,5 +1,6 @@
 #include "sched/scheduler.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
@@ -11,12 +12,34 @@
 #include "topo/os.hpp"
 
 namespace blitz::detail {
+namespace {
+
+blocking_pool::options blocking_options(const config& cfg, const topo::plan& plan) {
+    blocking_pool::options o;
+    o.max_threads = cfg.blocking_threads_max;
+    o.keep_alive = cfg.blocking_keep_alive;
+    if (plan.placed && !plan.report.synthetic) {
+        if (cfg.topology.pin_blocking_pool) {
+            for (int cpu : plan.bind_cpu) {
+                if (cpu >= 0) o.cpus.push_back(static_cast<unsigned>(cpu));
+            }
+            std::sort(o.cpus.begin(), o.cpus.end());
+            o.cpus.erase(std::unique(o.cpus.begin(), o.cpus.end()), o.cpus.end());
+        } else {
+            o.cpus = topo::this_thread_cpus();  // the constructing thread's set: the process's
+        }
+    }
+    return o;
+}
+
+}  // namespace
 
 scheduler::scheduler(const config& cfg)
     : cfg_(cfg),
       plan_(topo::make_plan(cfg)),
       nworkers_(static_cast<unsigned>(plan_.report.workers.size())),
       timers_(cfg.start_paused, cfg.debug.timers_fire_early),
+      blocking_(blocking_options(cfg, plan_)),
       idle_(nworkers_, cfg.limit_searchers,
             idle_faults{cfg.debug.claim_highest_parked, cfg.debug.wake_despite_searchers}) {
     global_.set_fault_locked_empty(cfg.debug.locked_global_empty);
@@ -196,6 +219,9 @@ void scheduler::shutdown() {
     if (current_worker() && &current_worker()->sched() == this) {
         throw std::logic_error("blitz: a runtime cannot be shut down from one of its own tasks");
     }
+    // The blocking pool first, while the workers still run: queued jobs are cancelled, running
+    // ones finish and wake their tasks normally, and no pool thread outlives the scheduler.
+    blocking_.shutdown();
     shutdown_.store(true, std::memory_order_release);  // release: pairs with shutting_down()
     for (auto& w : workers_) w->unpark();
     for (auto& th : threads_) {
@@ -271,6 +297,12 @@ runtime_metrics scheduler::metrics() const {
     m.timers_fired = timers_.fired_total();
     m.timers_pending = timers_.pending();
     m.timer_cascades = timers_.cascades();
+    const blocking_pool::stats b = blocking_.snapshot();
+    m.blocking_threads = b.threads;
+    m.blocking_idle = b.idle;
+    m.blocking_queued = b.queued;
+    m.blocking_peak_threads = b.peak_threads;
+    m.blocking_spawned_threads = b.spawned_threads;
     return m;
 }
 

@@ -9,6 +9,7 @@
 
 #include "blitz/config.hpp"
 #include "blitz/metrics.hpp"
+#include "blocking/pool.hpp"
 #include "sched/atomic.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/idle_state.hpp"
@@ -67,6 +68,7 @@ public:
     unsigned num_workers() const noexcept { return nworkers_; }
     global_queue& global() noexcept { return global_; }
     timer_driver& timers() noexcept { return timers_; }
+    blocking_pool& blocking() noexcept { return blocking_; }
     idle_state& idle() noexcept { return idle_; }
     worker& worker_at(unsigned i) noexcept { return *workers_[i]; }
     bool shutting_down() const noexcept {
@@ -91,6 +93,7 @@ private:
     const unsigned nworkers_;
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     timer_driver timers_;  // declared before the workers: they use it until joined
+    blocking_pool blocking_;
     global_queue global_;
     idle_state idle_;
     std::mutex foreign_mu_;

@@ -1,0 +1,90 @@
+#include "blocking/pool.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "topo/os.hpp"
+
+namespace blitz::detail {
+
+blocking_pool::blocking_pool(options o) : opt_(std::move(o)) {}
+
+blocking_pool::~blocking_pool() { shutdown(); }
+
+void blocking_pool::submit(std::shared_ptr<blocking_job> job) {
+    bool start = false;
+    {
+        std::lock_guard<std::mutex> l(mu_);
+        if (shutdown_) {
+            job->cancel();  // too late to run: the handle reports cancelled
+            return;
+        }
+        queue_.push_back(std::move(job));
+        // Start a thread unless an idle one is left for this job (one idle thread per queued
+        // job), or the cap is reached (then the job waits its turn).
+        if (idle_ < queue_.size() && threads_ < opt_.max_threads) {
+            ++threads_;
+            ++spawned_;
+            peak_ = std::max(peak_, threads_);
+            start = true;
+        }
+    }
+    if (start) {
+        try {
+            std::thread([this] { thread_main(); }).detach();
+        } catch (...) {
+            std::lock_guard<std::mutex> l(mu_);
+            --threads_;  // the job stays queued for an existing thread, or for shutdown
+            exit_cv_.notify_all();
+            throw;
+        }
+    } else {
+        work_cv_.notify_one();
+    }
+}
+
+void blocking_pool::thread_main() {
+    pthread_setname_np(pthread_self(), opt_.thread_name.substr(0, 15).c_str());
+    if (!opt_.cpus.empty()) topo::set_this_thread_cpus(opt_.cpus);
+    std::unique_lock<std::mutex> l(mu_);
+    for (;;) {
+        if (!queue_.empty()) {
+            std::shared_ptr<blocking_job> job = std::move(queue_.front());
+            queue_.pop_front();
+            l.unlock();
+            job->run();
+            job.reset();
+            l.lock();
+            continue;
+        }
+        if (shutdown_) break;
+        ++idle_;
+        const bool woke = work_cv_.wait_for(l, opt_.keep_alive,
+                                            [&] { return !queue_.empty() || shutdown_; });
+        --idle_;
+        if (!woke) break;  // idle for keep_alive: retire
+    }
+    --threads_;
+    exit_cv_.notify_all();  // under mu_: shutdown() may destroy the pool once it sees 0
+}
+
+void blocking_pool::shutdown() {
+    std::deque<std::shared_ptr<blocking_job>> dropped;
+    std::unique_lock<std::mutex> l(mu_);
+    shutdown_ = true;
+    dropped.swap(queue_);
+    work_cv_.notify_all();
+    l.unlock();
+    for (auto& j : dropped) j->cancel();  // outside the lock: cancelling wakes tasks
+    l.lock();
+    exit_cv_.wait(l, [&] { return threads_ == 0; });
+}
+
+blocking_pool::stats blocking_pool::snapshot() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return stats{threads_, idle_, queue_.size(), peak_, spawned_};
+}
+
+}  // namespace blitz::detail
