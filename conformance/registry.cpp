@@ -9,11 +9,11 @@ const std::vector<checker>& all_checkers() {
     static const std::vector<checker> all = [] {
         std::vector<checker> v;
         for (auto* group : {core_checkers, queue_checkers, sched_checkers, task_checkers,
-                            timer_checkers, topo_checkers}) {
+                            timer_checkers, sync_checkers, topo_checkers}) {
             for (auto& c : group()) v.push_back(std::move(c));
         }
-        // INVARIANTS.md order: groups Q, L, G, B, I, K, T, N, then the number.
-        const std::string order = "QLGBIKTN";
+        // INVARIANTS.md order: groups Q, L, G, B, I, K, T, O, X, N, then the number.
+        const std::string order = "QLGBIKTOXN";
         std::sort(v.begin(), v.end(), [&](const checker& a, const checker& b) {
             const auto ga = order.find(a.id[0]), gb = order.find(b.id[0]);
             if (ga != gb) return ga < gb;

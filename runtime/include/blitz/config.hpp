@@ -144,6 +144,8 @@ struct config {
         bool memory_on_node0 = false;
         // N4: NUMA-aware stealing walks all victims in one random order, ignoring nodes.
         bool steal_ignores_nodes = false;
+        // X1: the blocking pool starts a thread for every job, ignoring its cap.
+        bool blocking_ignores_cap = false;
         // Runs on a worker right before it publishes itself as parked (after its own queues were
         // found empty); tests use it to land work in exactly that window.
         std::function<void(unsigned worker)> before_park_commit;

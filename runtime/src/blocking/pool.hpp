@@ -31,6 +31,7 @@ public:
         // When not empty, each pool thread sets its CPU set to this first (threads started from
         // a pinned worker would otherwise inherit its single PU).
         std::vector<unsigned> cpus;
+        bool fault_ignore_cap = false;  // X1's negative control
     };
     explicit blocking_pool(options o);
     ~blocking_pool();

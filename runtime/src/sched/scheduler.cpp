@@ -18,6 +18,7 @@ blocking_pool::options blocking_options(const config& cfg, const topo::plan& pla
     blocking_pool::options o;
     o.max_threads = cfg.blocking_threads_max;
     o.keep_alive = cfg.blocking_keep_alive;
+    o.fault_ignore_cap = cfg.debug.blocking_ignores_cap;
     if (plan.placed && !plan.report.synthetic) {
         if (cfg.topology.pin_blocking_pool) {
             for (int cpu : plan.bind_cpu) {

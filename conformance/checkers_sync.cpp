@@ -1,0 +1,446 @@
+// X checkers for what issue 6 has built so far: the blocking pool (X1), the semaphore (X2),
+// mutex and rwlock (X3), barrier, notify and once_cell (X4).
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "checker_util.hpp"
+#include "registry.hpp"
+#include "sched/rng.hpp"
+
+namespace blitz::conformance {
+namespace {
+
+using namespace std::chrono_literals;
+
+// On a one-worker runtime: lets every runnable task run until it blocks.
+task<void> let_others_run(int rounds = 4) {
+    for (int i = 0; i < rounds; ++i) co_await yield_now();
+}
+
+void note_max(std::atomic<long>& m, long v) {
+    long cur = m.load();
+    while (v > cur && !m.compare_exchange_weak(cur, v)) {
+    }
+}
+
+// ---- X1 -----------------------------------------------------------------------------------
+
+struct gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool open = false;
+    void wait() {
+        std::unique_lock<std::mutex> l(mu);
+        cv.wait(l, [&] { return open; });
+    }
+    void release() {
+        std::lock_guard<std::mutex> l(mu);
+        open = true;
+        cv.notify_all();
+    }
+};
+
+// Threads never exceed the cap; idle threads retire; at shutdown every job has run or reports
+// cancelled (never both, never neither); nothing hangs (the harness's watchdog).
+outcome check_x1(const run_params& p, bool faulty) {
+    outcome o;
+    const unsigned cap = 3;
+    for (unsigned round = 0; round < (p.quick ? 3u : 10u); ++round) {
+        ++o.runs;
+        config c = fresh(p.workers);
+        c.blocking_threads_max = cap;
+        c.blocking_keep_alive = 5ms;
+        c.debug.blocking_ignores_cap = faulty;
+        {
+            runtime rt(c);
+            std::atomic<long> running{0}, most{0};
+            gate g;
+            std::vector<blocking_handle<void>> hs;
+            for (int i = 0; i < 24; ++i) {
+                hs.push_back(rt.spawn_blocking([&] {
+                    note_max(most, running.fetch_add(1) + 1);
+                    g.wait();
+                    running.fetch_sub(1);
+                }));
+            }
+            // Let the pool start whatever it will, then check what it started.
+            for (int i = 0; i < 200 && rt.metrics().blocking_threads < cap; ++i) std::this_thread::sleep_for(1ms);
+            std::this_thread::sleep_for(2ms);
+            const auto threads = rt.metrics().blocking_threads;
+            g.release();
+            for (auto& h : hs) h.join();
+            o.events += 24;
+            const auto peak = rt.metrics().blocking_peak_threads;
+            if (most.load() > static_cast<long>(cap) || peak > cap || threads > cap) {
+                forbid(o, std::to_string(std::max<std::uint64_t>(peak, static_cast<std::uint64_t>(most.load()))) +
+                              " blocking threads at once with a cap of " + std::to_string(cap));
+            }
+            // Idle threads retire after keep-alive (5 ms); allow a thousand times that.
+            bool retired = false;
+            for (int i = 0; i < 5000 && !retired; ++i) {
+                retired = rt.metrics().blocking_threads == 0;
+                if (!retired) std::this_thread::sleep_for(1ms);
+            }
+            ++o.events;
+            if (!retired) forbid(o, "idle blocking threads did not retire after keep-alive");
+        }
+        // Shutdown: a running job finishes, the queued ones are cancelled, each exactly once.
+        config one = fresh(p.workers);
+        one.blocking_threads_max = 1;
+        auto rt = std::make_unique<runtime>(one);
+        gate g;
+        std::atomic<bool> started{false};
+        std::vector<std::atomic<int>> ran(11);
+        std::vector<blocking_handle<void>> hs;
+        for (int i = 0; i < 11; ++i) {
+            hs.push_back(rt->spawn_blocking([&, i] {
+                if (i == 0) {
+                    started = true;
+                    g.wait();
+                }
+                ran[static_cast<std::size_t>(i)].fetch_add(1);
+            }));
+        }
+        while (!started.load()) std::this_thread::yield();
+        std::thread stopper([&] { rt->shutdown(); });
+        while (!hs[10].is_finished()) std::this_thread::yield();  // queued jobs cancelled first
+        g.release();
+        stopper.join();
+        for (int i = 0; i < 11; ++i) {
+            ++o.events;
+            bool cancelled = false;
+            try {
+                hs[static_cast<std::size_t>(i)].join();
+            } catch (const task_cancelled&) {
+                cancelled = true;
+            }
+            const int r = ran[static_cast<std::size_t>(i)].load();
+            if ((cancelled && r != 0) || (!cancelled && r != 1)) {
+                forbid(o, "job " + std::to_string(i) + " ran " + std::to_string(r) +
+                              " times and reported " + (cancelled ? "cancelled" : "done"));
+            }
+        }
+    }
+    return o;
+}
+
+// ---- X2 -----------------------------------------------------------------------------------
+
+task<void> take_and_hold(semaphore& s, std::size_t n, int id, std::vector<int>& order,
+                         std::vector<semaphore_permit>& kept) {
+    auto permit = co_await s.acquire(n);
+    order.push_back(id);
+    kept.push_back(std::move(permit));
+}
+
+// One worker, deterministic: waiters queued in order with random needs; permits released in
+// random chunks. After every release: no permit is free while anyone waits, grants complete in
+// arrival order, and an aborted waiter's partial grant moves on. At the end every permit put
+// in is accounted for.
+task<void> x2_ordered(std::uint64_t seed, semaphore::faults f, outcome& o) {
+    detail::fast_rng rng(seed);
+    semaphore s(0);
+    s.set_faults(f);
+    std::vector<int> order;
+    std::vector<semaphore_permit> kept;
+    std::vector<join_handle<void>> hs;
+    std::vector<std::size_t> need;
+    const int n = 8;
+    for (int i = 0; i < n; ++i) {
+        need.push_back(1 + rng.bounded(3));
+        hs.push_back(spawn(take_and_hold(s, need.back(), i, order, kept)));
+        co_await let_others_run();
+    }
+    int victim = -1;  // a waiter aborted while still queued (chosen among the unserved)
+    std::size_t put_in = 0;
+    bool aborted = false;
+    // Bounded, so a semaphore that stops serving its queue (the control) cannot hang us.
+    for (int step = 0; step < 64 && order.size() + (aborted ? 1 : 0) < static_cast<std::size_t>(n); ++step) {
+        const std::size_t chunk = 1 + rng.bounded(2);
+        s.release(chunk);
+        put_in += chunk;
+        co_await let_others_run();
+        ++o.events;
+        if (s.waiters() > 0 && s.available() > 0) {
+            forbid(o, std::to_string(s.available()) + " permits free while " +
+                          std::to_string(s.waiters()) + " waiters are queued");
+        }
+        if (!aborted && order.size() >= static_cast<std::size_t>(n) / 2) {
+            std::vector<int> waiting;
+            for (int i = 0; i < n; ++i) {
+                if (std::find(order.begin(), order.end(), i) == order.end()) waiting.push_back(i);
+            }
+            if (!waiting.empty()) {
+                victim = waiting[rng.bounded(static_cast<std::uint32_t>(waiting.size()))];
+                hs[static_cast<std::size_t>(victim)].abort();  // its partial grant must move on
+                aborted = true;
+                co_await let_others_run();
+            }
+        }
+    }
+    std::vector<int> expect;
+    for (int i = 0; i < n; ++i) {
+        if (i != victim) {
+            expect.push_back(i);
+        }
+    }
+    expect.resize(std::min(expect.size(), order.size()));  // served so far, in arrival order
+    ++o.events;
+    if (order.size() + (aborted ? 1 : 0) < static_cast<std::size_t>(n)) {
+        forbid(o, std::to_string(n - static_cast<int>(order.size())) + " waiters never served");
+        for (auto& h : hs) h.abort();
+    }
+    if (order != expect) {
+        std::string got;
+        for (int i : order) got += std::to_string(i) + " ";
+        forbid(o, "grants out of arrival order: " + got);
+    }
+    std::size_t held = 0;
+    for (auto& k : kept) held += k.count();
+    ++o.events;
+    if (f.float_permits) co_return;  // (the queue was abandoned above; nothing to conserve)
+    if (held + s.available() != put_in) {
+        forbid(o, "permits not conserved: " + std::to_string(held) + " held + " +
+                      std::to_string(s.available()) + " free != " + std::to_string(put_in) + " released");
+    }
+    kept.clear();
+    for (auto& h : hs) {
+        try {
+            co_await h;
+        } catch (const task_cancelled&) {
+        }
+    }
+}
+
+outcome check_x2(const run_params& p, bool faulty) {
+    outcome o;
+    {
+        runtime rt(fresh(1));
+        for (unsigned r = 0; r < (p.quick ? 20u : 200u); ++r) {
+            ++o.runs;
+            rt.block_on(x2_ordered(p.seed * 1000 + r, {.lifo = false, .float_permits = faulty}, o));
+        }
+    }
+    // The control stops here: with permits floating, queued acquirers would never be served
+    // and the random phase below could not finish.
+    if (faulty) return o;
+    // All workers: random acquires, holds and aborts; never more in use than there are
+    // permits, and every permit comes back.
+    runtime rt(fresh(p.workers));
+    constexpr std::size_t total = 4;
+    semaphore s(total);
+    std::atomic<long> in_use{0}, peak{0};
+    detail::fast_rng rng(p.seed);
+    for (unsigned r = 0; r < (p.quick ? 10u : 60u); ++r) {
+        ++o.runs;
+        std::vector<join_handle<void>> hs;
+        for (int t = 0; t < 24; ++t) {
+            hs.push_back(rt.spawn([](semaphore& s, std::size_t n, std::atomic<long>& use,
+                                     std::atomic<long>& peak) -> task<void> {
+                auto permit = co_await s.acquire(n);
+                struct held {
+                    std::atomic<long>& use;
+                    long n;
+                    ~held() { use.fetch_sub(n); }
+                } h{use, static_cast<long>(n)};
+                note_max(peak, use.fetch_add(static_cast<long>(n)) + static_cast<long>(n));
+                co_await yield_now();
+            }(s, 1 + rng.bounded(total), in_use, peak)));
+        }
+        for (auto& h : hs) {
+            if (rng.bounded(3) == 0) h.abort();
+        }
+        for (auto& h : hs) {
+            try {
+                h.join();
+            } catch (const task_cancelled&) {
+            }
+        }
+        o.events += 24;
+        if (s.available() != total) {
+            forbid(o, std::to_string(s.available()) + " permits free after the round, expected " +
+                          std::to_string(total));
+        }
+    }
+    if (peak.load() > static_cast<long>(total)) {
+        forbid(o, std::to_string(peak.load()) + " permits in use at once out of " + std::to_string(total));
+    }
+    return o;
+}
+
+// ---- X3 -----------------------------------------------------------------------------------
+
+outcome check_x3(const run_params& p, bool faulty) {
+    outcome o;
+    {
+        // One worker: the lock passes to waiters in arrival order.
+        runtime rt(fresh(1));
+        ++o.runs;
+        rt.block_on([](outcome& o, bool faulty) -> task<void> {
+            mutex m;
+            m.raw().set_faults({.lifo = faulty, .float_permits = false});
+            std::vector<int> order;
+            auto g = co_await m.lock();
+            std::vector<join_handle<void>> hs;
+            for (int i = 0; i < 6; ++i) {
+                hs.push_back(spawn([](mutex& m, int i, std::vector<int>& order) -> task<void> {
+                    auto g = co_await m.lock();
+                    order.push_back(i);
+                    co_await yield_now();
+                }(m, i, order)));
+                co_await let_others_run();
+            }
+            g.unlock();
+            for (auto& h : hs) co_await h;
+            ++o.events;
+            if (order != std::vector<int>{0, 1, 2, 3, 4, 5}) forbid(o, "mutex handoff not FIFO");
+
+            // rwlock: a queued writer blocks readers that arrive after it.
+            rwlock l;
+            std::vector<int> log;
+            auto r1 = co_await l.read();
+            auto w = spawn([](rwlock& l, std::vector<int>& log) -> task<void> {
+                auto g = co_await l.write();
+                log.push_back(1);
+            }(l, log));
+            co_await let_others_run();
+            ++o.events;
+            if (l.try_read()) forbid(o, "a new reader got in ahead of a queued writer");
+            auto r2 = spawn([](rwlock& l, std::vector<int>& log) -> task<void> {
+                auto g = co_await l.read();
+                log.push_back(2);
+            }(l, log));
+            co_await let_others_run();
+            r1.unlock();
+            co_await w;
+            co_await r2;
+            ++o.events;
+            if (log != std::vector<int>{1, 2}) forbid(o, "rwlock: the reader passed the queued writer");
+        }(o, faulty));
+    }
+    // All workers: at most one mutex holder, an exact counter; readers or one writer.
+    runtime rt(fresh(p.workers));
+    mutex m;
+    rwlock l;
+    std::atomic<int> holders{0}, readers{0}, writers{0};
+    std::atomic<long> bad{0};
+    long counter = 0;
+    const int per = p.quick ? 200 : 2000;
+    std::vector<join_handle<void>> hs;
+    for (int t = 0; t < 16; ++t) {
+        hs.push_back(rt.spawn([](mutex& m, rwlock& l, long& counter, int per, int t,
+                                 std::atomic<int>& holders, std::atomic<int>& readers,
+                                 std::atomic<int>& writers, std::atomic<long>& bad) -> task<void> {
+            for (int i = 0; i < per; ++i) {
+                {
+                    auto g = co_await m.lock();
+                    if (holders.fetch_add(1) != 0) bad.fetch_add(1);
+                    const long v = counter;
+                    if ((i + t) % 9 == 0) co_await yield_now();
+                    counter = v + 1;
+                    holders.fetch_sub(1);
+                }
+                if ((i + t) % 4 == 0) {
+                    auto g = co_await l.write();
+                    if (writers.fetch_add(1) != 0 || readers.load() != 0) bad.fetch_add(1);
+                    co_await yield_now();
+                    writers.fetch_sub(1);
+                } else {
+                    auto g = co_await l.read();
+                    readers.fetch_add(1);
+                    if (writers.load() != 0) bad.fetch_add(1);
+                    co_await yield_now();
+                    readers.fetch_sub(1);
+                }
+            }
+        }(m, l, counter, per, t, holders, readers, writers, bad)));
+    }
+    for (auto& h : hs) h.join();
+    ++o.runs;
+    o.events += static_cast<std::uint64_t>(16 * per);
+    if (bad.load()) forbid(o, std::to_string(bad.load()) + " overlapping holders");
+    if (counter != 16L * per) forbid(o, "mutex counter " + std::to_string(counter) + " != " + std::to_string(16L * per));
+    return o;
+}
+
+// ---- X4 -----------------------------------------------------------------------------------
+
+outcome check_x4(const run_params& p, bool faulty) {
+    outcome o;
+    runtime rt(fresh(p.workers));
+    // Barrier: one leader per generation, everybody passes, reusable.
+    constexpr int parties = 5;
+    const int gens = p.quick ? 50 : 500;
+    barrier b(parties);
+    std::vector<std::atomic<int>> leaders(static_cast<std::size_t>(gens));
+    std::vector<join_handle<void>> hs;
+    for (int t = 0; t < parties; ++t) {
+        hs.push_back(rt.spawn([](barrier& b, int gens, std::vector<std::atomic<int>>& leaders) -> task<void> {
+            for (int g = 0; g < gens; ++g) {
+                auto r = co_await b.wait();
+                if (r.is_leader()) leaders[static_cast<std::size_t>(g)].fetch_add(1);
+            }
+        }(b, gens, leaders)));
+    }
+    for (auto& h : hs) h.join();
+    ++o.runs;
+    for (int g = 0; g < gens; ++g) {
+        ++o.events;
+        const int n = leaders[static_cast<std::size_t>(g)].load();
+        if (n != 1) forbid(o, "barrier generation " + std::to_string(g) + " had " + std::to_string(n) + " leaders");
+    }
+    // Notify: permits do not accumulate; notify_all stores none.
+    notify n;
+    n.set_fault_accumulate(faulty);
+    for (int i = 0; i < 3; ++i) n.notify_one();
+    ++o.events;
+    if (n.stored_permits() > 1) forbid(o, std::to_string(n.stored_permits()) + " notify permits stored");
+    rt.block_on([](notify& n) -> task<void> { co_await n.notified(); }(n));
+    n.notify_all();
+    ++o.events;
+    if (!faulty && n.stored_permits() != 0) forbid(o, "notify_all stored a permit");
+    // OnceCell: one initializer for many concurrent callers, one value for all.
+    once_cell<long> cell;
+    std::atomic<int> inits{0};
+    std::vector<join_handle<const long*>> gets;
+    for (int t = 0; t < 16; ++t) {
+        gets.push_back(rt.spawn([](once_cell<long>& cell, std::atomic<int>& inits) -> task<const long*> {
+            co_return co_await cell.get_or_init([&inits]() -> task<long> {
+                inits.fetch_add(1);
+                co_await yield_now();
+                co_return 42L;
+            });
+        }(cell, inits)));
+    }
+    const long* first = gets[0].join();
+    for (std::size_t i = 1; i < gets.size(); ++i) {
+        ++o.events;
+        if (gets[i].join() != first) forbid(o, "once_cell callers saw different values");
+    }
+    if (inits.load() != 1) forbid(o, "once_cell initializer ran " + std::to_string(inits.load()) + " times");
+    return o;
+}
+
+}  // namespace
+
+std::vector<checker> sync_checkers() {
+    return {
+        {"X1", "blocking pool: threads <= cap, idle threads retire, every job runs or is cancelled",
+         "the pool ignores its thread cap", check_x1},
+        {"X2", "semaphore: FIFO grants, no free permit while a waiter queues, permits conserved",
+         "released permits float into the free count while waiters queue", check_x2},
+        {"X3", "mutex: one holder, FIFO handoff; rwlock: readers or one writer, writers not passed",
+         "the mutex hands the lock to its newest waiter", check_x3},
+        {"X4", "barrier: one leader per generation; notify: no permit accumulation; once_cell: once",
+         "notify_one stores a permit per call", check_x4},
+    };
+}
+
+}  // namespace blitz::conformance
