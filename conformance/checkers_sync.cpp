@@ -428,6 +428,64 @@ outcome check_x4(const run_params& p, bool faulty) {
     return o;
 }
 
+// ---- X5 -----------------------------------------------------------------------------------
+
+// Producers and consumers on all workers through small channels (most sends wait): every value
+// arrives exactly once, each consumer sees each producer's values in order, the length never
+// exceeds the capacity, and when the producers finish the consumers drain and see the end.
+outcome check_x5(const run_params& p, bool faulty) {
+    outcome o;
+    runtime rt(fresh(p.workers));
+    const std::uint32_t per = p.quick ? 500 : 5000;
+    constexpr int producers = 4, consumers = 3;
+    for (std::size_t cap : {std::size_t{1}, std::size_t{3}}) {
+        ++o.runs;
+        std::vector<std::atomic<std::uint8_t>> seen(producers * per);
+        std::atomic<long> order_breaks{0}, over_cap{0};
+        std::vector<join_handle<void>> hs;
+        {
+            auto [tx, rx] = channel<std::uint64_t>(cap);
+            tx.set_fault_drop_waiting_send(faulty);
+            for (int q = 0; q < producers; ++q) {
+                hs.push_back(rt.spawn([](sender<std::uint64_t> tx, std::uint64_t q, std::uint32_t n,
+                                         std::atomic<long>& over) -> task<void> {
+                    for (std::uint32_t i = 0; i < n; ++i) {
+                        (void)co_await tx.send((q << 32) | i);
+                        if (tx.len() > tx.capacity()) over.fetch_add(1);
+                    }
+                }(tx, static_cast<std::uint64_t>(q), per, over_cap)));
+            }
+            for (int c = 0; c < consumers; ++c) {
+                hs.push_back(rt.spawn([](receiver<std::uint64_t> rx, std::uint32_t per,
+                                         std::vector<std::atomic<std::uint8_t>>& seen,
+                                         std::atomic<long>& breaks) -> task<void> {
+                    std::int64_t last[producers] = {-1, -1, -1, -1};
+                    while (auto v = co_await rx.recv()) {
+                        const auto q = static_cast<std::size_t>(*v >> 32);
+                        const auto i = static_cast<std::int64_t>(*v & 0xffffffffu);
+                        if (i <= last[q]) breaks.fetch_add(1);
+                        last[q] = i;
+                        seen[q * per + static_cast<std::size_t>(i)].fetch_add(1);
+                    }
+                }(rx, per, seen, order_breaks)));
+            }
+        }
+        for (auto& h : hs) h.join();  // consumers end only if closing woke and drained them
+        std::size_t missing = 0, twice = 0;
+        for (auto& x : seen) {
+            ++o.events;
+            missing += x.load() == 0;
+            twice += x.load() > 1;
+        }
+        const std::string where = "capacity " + std::to_string(cap) + ": ";
+        if (missing) forbid(o, where + std::to_string(missing) + " sent values never received");
+        if (twice) forbid(o, where + std::to_string(twice) + " values received twice");
+        if (order_breaks.load()) forbid(o, where + "a producer's values arrived out of order");
+        if (over_cap.load()) forbid(o, where + "length above capacity");
+    }
+    return o;
+}
+
 }  // namespace
 
 std::vector<checker> sync_checkers() {
@@ -440,6 +498,8 @@ std::vector<checker> sync_checkers() {
          "the mutex hands the lock to its newest waiter", check_x3},
         {"X4", "barrier: one leader per generation; notify: no permit accumulation; once_cell: once",
          "notify_one stores a permit per call", check_x4},
+        {"X5", "bounded channel: exactly once, per-producer order, len <= capacity, close drains",
+         "a send that had to wait reports success without delivering", check_x5},
     };
 }
 

@@ -7,6 +7,7 @@
 #include "blitz/metrics.hpp"
 #include "blitz/runtime.hpp"
 #include "blitz/task.hpp"
+#include "blitz/chan.hpp"
 #include "blitz/sync.hpp"
 #include "blitz/time.hpp"
 #include "blitz/topology.hpp"

@@ -118,8 +118,8 @@ private:
         if (h_->is_cancelled_result()) throw task_cancelled();
         if (taken_) throw std::logic_error("blitz::join_handle: the result was already taken");
         taken_ = true;
-        auto typed = std::coroutine_handle<detail::promise<T>>::from_address(h_->root_.address());
-        return typed.promise().take_result();
+        // The result sits outside the frame (destroyed when the task completed).
+        return detail::take_from<T>(*static_cast<detail::result_slot<T>*>(h_->result_slot_));
     }
     void release() noexcept {
         if (h_) std::exchange(h_, nullptr)->unref();

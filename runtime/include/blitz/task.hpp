@@ -23,10 +23,8 @@ class promise_base {
 public:
     promise_base() noexcept : header_(claim_fresh_header(this)) {}
 
-    // Frame allocation: [task_header | frame], so a spawned task costs one allocation.
-    static void* operator new(std::size_t n) { return allocate_task_frame(n); }
-    static void operator delete(void* p) noexcept { free_task_frame(p); }
-
+    // Frame allocation (in promise<T>): [result slot | task_header | frame], so a spawned task
+    // costs one allocation.
     std::suspend_always initial_suspend() noexcept { return {}; }
 
     struct final_awaiter {
@@ -50,41 +48,85 @@ private:
     std::coroutine_handle<> continuation_{};
 };
 
+// Where a task's outcome is kept: in front of the task's header (outside the frame) when the
+// frame was allocated by us, so it outlives the frame; inside the promise otherwise (a frame
+// whose allocation the compiler elided is only ever awaited inline).
+template <class T>
+using result_slot = std::conditional_t<std::is_void_v<T>, std::exception_ptr,
+                                       std::variant<std::monostate, T, std::exception_ptr>>;
+
+template <class Slot>
+inline constexpr std::size_t slot_bytes =
+    (sizeof(Slot) + __STDCPP_DEFAULT_NEW_ALIGNMENT__ - 1) / __STDCPP_DEFAULT_NEW_ALIGNMENT__ *
+    __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+
+template <class Slot>
+Slot* place_result_slot(task_header* h, Slot* fallback) noexcept {
+    static_assert(alignof(Slot) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                  "blitz::task<T>: over-aligned result types are not supported; wrap T");
+    if (!h) return fallback;
+    auto* slot = new (reinterpret_cast<std::byte*>(h) - h->slot_bytes_) Slot();
+    h->result_slot_ = slot;
+    h->result_dtor_ = [](void* p) noexcept { static_cast<Slot*>(p)->~Slot(); };
+    return slot;
+}
+
+template <class T>
+T take_from(result_slot<T>& r) {
+    if constexpr (std::is_void_v<T>) {
+        if (r) std::rethrow_exception(r);
+    } else {
+        if (r.index() == 2) std::rethrow_exception(std::get<2>(r));
+        return std::move(std::get<1>(r));
+    }
+}
+
 template <class T>
 class promise final : public promise_base {
 public:
+    static void* operator new(std::size_t n) {
+        return allocate_task_frame(n, slot_bytes<result_slot<T>>);
+    }
+    static void operator delete(void* p) noexcept { free_task_frame(p); }
+
+    promise() noexcept : slot_(place_result_slot(header(), &own_)) {}
+
     task<T> get_return_object() noexcept;
     template <class U>
     requires std::is_convertible_v<U&&, T>
-    void return_value(U&& v) { result_.template emplace<1>(std::forward<U>(v)); }
+    void return_value(U&& v) { slot_->template emplace<1>(std::forward<U>(v)); }
     void unhandled_exception() noexcept {
-        if (!detail::fault_drop_exceptions()) result_.template emplace<2>(std::current_exception());
+        if (!detail::fault_drop_exceptions()) slot_->template emplace<2>(std::current_exception());
     }
 
     // Moves the result out, or rethrows the task's exception.
-    T take_result() {
-        if (result_.index() == 2) std::rethrow_exception(std::get<2>(result_));
-        return std::move(std::get<1>(result_));
-    }
+    T take_result() { return take_from<T>(*slot_); }
 
 private:
-    std::variant<std::monostate, T, std::exception_ptr> result_;
+    result_slot<T> own_;
+    result_slot<T>* slot_;
 };
 
 template <>
 class promise<void> final : public promise_base {
 public:
+    static void* operator new(std::size_t n) {
+        return allocate_task_frame(n, slot_bytes<result_slot<void>>);
+    }
+    static void operator delete(void* p) noexcept { free_task_frame(p); }
+
+    promise() noexcept : slot_(place_result_slot(header(), &own_)) {}
+
     task<void> get_return_object() noexcept;
     void return_void() noexcept {}
     void unhandled_exception() noexcept {
-        if (!detail::fault_drop_exceptions()) error_ = std::current_exception();
+        if (!detail::fault_drop_exceptions()) *slot_ = std::current_exception();
     }
-    void take_result() {
-        if (error_) std::rethrow_exception(error_);
-    }
+    void take_result() { take_from<void>(*slot_); }
 
 private:
-    std::exception_ptr error_;
+    result_slot<void> own_;
+    result_slot<void>* slot_;
 };
 
 }  // namespace detail

@@ -209,7 +209,10 @@ bool scheduler::work_pending() const noexcept {
 }
 
 void scheduler::complete_task(task_header* t, bool cancelled, std::uint32_t refs_to_drop) noexcept {
-    if (cancelled) t->destroy_frame();  // run the task's destructors now; memory stays
+    // Completed or cancelled, the frame goes now: its locals and by-value parameters (a channel
+    // sender, a lock guard) are released at completion, as with Tokio. The result stays in its
+    // slot in front of the header; the memory stays until the last reference.
+    t->destroy_frame();
     const std::uint64_t prev = t->transition_to_complete(cancelled);
     t->wake_join_waiter(prev);
     t->unref(refs_to_drop);

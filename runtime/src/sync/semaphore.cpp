@@ -58,6 +58,11 @@ bool semaphore::enqueue(acquire_awaiter& a, detail::task_header* t) {
         a.held_ += drain(a.n_ - a.held_);
         if (a.held_ == a.n_) return false;  // got everything: do not suspend
     }
+    if (closed_.load(std::memory_order_relaxed)) {
+        if (a.held_) permits_.fetch_add(std::exchange(a.held_, 0), std::memory_order_release);
+        a.closed_ = true;
+        return false;
+    }
     a.node_.w = t->make_waker();
     waiters_.push_back(&a.node_);
     ++queued_;
@@ -120,6 +125,26 @@ void semaphore::abandon(acquire_awaiter& a) noexcept {
         // goes to the next waiters.
         if (a.held_) give_locked(std::exchange(a.held_, 0), l, b);
     }
+    b.flush();
+}
+
+void semaphore::close() {
+    detail::wake_batch b;
+    std::unique_lock<std::mutex> l(mu_);
+    closed_.store(true, std::memory_order_release);
+    while (detail::wait_node* w = waiters_.front()) {
+        auto* a = static_cast<acquire_awaiter*>(w->owner);
+        if (a->held_) permits_.fetch_add(std::exchange(a->held_, 0), std::memory_order_release);
+        a->closed_ = true;
+        --queued_;
+        b.complete(w);
+        if (b.full()) {
+            l.unlock();
+            b.flush();
+            l.lock();
+        }
+    }
+    l.unlock();
     b.flush();
 }
 

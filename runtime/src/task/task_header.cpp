@@ -33,19 +33,22 @@ constexpr waker_vtable task_waker_vtable{waker_wake, waker_wake_by_ref, waker_cl
 }  // namespace
 
 // ---- allocation: [task_header | frame] in one block ----
-void* allocate_task_frame(std::size_t frame_size) {
-    const std::size_t total = header_prefix_size + frame_size;
+void* allocate_task_frame(std::size_t frame_size, std::size_t slot_bytes) {
+    const std::size_t total = slot_bytes + header_prefix_size + frame_size;
     void* block = ::operator new(total);
-    auto* h = new (block) task_header();
+    auto* h = new (static_cast<std::byte*>(block) + slot_bytes) task_header();
+    h->slot_bytes_ = static_cast<std::uint32_t>(slot_bytes);
     h->frame_size_ = static_cast<std::uint32_t>(frame_size);
     alloc_stats::on_alloc(total);
     tl_fresh_header = h;
-    return static_cast<std::byte*>(block) + header_prefix_size;
+    return reinterpret_cast<std::byte*>(h) + header_prefix_size;
 }
 
 static void release_block(task_header* h) noexcept {
+    if (h->result_dtor_) h->result_dtor_(h->result_slot_);
+    void* block = reinterpret_cast<std::byte*>(h) - h->slot_bytes_;
     h->~task_header();
-    ::operator delete(static_cast<void*>(h));
+    ::operator delete(block);
     alloc_stats::on_free();
 }
 

@@ -100,6 +100,12 @@ public:
     task_header* queue_next_ = nullptr;       // intrusive link for the global queue
     task_header* reg_next_ = nullptr;         // intrusive link for the owner's task_list
     waker join_waker_{};
+    // The task's result lives in front of the header, outside the frame, so the frame (its
+    // locals and by-value parameters, e.g. a channel sender) is destroyed as soon as the task
+    // completes while the join handle can still take the result.
+    void* result_slot_ = nullptr;
+    void (*result_dtor_)(void*) noexcept = nullptr;
+    std::uint32_t slot_bytes_ = 0;  // bytes in front of the header (the result slot)
     std::uint32_t frame_size_ = 0;  // bytes of the frame (to recognise our own promise)
     bool spawned_ = false;
     bool frame_alive_ = true;
@@ -114,8 +120,9 @@ inline task_header* header_of_frame(void* frame) noexcept {
     return reinterpret_cast<task_header*>(static_cast<std::byte*>(frame) - header_prefix_size);
 }
 
-// Frame allocation hooks used by task<T>::promise_type.
-void* allocate_task_frame(std::size_t frame_size);
+// Frame allocation hooks used by task<T>::promise_type: [result slot | header | frame] in one
+// block; slot_bytes is a multiple of the default new alignment.
+void* allocate_task_frame(std::size_t frame_size, std::size_t slot_bytes = 0);
 void free_task_frame(void* frame) noexcept;
 // The header made by the latest allocate_task_frame on this thread, if `promise` lies in it.
 task_header* claim_fresh_header(const void* promise) noexcept;

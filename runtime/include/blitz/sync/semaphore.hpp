@@ -78,17 +78,24 @@ public:
         ~acquire_awaiter() { s_.abandon(*this); }
 
         bool await_ready() noexcept {
-            if (s_.try_take(n_)) held_ = n_;
-            return held_ == n_;
+            if (s_.try_take(n_)) {
+                held_ = n_;
+                return true;
+            }
+            closed_ = s_.closed_.load(std::memory_order_acquire);
+            return closed_;
         }
         bool await_suspend(std::coroutine_handle<> h) {
             detail::task_header* t = detail::suspend_current(h, &ready, this);
             return s_.enqueue(*this, t);
         }
+        // A closed semaphore that could not grant the request gives an empty permit.
         semaphore_permit await_resume() noexcept {
             resumed_ = true;
+            if (closed_) return semaphore_permit();
             return semaphore_permit(&s_, n_);
         }
+        bool closed() const noexcept { return closed_; }
 
     private:
         friend class semaphore;
@@ -99,6 +106,7 @@ public:
         const std::size_t n_;
         std::size_t held_ = 0;  // granted so far; under s_.mu_ while queued
         bool resumed_ = false;  // the permits went to a semaphore_permit
+        bool closed_ = false;   // failed because the semaphore was closed (set under s_.mu_)
         detail::wait_node node_;
     };
 
@@ -112,6 +120,11 @@ public:
     void release(std::size_t n = 1);
 
     std::size_t available() const noexcept { return permits_.load(std::memory_order_acquire); }
+    // Closes the semaphore: queued waiters complete with an empty permit (their partial grants
+    // go back to the free count), and later acquires that cannot be served from free permits
+    // complete the same way at once. Free permits can still be taken (channels drain this way).
+    void close();
+    bool is_closed() const noexcept { return closed_.load(std::memory_order_acquire); }
     std::size_t max_permits() const noexcept { return max_; }
     // Waiters queued right now (a snapshot, for tests and metrics).
     std::size_t waiters() const;
@@ -136,6 +149,7 @@ private:
     detail::wait_node* next_waiter() noexcept;
 
     std::atomic<std::size_t> permits_;
+    std::atomic<bool> closed_{false};
     const std::size_t max_;
     mutable std::mutex mu_;
     detail::wait_queue waiters_;  // acquire_awaiter::node_, oldest first
