@@ -486,6 +486,123 @@ outcome check_x5(const run_params& p, bool faulty) {
     return o;
 }
 
+// ---- X6 -----------------------------------------------------------------------------------
+
+// Oneshot: across many pairs where the sender sends or just goes (at random), and the receiver
+// may already be waiting, each receiver observes exactly one of value or closed. Broadcast:
+// fast and slow subscribers on all workers: for each, values in send order, and received +
+// lagged == sent. Watch: versions never go back and the last value is observed.
+outcome check_x6(const run_params& p, bool faulty) {
+    outcome o;
+    runtime rt(fresh(p.workers));
+    detail::fast_rng rng(p.seed);
+    {
+        ++o.runs;
+        const int pairs = p.quick ? 300 : 3000;
+        std::atomic<long> values{0}, closes{0}, sends{0};
+        std::vector<join_handle<void>> hs;
+        for (int i = 0; i < pairs; ++i) {
+            auto [tx, rx] = oneshot<int>();
+            hs.push_back(rt.spawn([](oneshot_receiver<int> rx, std::atomic<long>& v,
+                                     std::atomic<long>& c) -> task<void> {
+                auto r = co_await rx;
+                (r ? v : c).fetch_add(1);
+            }(std::move(rx), values, closes)));
+            const bool send = rng.bounded(2) == 0;
+            hs.push_back(rt.spawn([](oneshot_sender<int> tx, bool send, std::atomic<long>& s) -> task<void> {
+                co_await yield_now();
+                if (send && std::move(tx).send(1).sent()) s.fetch_add(1);
+            }(std::move(tx), send, sends)));
+        }
+        for (auto& h : hs) h.join();
+        o.events += static_cast<std::uint64_t>(pairs);
+        if (values.load() + closes.load() != pairs || values.load() != sends.load()) {
+            forbid(o, "oneshot: " + std::to_string(values.load()) + " values + " +
+                          std::to_string(closes.load()) + " closes for " + std::to_string(pairs) +
+                          " pairs and " + std::to_string(sends.load()) + " sends");
+        }
+    }
+    {
+        ++o.runs;
+        const int sent = p.quick ? 2000 : 20000;
+        auto [tx, rx0] = broadcast<int>(8);
+        tx.set_fault_hide_lag(faulty);
+        struct tally {
+            long received = 0, lagged = 0, breaks = 0;
+        };
+        std::vector<join_handle<tally>> hs;
+        for (int r = 0; r < 4; ++r) {
+            hs.push_back(rt.spawn([](broadcast_receiver<int> rx, bool slow) -> task<tally> {
+                tally t;
+                int last = -1;
+                for (;;) {
+                    auto m = co_await rx.recv();
+                    if (m.closed()) break;
+                    if (m.lagged()) {
+                        t.lagged += static_cast<long>(m.missed());
+                        last += static_cast<int>(m.missed());
+                        continue;
+                    }
+                    if (m.value() != last + 1) ++t.breaks;
+                    last = m.value();
+                    ++t.received;
+                    if (slow) co_await yield_now();
+                }
+                co_return t;
+            }(tx.subscribe(), r % 2 == 1)));
+        }
+        { auto drop = std::move(rx0); }
+        rt.block_on([](broadcast_sender<int> tx, int n) -> task<void> {
+            for (int i = 0; i < n; ++i) {
+                tx.send(i);
+                if (i % 16 == 0) co_await yield_now();
+            }
+        }(std::move(tx), sent));
+        for (auto& h : hs) {
+            const tally t = h.join();
+            ++o.events;
+            if (t.received + t.lagged != sent) {
+                forbid(o, "broadcast: received " + std::to_string(t.received) + " + lagged " +
+                              std::to_string(t.lagged) + " != sent " + std::to_string(sent));
+            }
+            if (t.breaks) forbid(o, "broadcast: values out of order");
+        }
+    }
+    {
+        ++o.runs;
+        auto [tx, rx] = watch<int>(0);
+        std::atomic<long> backwards{0};
+        std::vector<join_handle<int>> hs;
+        for (int r = 0; r < 3; ++r) {
+            hs.push_back(rt.spawn([](watch_receiver<int> rx, std::atomic<long>& back) -> task<int> {
+                int last = 0;
+                std::uint64_t version = 0;
+                while (co_await rx.changed()) {
+                    auto [v, ver] = rx.borrow_and_update();
+                    if (ver < version || v < last) back.fetch_add(1);
+                    version = ver;
+                    last = v;
+                }
+                co_return last;
+            }(rx, backwards)));
+        }
+        const int n = p.quick ? 1000 : 10000;
+        rt.block_on([](watch_sender<int> tx, int n) -> task<void> {
+            for (int i = 1; i <= n; ++i) {
+                tx.send(i);
+                if (i % 8 == 0) co_await yield_now();
+            }
+        }(std::move(tx), n));
+        for (auto& h : hs) {
+            ++o.events;
+            const int last = h.join();
+            if (last != n) forbid(o, "watch: a receiver ended at " + std::to_string(last) + ", not the last value " + std::to_string(n));
+        }
+        if (backwards.load()) forbid(o, "watch: a version or value went backward");
+    }
+    return o;
+}
+
 }  // namespace
 
 std::vector<checker> sync_checkers() {
@@ -500,6 +617,8 @@ std::vector<checker> sync_checkers() {
          "notify_one stores a permit per call", check_x4},
         {"X5", "bounded channel: exactly once, per-producer order, len <= capacity, close drains",
          "a send that had to wait reports success without delivering", check_x5},
+        {"X6", "oneshot: value xor closed; broadcast: in order, received + lagged == sent; watch",
+         "broadcast receivers skip lost values without reporting the lag", check_x6},
     };
 }
 

@@ -1,5 +1,8 @@
 #pragma once
-// Channels (issue 6): the bounded MPMC channel so far; oneshot, unbounded, broadcast and watch
-// follow.
+// Channels (issue 6): bounded MPMC, unbounded MPSC, oneshot, broadcast and watch.
 
+#include "blitz/chan/broadcast.hpp"
 #include "blitz/chan/channel.hpp"
+#include "blitz/chan/oneshot.hpp"
+#include "blitz/chan/unbounded.hpp"
+#include "blitz/chan/watch.hpp"

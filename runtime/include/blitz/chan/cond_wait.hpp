@@ -1,0 +1,87 @@
+#pragma once
+// cond_awaiter: waits until a condition over a channel's state holds. The building block of the
+// oneshot, unbounded, broadcast and watch channels.
+//
+// Protocol: the condition is evaluated under the channel's mutex. A waiter links itself (with
+// its task's waker) under that mutex when the condition is false; a producer that may have made
+// it true wakes every linked waiter (wake_all, under the mutex; wakers called after release).
+// A woken waiter re-checks in its readiness check, under the mutex, before its task resumes: if
+// the condition went false again it re-links with a fresh waker and stays suspended. So a wake
+// is never lost and a stray one is harmless.
+
+#include <coroutine>
+#include <mutex>
+
+#include "blitz/detail/context.hpp"
+#include "blitz/detail/task_header.hpp"
+#include "blitz/sync/wait_list.hpp"
+
+namespace blitz::detail {
+
+template <class Pred>
+class [[nodiscard]] cond_awaiter {
+public:
+    cond_awaiter(std::mutex& mu, wait_queue& q, Pred pred) : mu_(mu), q_(q), pred_(std::move(pred)), node_(this) {}
+    cond_awaiter(const cond_awaiter&) = delete;
+    cond_awaiter& operator=(const cond_awaiter&) = delete;
+    ~cond_awaiter() {
+        if (!suspended_) return;
+        std::lock_guard<std::mutex> l(mu_);
+        if (node_.linked()) {
+            node_.unlink();
+            node_.w.reset();
+        }
+    }
+
+    bool await_ready() {
+        std::lock_guard<std::mutex> l(mu_);
+        return pred_();
+    }
+    bool await_suspend(std::coroutine_handle<> h) {
+        task_ = suspend_current(h, &ready, this);
+        std::lock_guard<std::mutex> l(mu_);
+        if (pred_()) return false;
+        suspended_ = true;
+        node_.w = task_->make_waker();
+        q_.push_back(&node_);
+        return true;
+    }
+    void await_resume() const noexcept {}
+
+private:
+    static bool ready(const void* p) noexcept {
+        auto* a = const_cast<cond_awaiter*>(static_cast<const cond_awaiter*>(p));
+        if (!a->node_.done.load(std::memory_order_acquire)) return false;  // still linked
+        std::lock_guard<std::mutex> l(a->mu_);
+        if (a->pred_()) return true;
+        // Woken, but the condition no longer holds: wait again, with a fresh waker.
+        a->node_.done.store(false, std::memory_order_relaxed);
+        a->node_.w = a->task_->make_waker();
+        a->q_.push_back(&a->node_);
+        return false;
+    }
+
+    std::mutex& mu_;
+    wait_queue& q_;
+    Pred pred_;
+    wait_node node_;
+    task_header* task_ = nullptr;
+    bool suspended_ = false;
+};
+
+// Wakes every waiter linked in `q`. Call under the mutex; the batch flushes when full (unlocking
+// and relocking `l`) and when the caller flushes it after unlocking.
+inline void wake_all(wait_queue& q, std::unique_lock<std::mutex>& l, wake_batch& b) noexcept {
+    wait_queue now;
+    q.splice_into(now);
+    while (wait_node* w = now.front()) {
+        b.complete(w);
+        if (b.full()) {
+            l.unlock();
+            b.flush();
+            l.lock();
+        }
+    }
+}
+
+}  // namespace blitz::detail

@@ -1,0 +1,127 @@
+#pragma once
+// blitz::watch<T>(initial): a versioned latest value; receivers wait for changes (X6).
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "blitz/chan/cond_wait.hpp"
+
+namespace blitz {
+
+namespace detail {
+template <class T>
+struct watch_state {
+    explicit watch_state(T v) : value(std::move(v)) {}
+    std::mutex mu;
+    wait_queue waiters;
+    T value;
+    std::uint64_t version = 0;  // bumped by every send; never goes back
+    bool sender_gone = false;
+    bool fault_skip_last = false;  // X6's negative control: the final send wakes nobody
+};
+}  // namespace detail
+
+template <class T>
+class watch_sender;
+template <class T>
+class watch_receiver;
+template <class T>
+std::pair<watch_sender<T>, watch_receiver<T>> watch(T initial);
+
+// A watcher: borrow() reads the current value (and marks it seen); co_await rx.changed() waits
+// for a version it has not seen and returns false once the sender is gone and the last value
+// was seen. Copies watch independently.
+template <class T>
+class watch_receiver {
+public:
+    watch_receiver(const watch_receiver&) = default;
+    watch_receiver(watch_receiver&&) noexcept = default;
+
+    // The current value and its version; marks it seen.
+    std::pair<T, std::uint64_t> borrow_and_update() {
+        std::lock_guard<std::mutex> l(s_->mu);
+        seen_ = s_->version;
+        return {s_->value, seen_};
+    }
+    T borrow() { return borrow_and_update().first; }
+    bool has_changed() const {
+        std::lock_guard<std::mutex> l(s_->mu);
+        return s_->version != seen_;
+    }
+
+    struct ready_pred {
+        watch_receiver* r;
+        bool operator()() const noexcept { return r->s_->version != r->seen_ || r->s_->sender_gone; }
+    };
+    class [[nodiscard]] changed_awaiter {
+    public:
+        explicit changed_awaiter(watch_receiver& r) : r_(r), w_(r.s_->mu, r.s_->waiters, ready_pred{&r}) {}
+        bool await_ready() { return w_.await_ready(); }
+        bool await_suspend(std::coroutine_handle<> h) { return w_.await_suspend(h); }
+        // true: a version not seen yet exists (read it with borrow_and_update); false: the
+        // sender is gone and the last value was already seen.
+        bool await_resume() {
+            std::lock_guard<std::mutex> l(r_.s_->mu);
+            return r_.s_->version != r_.seen_;
+        }
+
+    private:
+        watch_receiver& r_;
+        detail::cond_awaiter<ready_pred> w_;
+    };
+    changed_awaiter changed() { return changed_awaiter(*this); }
+
+private:
+    friend std::pair<watch_sender<T>, watch_receiver<T>> watch<T>(T);
+    explicit watch_receiver(std::shared_ptr<detail::watch_state<T>> s) : s_(std::move(s)) {}
+    std::shared_ptr<detail::watch_state<T>> s_;
+    std::uint64_t seen_ = 0;
+};
+
+template <class T>
+class watch_sender {
+public:
+    watch_sender(watch_sender&&) noexcept = default;
+    ~watch_sender() {
+        if (!s_) return;
+        detail::wake_batch b;
+        std::unique_lock<std::mutex> l(s_->mu);
+        s_->sender_gone = true;
+        if (!s_->fault_skip_last) detail::wake_all(s_->waiters, l, b);
+        l.unlock();
+        b.flush();
+    }
+
+    // Replaces the value and wakes every watcher.
+    void send(T v) {
+        detail::wake_batch b;
+        std::unique_lock<std::mutex> l(s_->mu);
+        s_->value = std::move(v);
+        ++s_->version;
+        detail::wake_all(s_->waiters, l, b);
+        l.unlock();
+        b.flush();
+    }
+    watch_receiver<T> subscribe() const { return watch_receiver<T>(s_); }
+    // X6's negative control: the sender's going wakes nobody, so a watcher waiting for the last
+    // change sleeps through it.
+    void set_fault_skip_last(bool on) {
+        std::lock_guard<std::mutex> l(s_->mu);
+        s_->fault_skip_last = on;
+    }
+
+private:
+    friend std::pair<watch_sender<T>, watch_receiver<T>> watch<T>(T);
+    explicit watch_sender(std::shared_ptr<detail::watch_state<T>> s) : s_(std::move(s)) {}
+    std::shared_ptr<detail::watch_state<T>> s_;
+};
+
+template <class T>
+std::pair<watch_sender<T>, watch_receiver<T>> watch(T initial) {
+    auto s = std::make_shared<detail::watch_state<T>>(std::move(initial));
+    return {watch_sender<T>(s), watch_receiver<T>(s)};
+}
+
+}  // namespace blitz
