@@ -8,6 +8,7 @@
 #include "blitz/runtime.hpp"
 #include "blitz/task.hpp"
 #include "blitz/chan.hpp"
+#include "blitz/combinators.hpp"
 #include "blitz/sync.hpp"
 #include "blitz/time.hpp"
 #include "blitz/topology.hpp"
