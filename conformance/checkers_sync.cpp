@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "checker_util.hpp"
+#include "scenarios.hpp"
 #include "registry.hpp"
 #include "sched/rng.hpp"
 
@@ -603,10 +604,40 @@ outcome check_x6(const run_params& p, bool faulty) {
     return o;
 }
 
+// ---- B2 -----------------------------------------------------------------------------------
+
+// A task looping on always-ready resources (a mutex; a channel it sends to and receives from)
+// yields within the budget: the other task on its worker never waits more than 128 ready
+// awaits. The scenario needs one worker, whatever the config's count.
+outcome check_b2(const run_params& p, bool faulty) {
+    outcome o;
+    if (p.workers != 1 && !faulty) {
+        o.applicable = false;  // one run suffices; it always uses one worker
+        return o;
+    }
+    const unsigned budget = faulty ? 0 : config{}.coop_budget_per_poll;
+    const int steps = p.quick ? 5000 : 50000;
+    for (int kind : {0, 1}) {
+        ++o.runs;
+        const long run = workloads::longest_starvation(budget, kind, steps);
+        const long bound = kind == 0 ? 128 : 64;  // one or two ready awaits per step
+        o.events += static_cast<std::uint64_t>(steps);
+        if (run > bound) {
+            forbid(o, std::string(kind == 0 ? "mutex" : "channel") + ": the hog ran " +
+                          std::to_string(run) + " steps without letting the other task run");
+        }
+        o.note += (o.note.empty() ? "" : "; ") + std::string(kind == 0 ? "mutex" : "channel") +
+                  ": longest run " + std::to_string(run) + " steps";
+    }
+    return o;
+}
+
 }  // namespace
 
 std::vector<checker> sync_checkers() {
     return {
+        {"B2", "a task looping on always-ready mutex/channel awaits yields within 128 of them",
+         "cooperative budget disabled (coop_budget_per_poll = 0)", check_b2},
         {"X1", "blocking pool: threads <= cap, idle threads retire, every job runs or is cancelled",
          "the pool ignores its thread cap", check_x1},
         {"X2", "semaphore: FIFO grants, no free permit while a waiter queues, permits conserved",

@@ -1,6 +1,7 @@
 #pragma once
 // Scenarios shared by the unit tests and the conformance checkers.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -96,6 +97,61 @@ inline std::size_t polls_before_queued_task(unsigned lifo_cap) {
     std::size_t n = 0;
     while (n < log.size() && log[n] != 'c') ++n;
     return n;
+}
+
+// B2's scenario: on one worker, a task loops `steps` times over awaits on an always-ready
+// resource (kind 0: a mutex lock; kind 1: a send and a receive on a capacity-1 channel) while
+// another task loops on yield_now. Returns the longest run of the hog's steps during which the
+// other task made no progress: at most the budget (per ready await) when the budget works, all
+// of the steps when it does not.
+namespace detail_scenarios {
+struct starvation {
+    std::atomic<long> other_progress{0};
+    std::atomic<bool> hog_done{false};
+    long longest_run = 0;
+};
+inline task<void> other_task(starvation& s) {
+    while (!s.hog_done.load()) {
+        s.other_progress.fetch_add(1);
+        co_await yield_now();
+    }
+}
+template <class Step>
+task<void> hog_task(starvation& s, int steps, Step step) {
+    long last = s.other_progress.load(), run = 0;
+    for (int i = 0; i < steps; ++i) {
+        co_await step();
+        const long now = s.other_progress.load();
+        if (now == last) {
+            s.longest_run = std::max(s.longest_run, ++run);
+        } else {
+            last = now;
+            run = 0;
+        }
+    }
+    s.hog_done = true;
+}
+}  // namespace detail_scenarios
+
+inline long longest_starvation(unsigned budget, int kind, int steps = 5000) {
+    using namespace detail_scenarios;
+    config c = conformance::fresh(1);
+    c.coop_budget_per_poll = budget;
+    runtime rt(c);
+    starvation s;
+    mutex m;
+    auto [tx, rx] = channel<int>(1);
+    auto o = rt.spawn(other_task(s));
+    if (kind == 0) {
+        rt.block_on(hog_task(s, steps, [&]() -> task<void> { auto g = co_await m.lock(); }));
+    } else {
+        rt.block_on(hog_task(s, steps, [&]() -> task<void> {
+            (void)co_await tx.send(1);
+            (void)co_await rx.recv();
+        }));
+    }
+    o.join();
+    return s.longest_run;
 }
 
 }  // namespace blitz::workloads

@@ -94,6 +94,11 @@ struct config {
     bool start_paused = false;
     // Worker thread names are this prefix plus the worker index (shown by top, gdb, perf).
     std::string thread_name = "blitz-w";
+    // Cooperative budget (B2): awaits that complete at once on a ready resource (mutex,
+    // semaphore, channel) count against this many per poll; past it the await yields first, so a
+    // task looping on an always-ready channel cannot keep its worker. 0 disables it. Range
+    // [0, 65536].
+    unsigned coop_budget_per_poll = 128;
     // Blocking pool (spawn_blocking, X1): threads are created on demand up to this cap and exit
     // after keep-alive without work. Cap in [1, 65536]; keep-alive in [1 ms, 1 h].
     unsigned blocking_threads_max = 512;

@@ -7,9 +7,6 @@
 
 namespace blitz {
 
-namespace detail {
-void mark_yielded(task_header* t) noexcept;
-}
 
 // `co_await blitz::yield_now()` suspends the calling task and puts it at the back of its
 // worker's ring (never the LIFO slot), so every task queued there runs before it resumes.

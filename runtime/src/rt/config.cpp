@@ -40,6 +40,7 @@ void config::validate() const {
           "must be at least global_batch_min");
     check("batch_buffer_size", batch_buffer_size, 0u, batch_buffer_capacity);
     check("probe_capacity", probe_capacity, 1024u, 1u << 24);
+    check("coop_budget_per_poll", coop_budget_per_poll, 0u, 65536u);
     check("blocking_threads_max", blocking_threads_max, 1u, 65536u);
     check("blocking_keep_alive (ns)", blocking_keep_alive.count(), std::int64_t{1'000'000},
           std::int64_t{3'600'000'000'000});

@@ -263,6 +263,8 @@ void worker::run_task(task_header* t) noexcept {
         sched_.complete_task(t, /*cancelled=*/true, 1);
         return;
     }
+    // B2: a fresh cooperative budget for this poll (the readiness check may already spend it).
+    tl_coop_budget = cfg_.coop_budget_per_poll ? static_cast<int>(cfg_.coop_budget_per_poll) : -1;
     if (t->ready_fn_ && !t->ready_fn_(t->ready_ctx_)) {
         // A stray wake: the awaitable it is suspended on is not ready. Stay suspended.
         bump(c_stray_wakes);

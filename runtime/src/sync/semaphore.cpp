@@ -51,7 +51,7 @@ std::optional<semaphore_permit> semaphore::try_acquire(std::size_t n) noexcept {
     return semaphore_permit(this, n);
 }
 
-bool semaphore::enqueue(acquire_awaiter& a, detail::task_header* t) {
+bool semaphore::enqueue(acquire_awaiter& a, detail::task_header* t) noexcept {
     std::unique_lock<std::mutex> l(mu_);
     if (waiters_.empty()) {
         // Nobody ahead: take what is free now (a release may have come since await_ready).

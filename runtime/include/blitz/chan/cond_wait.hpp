@@ -15,6 +15,7 @@
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/sync/wait_list.hpp"
+#include "blitz/yield.hpp"
 
 namespace blitz::detail {
 
@@ -34,11 +35,25 @@ public:
     }
 
     bool await_ready() {
+        if (coop_exhausted()) {  // B2: out of budget for this poll; yield first
+            coop_yield_ = true;
+            return false;
+        }
         std::lock_guard<std::mutex> l(mu_);
-        return pred_();
+        if (!pred_()) return false;
+        coop_spend();
+        return true;
     }
     bool await_suspend(std::coroutine_handle<> h) {
         task_ = suspend_current(h, &ready, this);
+        if (coop_yield_) {
+            // Come back at the back of the ring; the readiness check then evaluates the
+            // condition (and waits properly if it does not hold).
+            suspended_ = true;
+            node_.done.store(true, std::memory_order_relaxed);
+            mark_yielded(task_);
+            return true;
+        }
         std::lock_guard<std::mutex> l(mu_);
         if (pred_()) return false;
         suspended_ = true;
@@ -67,6 +82,7 @@ private:
     wait_node node_;
     task_header* task_ = nullptr;
     bool suspended_ = false;
+    bool coop_yield_ = false;
 };
 
 // Wakes every waiter linked in `q`. Call under the mutex; the batch flushes when full (unlocking

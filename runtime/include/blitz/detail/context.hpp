@@ -32,4 +32,16 @@ using ready_fn = bool (*)(const void* awaiter) noexcept;
 task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready = nullptr,
                              const void* awaiter = nullptr);
 
+// Cooperative budget (B2): how many more awaits on already-ready resources (a free permit, a
+// queued value) the running task may complete in this poll without suspending; -1 means
+// unlimited (plain threads, budget disabled). The worker refills it before every poll.
+inline thread_local int tl_coop_budget = -1;
+inline bool coop_exhausted() noexcept { return tl_coop_budget == 0; }
+// Counts one ready completion against the budget.
+inline void coop_spend() noexcept {
+    if (tl_coop_budget > 0) --tl_coop_budget;
+}
+// Puts the task at the back of its worker's ring when it next suspends (a yield).
+void mark_yielded(task_header* t) noexcept;
+
 }  // namespace blitz::detail

@@ -78,16 +78,25 @@ public:
         ~acquire_awaiter() { s_.abandon(*this); }
 
         bool await_ready() noexcept {
+            if (detail::coop_exhausted()) {  // B2: yield before taking anything more
+                coop_yield_ = true;
+                return false;
+            }
             if (s_.try_take(n_)) {
                 held_ = n_;
+                detail::coop_spend();
                 return true;
             }
             closed_ = s_.closed_.load(std::memory_order_acquire);
             return closed_;
         }
         bool await_suspend(std::coroutine_handle<> h) {
-            detail::task_header* t = detail::suspend_current(h, &ready, this);
-            return s_.enqueue(*this, t);
+            task_ = detail::suspend_current(h, &ready, this);
+            if (coop_yield_) {
+                detail::mark_yielded(task_);  // back of the ring; the acquire runs on return
+                return true;
+            }
+            return s_.enqueue(*this, task_);
         }
         // A closed semaphore that could not grant the request gives an empty permit.
         semaphore_permit await_resume() noexcept {
@@ -99,14 +108,22 @@ public:
 
     private:
         friend class semaphore;
-        static bool ready(const void* a) noexcept {
-            return static_cast<const acquire_awaiter*>(a)->node_.done.load(std::memory_order_acquire);
+        static bool ready(const void* p) noexcept {
+            auto* a = const_cast<acquire_awaiter*>(static_cast<const acquire_awaiter*>(p));
+            if (a->coop_yield_) {
+                // Back from a budget yield: acquire now (queueing if need be) before resuming.
+                a->coop_yield_ = false;
+                return !a->s_.enqueue(*a, a->task_);
+            }
+            return a->node_.done.load(std::memory_order_acquire);
         }
         semaphore& s_;
         const std::size_t n_;
         std::size_t held_ = 0;  // granted so far; under s_.mu_ while queued
         bool resumed_ = false;  // the permits went to a semaphore_permit
         bool closed_ = false;   // failed because the semaphore was closed (set under s_.mu_)
+        bool coop_yield_ = false;  // out of budget: yield, then acquire
+        detail::task_header* task_ = nullptr;
         detail::wait_node node_;
     };
 
@@ -141,7 +158,7 @@ private:
     bool try_take(std::size_t n) noexcept;
     // Takes up to n free permits; returns how many.
     std::size_t drain(std::size_t n) noexcept;
-    bool enqueue(acquire_awaiter& a, detail::task_header* t);
+    bool enqueue(acquire_awaiter& a, detail::task_header* t) noexcept;
     void abandon(acquire_awaiter& a) noexcept;
     // Hands n permits to waiters in order, the rest to the free count. Under mu_; flushes the
     // batch (unlocking and relocking) when it fills.
