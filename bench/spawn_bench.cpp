@@ -16,9 +16,11 @@
 // Every heap allocation in this process is counted, so the benchmarks can show that a spawn
 // costs exactly one and a wake or yield costs none.
 static std::atomic<std::uint64_t> g_heap_allocs{0};
+static thread_local std::uint64_t tl_heap_allocs = 0;
 
 void* operator new(std::size_t n) {
     g_heap_allocs.fetch_add(1, std::memory_order_relaxed);
+    ++tl_heap_allocs;
     if (void* p = std::malloc(n ? n : 1)) return p;
     throw std::bad_alloc();
 }
@@ -29,9 +31,12 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
 
-namespace {
-
+// Every heap allocation made by this process so far.
 std::uint64_t heap_allocs() { return g_heap_allocs.load(std::memory_order_relaxed); }
+// Those made by the calling thread (sync_bench.cpp: the worker running the measured loop).
+std::uint64_t heap_allocs_this_thread() { return tl_heap_allocs; }
+
+namespace {
 
 blitz::task<int> leaf(int i) { co_return i; }
 
