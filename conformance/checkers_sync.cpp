@@ -143,8 +143,8 @@ task<void> take_and_hold(semaphore& s, std::size_t n, int id, std::vector<int>& 
 
 // One worker, deterministic: waiters queued in order with random needs; permits released in
 // random chunks. After every release: no permit is free while anyone waits, grants complete in
-// arrival order, and an aborted waiter's partial grant moves on. At the end every permit put
-// in is accounted for.
+// arrival order (as sets per release), and an aborted waiter's partial grant moves on. At the
+// end every permit put in is accounted for.
 task<void> x2_ordered(std::uint64_t seed, semaphore::faults f, outcome& o) {
     detail::fast_rng rng(seed);
     semaphore s(0);
@@ -165,9 +165,14 @@ task<void> x2_ordered(std::uint64_t seed, semaphore::faults f, outcome& o) {
     // Bounded, so a semaphore that stops serving its queue (the control) cannot hang us.
     for (int step = 0; step < 64 && order.size() + (aborted ? 1 : 0) < static_cast<std::size_t>(n); ++step) {
         const std::size_t chunk = 1 + rng.bounded(2);
+        const std::size_t served_before = order.size();
         s.release(chunk);
         put_in += chunk;
         co_await let_others_run();
+        // Waiters completed by one release resume in whatever order the scheduler runs them
+        // (the last woken sits in the LIFO slot): what FIFO promises is which waiters one
+        // release completes, so compare each release's batch as a set.
+        std::sort(order.begin() + static_cast<std::ptrdiff_t>(served_before), order.end());
         ++o.events;
         if (s.waiters() > 0 && s.available() > 0) {
             forbid(o, std::to_string(s.available()) + " permits free while " +
