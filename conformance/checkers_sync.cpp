@@ -14,6 +14,7 @@
 #include "scenarios.hpp"
 #include "registry.hpp"
 #include "sched/rng.hpp"
+#include "sched/test_support.hpp"
 
 namespace blitz::conformance {
 namespace {
@@ -33,20 +34,7 @@ void note_max(std::atomic<long>& m, long v) {
 
 // ---- X1 -----------------------------------------------------------------------------------
 
-struct gate {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool open = false;
-    void wait() {
-        std::unique_lock<std::mutex> l(mu);
-        cv.wait(l, [&] { return open; });
-    }
-    void release() {
-        std::lock_guard<std::mutex> l(mu);
-        open = true;
-        cv.notify_all();
-    }
-};
+using detail::testing::gate;
 
 // Threads never exceed the cap; idle threads retire; at shutdown every job has run or reports
 // cancelled (never both, never neither); nothing hangs (the harness's watchdog).
@@ -246,29 +234,7 @@ outcome check_x2(const run_params& p, bool faulty) {
     detail::fast_rng rng(p.seed);
     for (unsigned r = 0; r < (p.quick ? 10u : 60u); ++r) {
         ++o.runs;
-        std::vector<join_handle<void>> hs;
-        for (int t = 0; t < 24; ++t) {
-            hs.push_back(rt.spawn([](semaphore& s, std::size_t n, std::atomic<long>& use,
-                                     std::atomic<long>& peak) -> task<void> {
-                auto permit = co_await s.acquire(n);
-                struct held {
-                    std::atomic<long>& use;
-                    long n;
-                    ~held() { use.fetch_sub(n); }
-                } h{use, static_cast<long>(n)};
-                note_max(peak, use.fetch_add(static_cast<long>(n)) + static_cast<long>(n));
-                co_await yield_now();
-            }(s, 1 + rng.bounded(total), in_use, peak)));
-        }
-        for (auto& h : hs) {
-            if (rng.bounded(3) == 0) h.abort();
-        }
-        for (auto& h : hs) {
-            try {
-                h.join();
-            } catch (const task_cancelled&) {
-            }
-        }
+        workloads::semaphore_churn_round(rt, s, total, rng, in_use, peak);
         o.events += 24;
         if (s.available() != total) {
             forbid(o, std::to_string(s.available()) + " permits free after the round, expected " +

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
+#include "sched/rng.hpp"
 #include "sched/worker.hpp"
 #include "settle.hpp"
 #include "suite.hpp"
@@ -152,6 +153,40 @@ inline long longest_starvation(unsigned budget, int kind, int steps = 5000) {
     }
     o.join();
     return s.longest_run;
+}
+
+// X2's churn: `tasks` acquirers of random sizes in [1, max] on every worker, each holding its
+// permits across a yield, a random third of them aborted (while waiting, holding, or just
+// granted). `in_use` counts permits held (decremented before a permit goes back, also on
+// abort); `peak` keeps the most held at once. Returns once every acquirer finished.
+inline void semaphore_churn_round(runtime& rt, semaphore& s, std::size_t max, detail::fast_rng& rng,
+                                  std::atomic<long>& in_use, std::atomic<long>& peak, int tasks = 24) {
+    std::vector<join_handle<void>> hs;
+    for (int t = 0; t < tasks; ++t) {
+        hs.push_back(rt.spawn([](semaphore& s, std::size_t n, std::atomic<long>& use,
+                                 std::atomic<long>& peak) -> task<void> {
+            auto permit = co_await s.acquire(n);
+            struct held {
+                std::atomic<long>& use;
+                long n;
+                ~held() { use.fetch_sub(n); }
+            } h{use, static_cast<long>(n)};
+            const long now = use.fetch_add(static_cast<long>(n)) + static_cast<long>(n);
+            long pk = peak.load();
+            while (now > pk && !peak.compare_exchange_weak(pk, now)) {
+            }
+            co_await yield_now();
+        }(s, 1 + rng.bounded(static_cast<std::uint32_t>(max)), in_use, peak)));
+    }
+    for (auto& h : hs) {
+        if (rng.bounded(3) == 0) h.abort();
+    }
+    for (auto& h : hs) {
+        try {
+            h.join();
+        } catch (const task_cancelled&) {
+        }
+    }
 }
 
 }  // namespace blitz::workloads

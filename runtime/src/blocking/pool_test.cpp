@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
+#include "sched/test_support.hpp"
 #include "topo/os.hpp"
 
 namespace blitz {
@@ -20,20 +21,7 @@ namespace {
 using namespace std::chrono_literals;
 
 // A gate blocking pool jobs until opened.
-struct gate {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool open = false;
-    void wait() {
-        std::unique_lock<std::mutex> l(mu);
-        cv.wait(l, [&] { return open; });
-    }
-    void release() {
-        std::lock_guard<std::mutex> l(mu);
-        open = true;
-        cv.notify_all();
-    }
-};
+using detail::testing::gate;
 
 // Waits (without deciding anything by time) until `pred` holds; fails after 60 s so a broken
 // pool reports instead of hanging.

@@ -1,7 +1,10 @@
 #pragma once
-// Helpers for queue tests: stand-alone task headers that are never run.
+// Helpers for tests and checkers: stand-alone task headers that are never run, and a gate that
+// holds plain threads (blocking-pool jobs) until opened.
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "blitz/detail/task_header.hpp"
@@ -21,6 +24,25 @@ public:
 private:
     std::unique_ptr<task_header[]> hs_;
     std::size_t n_;
+};
+
+// Blocks threads in wait() until release(); then lets every later wait() through.
+class gate {
+public:
+    void wait() {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return open_; });
+    }
+    void release() {
+        std::lock_guard<std::mutex> l(mu_);
+        open_ = true;
+        cv_.notify_all();
+    }
+
+private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool open_ = false;
 };
 
 }  // namespace blitz::detail::testing

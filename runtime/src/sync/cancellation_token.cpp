@@ -10,14 +10,7 @@ void cancellation_token::cancel() const {
         if (s_->cancelled.load(std::memory_order_relaxed)) return;
         s_->cancelled.store(true, std::memory_order_release);  // pairs with is_cancelled
         children.swap(s_->children);
-        while (detail::wait_node* w = s_->waiters.front()) {
-            b.complete(w);
-            if (b.full()) {
-                l.unlock();
-                b.flush();
-                l.lock();
-            }
-        }
+        detail::wake_all(s_->waiters, l, b);
         l.unlock();
         b.flush();
     }

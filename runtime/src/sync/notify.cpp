@@ -39,18 +39,9 @@ void notify::notify_one() {
 void notify::notify_all() {
     detail::wake_batch b;
     std::unique_lock<std::mutex> l(mu_);
-    // Only the tasks waiting now: move them aside first, so a task that waits again after being
-    // woken (while we flush a full batch) is not woken by this call.
-    detail::wait_queue now;
-    waiters_.splice_into(now);
-    while (detail::wait_node* w = now.front()) {
-        b.complete(w);
-        if (b.full()) {
-            l.unlock();
-            b.flush();
-            l.lock();
-        }
-    }
+    // Only the tasks waiting now; one that waits again while a full batch is flushed is not
+    // woken by this call.
+    detail::wake_all(waiters_, l, b);
     l.unlock();
     b.flush();
 }
@@ -99,17 +90,9 @@ bool barrier::arrive(awaiter& a, detail::task_header* t) {
     a.leader_ = true;
     arrived_ = 0;
     ++generation_;
-    detail::wait_queue gen;
-    waiters_.splice_into(gen);
-    while (detail::wait_node* w = gen.front()) {
+    detail::complete_all(waiters_, l, b, [&](detail::wait_node* w) noexcept {
         if (fault_all_lead_) static_cast<awaiter*>(w->owner)->leader_ = true;
-        b.complete(w);
-        if (b.full()) {
-            l.unlock();
-            b.flush();
-            l.lock();
-        }
-    }
+    });
     a.node_.done.store(true, std::memory_order_release);
     l.unlock();
     b.flush();

@@ -132,18 +132,12 @@ void semaphore::close() {
     detail::wake_batch b;
     std::unique_lock<std::mutex> l(mu_);
     closed_.store(true, std::memory_order_release);
-    while (detail::wait_node* w = waiters_.front()) {
+    detail::complete_all(waiters_, l, b, [&](detail::wait_node* w) noexcept {
         auto* a = static_cast<acquire_awaiter*>(w->owner);
         if (a->held_) permits_.fetch_add(std::exchange(a->held_, 0), std::memory_order_release);
         a->closed_ = true;
         --queued_;
-        b.complete(w);
-        if (b.full()) {
-            l.unlock();
-            b.flush();
-            l.lock();
-        }
-    }
+    });
     l.unlock();
     b.flush();
 }

@@ -85,19 +85,4 @@ private:
     bool coop_yield_ = false;
 };
 
-// Wakes every waiter linked in `q`. Call under the mutex; the batch flushes when full (unlocking
-// and relocking `l`) and when the caller flushes it after unlocking.
-inline void wake_all(wait_queue& q, std::unique_lock<std::mutex>& l, wake_batch& b) noexcept {
-    wait_queue now;
-    q.splice_into(now);
-    while (wait_node* w = now.front()) {
-        b.complete(w);
-        if (b.full()) {
-            l.unlock();
-            b.flush();
-            l.lock();
-        }
-    }
-}
-
 }  // namespace blitz::detail

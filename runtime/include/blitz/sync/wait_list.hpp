@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <mutex>
 
 #include "blitz/waker.hpp"
 
@@ -97,5 +98,27 @@ private:
     waker w_[capacity];
     unsigned n_ = 0;
 };
+
+// Completes every waiter linked in `q` at this moment (calling on_each(node) first, under the
+// mutex), moving them aside first so that one re-linking meanwhile is left for the next round.
+// Call with `l` held; a full batch is flushed with the mutex released, and the caller flushes
+// the rest after unlocking.
+template <class F>
+void complete_all(wait_queue& q, std::unique_lock<std::mutex>& l, wake_batch& b, F on_each) noexcept {
+    wait_queue now;
+    q.splice_into(now);
+    while (wait_node* w = now.front()) {
+        on_each(w);
+        b.complete(w);
+        if (b.full()) {
+            l.unlock();
+            b.flush();
+            l.lock();
+        }
+    }
+}
+inline void wake_all(wait_queue& q, std::unique_lock<std::mutex>& l, wake_batch& b) noexcept {
+    complete_all(q, l, b, [](wait_node*) noexcept {});
+}
 
 }  // namespace blitz::detail
