@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
+#include "suite.hpp"
 #include "sched/rng.hpp"
 #include "scenarios.hpp"
 #include "stress_scale.hpp"
@@ -16,16 +17,10 @@
 namespace blitz {
 namespace {
 
-config workers(unsigned n) {
-    config c;
-    c.workers = n;
-    return c;
-}
-
 class SyncByWorkers : public ::testing::TestWithParam<unsigned> {};
 
 TEST_P(SyncByWorkers, MutexCounterEqualsIncrements) {
-    runtime rt(workers(GetParam()));
+    runtime rt(conformance::fresh(GetParam()));
     mutex m;
     long counter = 0;
     const int per_task = static_cast<int>(200 * stress::scale());
@@ -45,7 +40,7 @@ TEST_P(SyncByWorkers, MutexCounterEqualsIncrements) {
 }
 
 TEST_P(SyncByWorkers, SemaphorePermitsAreConservedThroughAborts) {
-    runtime rt(workers(GetParam()));
+    runtime rt(conformance::fresh(GetParam()));
     constexpr std::size_t total = 5;
     semaphore s(total);
     std::atomic<long> in_use{0}, peak{0};
@@ -61,7 +56,7 @@ TEST_P(SyncByWorkers, SemaphorePermitsAreConservedThroughAborts) {
 }
 
 TEST_P(SyncByWorkers, NotifyLosesNoWakeup) {
-    runtime rt(workers(GetParam()));
+    runtime rt(conformance::fresh(GetParam()));
     notify ping, pong;
     const int rounds = static_cast<int>(2000 * stress::scale());
     auto a = rt.spawn([](notify& ping, notify& pong, int n) -> task<void> {
@@ -82,7 +77,7 @@ TEST_P(SyncByWorkers, NotifyLosesNoWakeup) {
 }
 
 TEST_P(SyncByWorkers, BarrierElectsOneLeaderPerGeneration) {
-    runtime rt(workers(GetParam()));
+    runtime rt(conformance::fresh(GetParam()));
     constexpr int parties = 6;
     barrier b(parties);
     const int generations = static_cast<int>(100 * stress::scale());
@@ -143,9 +138,7 @@ task<void> tour(prims& p, int rounds) {
 }
 
 TEST(SyncCancel, AbortAtEveryAwaitPointLeaksNothing) {
-    config c;
-    c.workers = 2;
-    runtime rt(c);
+    runtime rt(conformance::fresh(2));
     prims p;
     const std::uint64_t alive_before = rt.metrics().tasks_alive;
     for (int k = 0; k < static_cast<int>(60 * stress::scale()); ++k) {
@@ -175,9 +168,7 @@ TEST(SyncCancel, AbortAtEveryAwaitPointLeaksNothing) {
 }
 
 TEST(SyncCancel, SelectDeliversTheWinnerUnderLoad) {
-    config c;
-    c.workers = 4;
-    runtime rt(c);
+    runtime rt(conformance::fresh(4));
     std::atomic<long> wrong{0};
     std::vector<join_handle<void>> hs;
     for (int t = 0; t < 16; ++t) {

@@ -8,18 +8,13 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
+#include "suite.hpp"
 
 namespace blitz {
 namespace {
 
-config workers(unsigned n) {
-    config c;
-    c.workers = n;
-    return c;
-}
-
 TEST(Oneshot, ValueOrClosedExactlyOnce) {
-    runtime rt(workers(2));
+    runtime rt(conformance::fresh(2));
     auto [tx, rx] = oneshot<std::string>();
     auto h = rt.spawn([](oneshot_receiver<std::string> rx) -> task<std::optional<std::string>> {
         co_return co_await rx;
@@ -53,7 +48,7 @@ TEST(Oneshot, TryRecvStates) {
 }
 
 TEST(Unbounded, NeverWaitsToSendAndDrainsOnClose) {
-    runtime rt(workers(2));
+    runtime rt(conformance::fresh(2));
     auto [tx, rx] = unbounded_channel<int>();
     for (int i = 0; i < 1000; ++i) EXPECT_TRUE(tx.send(i).sent());
     auto h = rt.spawn([](unbounded_receiver<int> rx) -> task<long> {
@@ -68,7 +63,7 @@ TEST(Unbounded, NeverWaitsToSendAndDrainsOnClose) {
 }
 
 TEST(Broadcast, EverySubscriberSeesEveryLaterValueInOrder) {
-    runtime rt(workers(2));
+    runtime rt(conformance::fresh(2));
     auto [tx, rx0] = broadcast<int>(16);
     EXPECT_EQ(tx.send(-1), 1u);  // before the others subscribed: only rx0 gets it
     std::vector<join_handle<std::vector<int>>> hs;
@@ -106,7 +101,7 @@ TEST(Broadcast, ASlowReceiverGetsALagCount) {
 }
 
 TEST(Watch, VersionsGoForwardAndTheLastValueIsSeen) {
-    runtime rt(workers(2));
+    runtime rt(conformance::fresh(2));
     auto [tx, rx] = watch<int>(0);
     auto h = rt.spawn([](watch_receiver<int> rx) -> task<std::vector<int>> {
         std::vector<int> seen;

@@ -10,22 +10,17 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
+#include "suite.hpp"
 
 namespace blitz {
 namespace {
-
-config one_worker() {
-    config c;
-    c.workers = 1;
-    return c;
-}
 
 task<void> let_others_run(int rounds = 4) {
     for (int i = 0; i < rounds; ++i) co_await yield_now();
 }
 
 TEST(Channel, FifoWithinCapacityAndTryForms) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         auto [tx, rx] = channel<int>(3);
         EXPECT_TRUE(tx.try_send(1).sent());
@@ -46,7 +41,7 @@ TEST(Channel, FifoWithinCapacityAndTryForms) {
 }
 
 TEST(Channel, AWaitingSendDeliversItsValue) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         auto [tx, rx] = channel<std::string>(1);
         EXPECT_TRUE(tx.try_send("a").sent());
@@ -62,7 +57,7 @@ TEST(Channel, AWaitingSendDeliversItsValue) {
 }
 
 TEST(Channel, ClosingDrainsThenEnds) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         auto [tx, rx] = channel<int>(4);
         auto waiting = spawn([](receiver<int> rx) -> task<std::vector<int>> {
@@ -85,7 +80,7 @@ TEST(Channel, ClosingDrainsThenEnds) {
 }
 
 TEST(Channel, SendsWithoutReceiversHandTheValueBack) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         auto [tx, rx] = channel<std::unique_ptr<int>>(1);
         EXPECT_TRUE(tx.try_send(std::make_unique<int>(1)).sent());
@@ -108,7 +103,7 @@ TEST(Channel, SendsWithoutReceiversHandTheValueBack) {
 }
 
 TEST(Channel, AbortedWaitersLeaveNothingBehind) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         auto [tx, rx] = channel<int>(1);
         EXPECT_TRUE(tx.try_send(0).sent());
@@ -150,7 +145,7 @@ namespace {
 // parameters included) is destroyed at completion, while its join handle still holds the
 // result.
 TEST(TaskFrame, ParametersGoAtCompletionAndTheResultStays) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     auto token = std::make_shared<int>(7);
     auto h = rt.spawn([](std::shared_ptr<int> p) -> task<std::string> {
         co_return "value " + std::to_string(*p);

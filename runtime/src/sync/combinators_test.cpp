@@ -10,17 +10,12 @@
 #include <utility>
 
 #include "blitz/blitz.hpp"
+#include "suite.hpp"
 
 namespace blitz {
 namespace {
 
 using namespace std::chrono_literals;
-
-config two_workers() {
-    config c;
-    c.workers = 2;
-    return c;
-}
 
 task<int> after(std::chrono::milliseconds d, int v) {
     co_await sleep(d);
@@ -50,7 +45,7 @@ task<int> sleeper(flag_on_destroy) {
 task<int> forever(std::atomic<int>& destroyed) { return sleeper(flag_on_destroy(destroyed)); }
 
 TEST(Join, AllValuesInArgumentOrder) {
-    runtime rt(two_workers());
+    runtime rt(conformance::fresh(2));
     auto [a, b, c] = rt.block_on(join(after(5ms, 1), word("two"), nothing()));
     EXPECT_EQ(a, 1);
     EXPECT_EQ(b, "two");
@@ -58,7 +53,7 @@ TEST(Join, AllValuesInArgumentOrder) {
 }
 
 TEST(Join, RethrowsTheFirstFailureAfterAllFinish) {
-    runtime rt(two_workers());
+    runtime rt(conformance::fresh(2));
     std::atomic<int> done{0};
     EXPECT_THROW(rt.block_on([](std::atomic<int>& d) -> task<void> {
         auto slow = [](std::atomic<int>& d) -> task<int> {
@@ -72,7 +67,7 @@ TEST(Join, RethrowsTheFirstFailureAfterAllFinish) {
 }
 
 TEST(Select, ReturnsTheWinnerAndItsValueAndCancelsTheLosers) {
-    runtime rt(two_workers());
+    runtime rt(conformance::fresh(2));
     std::atomic<int> destroyed{0};
     auto r = rt.block_on(select(forever(destroyed), after(2ms, 42), forever(destroyed)));
     ASSERT_EQ(r.index(), 1u);
@@ -81,7 +76,7 @@ TEST(Select, ReturnsTheWinnerAndItsValueAndCancelsTheLosers) {
 }
 
 TEST(Select, AWinnerThatThrowsRethrows) {
-    runtime rt(two_workers());
+    runtime rt(conformance::fresh(2));
     std::atomic<int> destroyed{0};
     EXPECT_THROW(rt.block_on([](std::atomic<int>& d) -> task<void> {
         auto r = co_await select(fails(), forever(d));
@@ -91,12 +86,12 @@ TEST(Select, AWinnerThatThrowsRethrows) {
 }
 
 TEST(Race, FirstOfOneTypeWins) {
-    runtime rt(two_workers());
+    runtime rt(conformance::fresh(2));
     EXPECT_EQ(rt.block_on(race(after(30ms, 1), after(1ms, 2), after(60ms, 3))), 2);
 }
 
 TEST(Combinators, TimeoutAroundSelectAndJoin) {
-    runtime rt(two_workers());
+    runtime rt(conformance::fresh(2));
     std::atomic<int> destroyed{0};
     auto r = rt.block_on([](std::atomic<int>& d) -> task<bool> {
         auto t = co_await timeout(5ms, select(forever(d), forever(d)));
@@ -115,7 +110,7 @@ TEST(Combinators, TimeoutAroundSelectAndJoin) {
 }
 
 TEST(Combinators, CancellingTheCallerAbortsItsBranches) {
-    runtime rt(two_workers());
+    runtime rt(conformance::fresh(2));
     std::atomic<int> destroyed{0};
     auto h = rt.spawn([](std::atomic<int>& d) -> task<void> {
         (void)co_await join(forever(d), forever(d));

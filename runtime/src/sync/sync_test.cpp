@@ -9,17 +9,12 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
+#include "suite.hpp"
 
 namespace blitz {
 namespace {
 
 using namespace std::chrono_literals;
-
-config one_worker() {
-    config c;
-    c.workers = 1;
-    return c;
-}
 
 // Lets every runnable task on a one-worker runtime run until it blocks: a yield puts the caller
 // behind them.
@@ -34,7 +29,7 @@ task<void> acquire_and_log(semaphore& s, std::size_t n, int id, std::vector<int>
 }
 
 TEST(Semaphore, WaitersAreServedInArrivalOrder) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         semaphore s(0);
         std::vector<int> log;
@@ -55,7 +50,7 @@ TEST(Semaphore, WaitersAreServedInArrivalOrder) {
 }
 
 TEST(Semaphore, PartialGrantGoesToTheNextWaiterOnCancel) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         semaphore s(1);
         std::vector<int> log;
@@ -78,7 +73,7 @@ TEST(Semaphore, PartialGrantGoesToTheNextWaiterOnCancel) {
 }
 
 TEST(Semaphore, PermitsComeBackAndTheMaximumHolds) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         semaphore s(2, 3);
         {
@@ -99,7 +94,7 @@ TEST(Semaphore, PermitsComeBackAndTheMaximumHolds) {
 }
 
 TEST(Semaphore, LifoFaultServesNewestFirst) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         semaphore s(0);
         s.set_faults({.lifo = true});
@@ -128,9 +123,7 @@ task<void> count_under_lock(mutex& m, long& counter, int n) {
 }
 
 TEST(Mutex, CounterIsExactAcrossWorkers) {
-    config c;
-    c.workers = 4;
-    runtime rt(c);
+    runtime rt(conformance::fresh(4));
     mutex m;
     long counter = 0;
     std::vector<join_handle<void>> hs;
@@ -141,7 +134,7 @@ TEST(Mutex, CounterIsExactAcrossWorkers) {
 }
 
 TEST(Mutex, TryLockAndGuardRelease) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         mutex m;
         auto g = m.try_lock();
@@ -157,7 +150,7 @@ TEST(Mutex, TryLockAndGuardRelease) {
 }
 
 TEST(RwLock, QueuedWriterBlocksNewReaders) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         rwlock l;
         std::vector<int> log;
@@ -183,7 +176,7 @@ TEST(RwLock, QueuedWriterBlocksNewReaders) {
 }
 
 TEST(Notify, OnePermitIsStoredAndDoesNotAccumulate) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         notify n;
         n.notify_one();
@@ -197,7 +190,7 @@ TEST(Notify, OnePermitIsStoredAndDoesNotAccumulate) {
 }
 
 TEST(Notify, NotifyOneWakesOneNotifyAllWakesTheRest) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         notify n;
         std::atomic<int> woken{0};
@@ -221,9 +214,7 @@ TEST(Notify, NotifyOneWakesOneNotifyAllWakesTheRest) {
 }
 
 TEST(Barrier, OneLeaderPerGenerationAndReusable) {
-    config c;
-    c.workers = 4;
-    runtime rt(c);
+    runtime rt(conformance::fresh(4));
     barrier b(4);
     std::atomic<int> leaders{0}, passed{0};
     std::vector<join_handle<void>> hs;
@@ -242,7 +233,7 @@ TEST(Barrier, OneLeaderPerGenerationAndReusable) {
 }
 
 TEST(Barrier, AnAbortedWaiterLeavesTheCount) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         barrier b(2);
         auto a = spawn([](barrier& b) -> task<void> { (void)co_await b.wait(); }(b));
@@ -260,9 +251,7 @@ TEST(Barrier, AnAbortedWaiterLeavesTheCount) {
 }
 
 TEST(OnceCell, InitializerRunsOnceForConcurrentCallers) {
-    config c;
-    c.workers = 4;
-    runtime rt(c);
+    runtime rt(conformance::fresh(4));
     once_cell<std::string> cell;
     std::atomic<int> calls{0};
     std::vector<join_handle<const std::string*>> hs;
@@ -284,7 +273,7 @@ TEST(OnceCell, InitializerRunsOnceForConcurrentCallers) {
 }
 
 TEST(OnceCell, AThrowingInitializerLeavesTheCellEmpty) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         once_cell<int> cell;
         bool threw = false;
@@ -302,7 +291,7 @@ TEST(OnceCell, AThrowingInitializerLeavesTheCellEmpty) {
 }
 
 TEST(CancellationToken, WakesWaitersAndChildrenFollowTheirParent) {
-    runtime rt(one_worker());
+    runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         cancellation_token root;
         cancellation_token child = root.child_token();
