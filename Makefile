@@ -5,13 +5,21 @@ JOBS ?= $(shell nproc)
 CTEST = ctest --no-tests=error -j $(JOBS) $(CTEST_ARGS) --preset
 PRESETS = release debug tsan asan-ubsan
 
-.PHONY: all deps run test test-release test-tsan test-asan bench format tidy clean \
+.PHONY: all deps peers run test test-release test-tsan test-asan bench format tidy clean \
         $(addprefix build-,$(PRESETS))
 
 all: build-release
 
 deps:
 	@bash scripts/deps.sh
+
+# The benchmark peers (bench/peers/): toolchains from Debian, then each peer built offline.
+# So far the Go peer; Tokio, Asio and oneTBB follow (issue 7).
+peers:
+	@bash scripts/deps.sh peers
+	@mkdir -p build/peers
+	@GO111MODULE=off GOCACHE=$(CURDIR)/build/peers/gocache go build -o build/peers/go-peer bench/peers/go/main.go
+	@echo "peers: build/peers/go-peer ($$(go version | cut -d' ' -f3))"
 
 # build-<preset>: configure and build one CMake preset (build/<preset>/).
 define build_preset

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian packages blitz needs, only when something is missing.
 # Quiet and fast (one dpkg-query) when everything is present; safe without a terminal.
+# `deps.sh peers` installs the benchmark peers' toolchains instead (make peers / make bench):
+# Go, Asio, oneTBB and Rust with Debian's packaged Tokio crate.
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config git
-  libhwloc-dev libnuma-dev liburing-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  clang-19 libclang-rt-19-dev llvm-19
-)
+if [ "${1:-}" = "peers" ]; then
+  packages=(golang-go libasio-dev libtbb-dev cargo rustc librust-tokio-dev)
+else
+  packages=(
+    build-essential cmake ninja-build pkg-config git
+    libhwloc-dev libnuma-dev liburing-dev
+    libgtest-dev libgmock-dev libbenchmark-dev
+    clang-19 libclang-rt-19-dev llvm-19
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
