@@ -14,12 +14,14 @@ deps:
 	@bash scripts/deps.sh
 
 # The benchmark peers (bench/peers/): toolchains from Debian, then each peer built offline.
-# So far the Go peer; Tokio, Asio and oneTBB follow (issue 7).
+# So far Go and Tokio; Asio and oneTBB follow (issue 7).
 peers:
 	@bash scripts/deps.sh peers
 	@mkdir -p build/peers
 	@GO111MODULE=off GOCACHE=$(CURDIR)/build/peers/gocache go build -o build/peers/go-peer bench/peers/go/main.go
 	@echo "peers: build/peers/go-peer ($$(go version | cut -d' ' -f3))"
+	@cd bench/peers/tokio && /usr/bin/cargo build -q --release --target-dir $(CURDIR)/build/peers/tokio
+	@echo "peers: build/peers/tokio/release/tokio-peer (tokio 1.24.2, Debian's cargo, offline)"
 
 # build-<preset>: configure and build one CMake preset (build/<preset>/).
 define build_preset
