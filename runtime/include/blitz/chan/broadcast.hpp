@@ -135,12 +135,7 @@ public:
     broadcast_sender(const broadcast_sender& o) : broadcast_sender(o.s_) {}
     broadcast_sender(broadcast_sender&& o) noexcept = default;
     ~broadcast_sender() {
-        if (!s_) return;
-        detail::wake_batch b;
-        std::unique_lock<std::mutex> l(s_->mu);
-        if (--s_->senders == 0) detail::wake_all(s_->waiters, l, b);
-        l.unlock();
-        b.flush();
+        if (s_) detail::leave_and_wake_if_last(s_->mu, s_->senders, s_->waiters);
     }
 
     // Sends a copy to every current subscriber; returns how many there are (0: nobody got it).

@@ -40,12 +40,7 @@ public:
     }
     unbounded_sender(unbounded_sender&&) noexcept = default;
     ~unbounded_sender() {
-        if (!s_) return;
-        detail::wake_batch b;
-        std::unique_lock<std::mutex> l(s_->mu);
-        if (--s_->senders == 0) detail::wake_all(s_->waiters, l, b);
-        l.unlock();
-        b.flush();
+        if (s_) detail::leave_and_wake_if_last(s_->mu, s_->senders, s_->waiters);
     }
     // Queues v, or hands it back if the receiver is gone.
     send_result<T> send(T v) {

@@ -121,4 +121,14 @@ inline void wake_all(wait_queue& q, std::unique_lock<std::mutex>& l, wake_batch&
     complete_all(q, l, b, [](wait_node*) noexcept {});
 }
 
+// For a handle going away: decrements `count` under `mu` and, if it was the last one, wakes
+// every waiter so they can see the end (wakers run after `mu` is released).
+inline void leave_and_wake_if_last(std::mutex& mu, std::size_t& count, wait_queue& q) noexcept {
+    wake_batch b;
+    std::unique_lock<std::mutex> l(mu);
+    if (--count == 0) wake_all(q, l, b);
+    l.unlock();
+    b.flush();
+}
+
 }  // namespace blitz::detail
