@@ -3,38 +3,23 @@
 #include <benchmark/benchmark.h>
 
 #include <atomic>
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
 
+#include "alloc_count.hpp"
 #include "blitz/blitz.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/local_queue.hpp"
 #include "sched/test_support.hpp"
 
-// Every heap allocation in this process is counted, so the benchmarks can show that a spawn
-// costs exactly one and a wake or yield costs none.
-static std::atomic<std::uint64_t> g_heap_allocs{0};
-static thread_local std::uint64_t tl_heap_allocs = 0;
-
-void* operator new(std::size_t n) {
-    g_heap_allocs.fetch_add(1, std::memory_order_relaxed);
-    ++tl_heap_allocs;
-    if (void* p = std::malloc(n ? n : 1)) return p;
-    throw std::bad_alloc();
-}
-// g++ flags free() after a replaced operator new as mismatched; these replacements use malloc.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
+// Every heap allocation in this process is counted (bench/common/alloc_count.cpp), so the
+// benchmarks can show that a spawn costs exactly one and a wake or yield costs none.
+static const bool g_counting = (blitz::bench::count_allocations(true), true);
 
 // Every heap allocation made by this process so far.
-std::uint64_t heap_allocs() { return g_heap_allocs.load(std::memory_order_relaxed); }
+std::uint64_t heap_allocs() { return blitz::bench::allocations().count; }
 // Those made by the calling thread (sync_bench.cpp: the worker running the measured loop).
-std::uint64_t heap_allocs_this_thread() { return tl_heap_allocs; }
+std::uint64_t heap_allocs_this_thread() { return blitz::bench::allocations_this_thread(); }
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The blitz binary: the demo, the timer benchmarks and the conformance suite.
+// The blitz binary: the demo, the benchmark report and the conformance suite.
 
 #include <cstring>
 #include <exception>
@@ -10,6 +10,7 @@
 #include "blitz/topology.hpp"
 #include "demo.hpp"
 #include "harness.hpp"
+#include "runner.hpp"
 #include "topo.hpp"
 
 namespace {
@@ -18,19 +19,21 @@ void usage(std::ostream& os) {
     os << "usage: blitz [demo|bench|conformance|topo] [options]\n"
           "  demo          fan-out of 1,000,000 tasks and a chain of 100,000 spawns, then the\n"
           "                runtime's counters (the default)\n"
-          "  bench         timer accuracy (sleep lateness, idle and busy) and timer cost\n"
+          "  bench         the benchmark report: blitz and its peers (Tokio, Go, Asio, oneTBB)\n"
+          "                interleaved; writes results/<machine>/bench.{md,json} and plots\n"
+          "                (its own options: blitz bench --help)\n"
           "  conformance   invariant checkers with their negative controls; writes\n"
           "                results/<machine>/conformance.{md,json}; exit 1 on any failure\n"
           "  topo          the machine (or --topology) and the worker -> PU -> core -> node map\n"
           "options:\n"
-          "  --quick              smaller runs (demo, bench, conformance)\n"
+          "  --quick              smaller runs (demo, conformance)\n"
           "  --full               conformance: the full suite\n"
           "  --workers N|LIST     worker threads; conformance takes a list such as 1,2,4,8,16\n"
           "  --fanout N --chain N demo sizes\n"
           "  --seed N             conformance seed (same seed and config, same decisions)\n"
           "  --filter ID...       conformance: only these invariant ids\n"
           "  --out DIR            conformance: where to write the tables\n"
-          "placement (demo, bench, topo; conformance: --policy takes a list of passes such as\n"
+          "placement (demo, topo; conformance: --policy takes a list of passes such as\n"
           "none,compact (--full's default) and --topology adds shapes for the N checkers):\n"
           "  --topology T         hwloc synthetic string (\"pack:2 numa:2 core:8 pu:2\"), *.xml\n"
           "                       export or *.synth file; default: this machine\n"
@@ -55,8 +58,10 @@ unsigned long parse_count(const std::string& flag, const std::string& v) {
 
 int main(int argc, char** argv) {
     try {
+        // The benchmark report and its runner take their own options.
+        if (argc > 1 && std::strcmp(argv[1], "bench") == 0) return blitz::cli::bench_main(argc - 1, argv + 1);
+        if (argc > 1 && std::strcmp(argv[1], "bench-run") == 0) return blitz::bench::runner_main(argc - 1, argv + 1);
         blitz::cli::demo_options demo;
-        blitz::cli::bench_options bench;
         blitz::conformance::harness_options conf;
         blitz::cli::topo_options topo;
         bool policy_given = false;
@@ -73,12 +78,11 @@ int main(int argc, char** argv) {
                 if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
                 return argv[++i];
             };
-            if (a == "demo" || a == "bench" || a == "conformance" || a == "topo") {
+            if (a == "demo" || a == "conformance" || a == "topo") {
                 mode = a;
             } else if (a == "--quick") {
                 demo.fanout = 10'000;
                 demo.chain = 1'000;
-                bench.samples = 20;
                 conf.quick = true;
             } else if (a == "--full") {
                 conf.quick = false;
@@ -125,7 +129,7 @@ int main(int argc, char** argv) {
             for (std::string w; std::getline(in, w, ',');) {
                 conf.workers.push_back(static_cast<unsigned>(parse_count("--workers", w)));
             }
-            demo.workers = bench.workers = conf.workers.front();
+            demo.workers = conf.workers.front();
         }
         if (workers_arg.empty() && !conf.quick) conf.workers = {1, 2, 4, 8, 16};
         if (policy_given && mode == "conformance") {
@@ -149,8 +153,7 @@ int main(int argc, char** argv) {
             if (!workers_arg.empty()) topo.workers = conf.workers.front();
             return blitz::cli::run_topo(topo);
         }
-        demo.topology = bench.topology = topo.topology;
-        if (mode == "bench") return blitz::cli::run_bench(bench);
+        demo.topology = topo.topology;
         if (mode == "conformance") {
             if (!out_given) conf.out_dir = "results/" + blitz::conformance::machine_id();
             conf.command = cmd.str();

@@ -56,14 +56,6 @@ std::string compiler() {
 #endif
 }
 
-std::string json_escape(const std::string& s) {
-    std::string r;
-    for (char c : s) {
-        if (c == '"' || c == '\\') r += '\\';
-        r += c;
-    }
-    return r;
-}
 
 // The machine's topology as hwloc sees it: a one-line summary and the XML export.
 struct topology_record {
@@ -130,6 +122,39 @@ std::string machine_id() {
     for (auto& ch : hv) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     if (!hv.empty()) id += "-" + hv;
     return id;
+}
+
+std::string json_escape(const std::string& s) {
+    std::string r;
+    for (char c : s) {
+        if (c == '"' || c == '\\') r += '\\';
+        if (c == '\n') {
+            r += "\\n";
+            continue;
+        }
+        r += c;
+    }
+    return r;
+}
+
+machine_record read_machine_record() {
+    machine_record m;
+    m.id = machine_id();
+    m.cpu = cpu_model();
+    m.logical_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const topology_record t = read_topology();
+    m.topology = t.summary;
+    m.topology_xml = t.xml;
+    utsname u{};
+    uname(&u);
+    m.kernel = std::string(u.sysname) + " " + u.release;
+    m.compiler = compiler();
+    m.build_flags = BLITZ_BUILD_FLAGS;
+    m.commit = run_command("git rev-parse --short HEAD 2>/dev/null");
+    if (m.commit.empty()) m.commit = "unknown";
+    m.hypervisor = run_command("lscpu 2>/dev/null | sed -n 's/^Hypervisor vendor:[[:space:]]*//p'");
+    if (m.hypervisor.empty()) m.hypervisor = "none";
+    return m;
 }
 
 namespace {

@@ -30,4 +30,13 @@ int run_harness(const harness_options& o);
 // A short id for this machine, e.g. "xeon-2c-kvm", used as the results/ folder name.
 std::string machine_id();
 
+// What a published result records about the machine it ran on (conformance and bench reports).
+struct machine_record {
+    std::string id, cpu, topology, kernel, compiler, build_flags, commit, hypervisor;
+    long logical_cpus = 0;
+    std::string topology_xml;  // hwloc's XML export ("" when hwloc could not load)
+};
+machine_record read_machine_record();
+std::string json_escape(const std::string& s);
+
 }  // namespace blitz::conformance

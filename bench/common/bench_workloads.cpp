@@ -1,0 +1,574 @@
+// blitz's definitions of the benchmark workloads. The scheduler workloads keep the definitions of
+// Tokio's benches/rt_multi_threaded.rs: where each spawn comes from and how completion is
+// signalled (a blocking signal to the plain thread, as Tokio's benches use std::sync::mpsc).
+
+#include "bench_workloads.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <semaphore>
+#include <stdexcept>
+#include <thread>
+
+#include "blitz/blitz.hpp"
+#include "blitz/detail/timer_api.hpp"
+
+namespace blitz::bench {
+namespace {
+
+using steady = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr int kSpawn = 10'000;
+constexpr int kOps = 10'000;  // operations per primitive repetition
+using done_signal = std::counting_semaphore<1 << 20>;
+
+double since(steady::time_point t0) {
+    return std::chrono::duration<double, std::nano>(steady::now() - t0).count();
+}
+
+rep timed(double ns) {
+    rep r;
+    r.ns = ns;
+    return r;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Times `body` run by one task on the runtime (the task itself is not counted).
+template <class Body>
+rep timed_task(runtime& rt, Body body) {
+    return timed(rt.block_on([](Body& body) -> task<double> {
+        const auto t0 = steady::now();
+        co_await body();
+        co_return since(t0);
+    }(body)));
+}
+
+void check(bool ok, const char* what) {
+    if (!ok) throw std::runtime_error(what);
+}
+
+// ---- scheduler -------------------------------------------------------------------------------
+
+void stall() {
+    const auto start = steady::now();
+    while (steady::now() - start < 10us) std::this_thread::yield();
+}
+
+// 10,000 spawns issued from inside a task of the runtime; each decrements a counter and the
+// last signals the waiting plain thread.
+rep spawn_many_local(runtime& rt) {
+    std::atomic<int> rem{kSpawn};
+    done_signal done(0);
+    const auto t0 = steady::now();
+    rt.block_on([](std::atomic<int>& rem, done_signal& done) -> task<void> {
+        for (int i = 0; i < kSpawn; ++i) {
+            spawn([](std::atomic<int>& rem, done_signal& done) -> task<void> {
+                if (rem.fetch_sub(1, std::memory_order_relaxed) == 1) done.release();
+                co_return;
+            }(rem, done)).detach();
+        }
+        co_return;
+    }(rem, done));
+    done.acquire();
+    return timed(since(t0));
+}
+
+task<void> await_all(std::vector<join_handle<void>>& hs) {
+    for (auto& h : hs) co_await h;
+}
+
+// n spawns from the plain thread, then one task awaits every handle.
+rep spawn_remote(runtime& rt, int n) {
+    std::vector<join_handle<void>> hs;
+    hs.reserve(static_cast<std::size_t>(n));
+    const auto t0 = steady::now();
+    for (int i = 0; i < n; ++i) hs.push_back(rt.spawn([]() -> task<void> { co_return; }()));
+    rt.block_on(await_all(hs));
+    return timed(since(t0));
+}
+
+rep spawn_many_remote_idle(runtime& rt) { return spawn_remote(rt, kSpawn); }
+
+// Busy with 2 x workers tasks that yield and stall 10 us in a loop.
+rep spawn_many_remote_busy1(runtime& rt) {
+    std::atomic<bool> busy{true};
+    std::vector<join_handle<void>> bg;
+    for (unsigned i = 0; i < 2 * rt.num_workers(); ++i) {
+        bg.push_back(rt.spawn([](std::atomic<bool>& busy) -> task<void> {
+            while (busy.load(std::memory_order_relaxed)) {
+                co_await yield_now();
+                stall();
+            }
+        }(busy)));
+    }
+    const rep r = spawn_remote(rt, kSpawn);
+    busy = false;
+    for (auto& h : bg) h.join();
+    return r;
+}
+
+// Busy with `workers` chains of tasks that stall 10 us and spawn their successor; 1,000 spawns.
+task<void> busy_chain(std::atomic<bool>& busy, std::atomic<int>& live) {
+    if (busy.load(std::memory_order_relaxed)) {
+        stall();
+        spawn(busy_chain(busy, live)).detach();
+    } else {
+        live.fetch_sub(1, std::memory_order_release);
+    }
+    co_return;
+}
+
+rep spawn_many_remote_busy2(runtime& rt) {
+    std::atomic<bool> busy{true};
+    std::atomic<int> live{static_cast<int>(rt.num_workers())};
+    for (unsigned i = 0; i < rt.num_workers(); ++i) rt.spawn(busy_chain(busy, live)).detach();
+    const rep r = spawn_remote(rt, 1'000);
+    busy = false;
+    while (live.load(std::memory_order_acquire) != 0) std::this_thread::yield();  // chains ended
+    return r;
+}
+
+// 200 tasks spawned from the plain thread, each yielding 1,000 times, then signalling.
+rep yield_many(runtime& rt) {
+    done_signal done(0);
+    const auto t0 = steady::now();
+    for (int t = 0; t < 200; ++t) {
+        rt.spawn([](done_signal& done) -> task<void> {
+            for (int i = 0; i < 1'000; ++i) co_await yield_now();
+            done.release();
+        }(done)).detach();
+    }
+    for (int t = 0; t < 200; ++t) done.acquire();
+    return timed(since(t0));
+}
+
+// 1,000 rounds, each a task that spawns a responder and exchanges two oneshots with it; the
+// last round signals the plain thread.
+task<void> ping_round(std::atomic<int>& rem, done_signal& done) {
+    auto [tx1, rx1] = oneshot<int>();
+    auto [tx2, rx2] = oneshot<int>();
+    spawn([](oneshot_receiver<int> rx1, oneshot_sender<int> tx2) -> task<void> {
+        (void)co_await rx1;
+        (void)std::move(tx2).send(1);
+    }(std::move(rx1), std::move(tx2))).detach();
+    (void)std::move(tx1).send(1);
+    (void)co_await rx2;
+    if (rem.fetch_sub(1, std::memory_order_relaxed) == 1) done.release();
+}
+
+rep ping_pong(runtime& rt) {
+    std::atomic<int> rem{1'000};
+    done_signal done(0);
+    const auto t0 = steady::now();
+    rt.block_on([](std::atomic<int>& rem, done_signal& done) -> task<void> {
+        spawn([](std::atomic<int>& rem, done_signal& done) -> task<void> {
+            for (int i = 0; i < 1'000; ++i) spawn(ping_round(rem, done)).detach();
+            co_return;
+        }(rem, done)).detach();
+        co_return;
+    }(rem, done));
+    done.acquire();
+    return timed(since(t0));
+}
+
+// A chain of 1,000 tasks, each spawning the next; the last signals the plain thread.
+task<void> chain_link(done_signal& done, int n) {
+    if (n == 0) {
+        done.release();
+    } else {
+        spawn(chain_link(done, n - 1)).detach();
+    }
+    co_return;
+}
+
+rep chained_spawn(runtime& rt) {
+    done_signal done(0);
+    const auto t0 = steady::now();
+    rt.block_on([](done_signal& done) -> task<void> {
+        spawn(chain_link(done, 1'000)).detach();
+        co_return;
+    }(done));
+    done.acquire();
+    return timed(since(t0));
+}
+
+// ---- fork-join and fan-out ------------------------------------------------------------------
+
+task<std::uint64_t> skynet(std::uint64_t num, std::uint64_t size) {
+    if (size == 1) co_return num;
+    std::vector<join_handle<std::uint64_t>> hs;
+    hs.reserve(10);
+    const std::uint64_t sub = size / 10;
+    for (std::uint64_t i = 0; i < 10; ++i) hs.push_back(spawn(skynet(num + i * sub, sub)));
+    std::uint64_t sum = 0;
+    for (auto& h : hs) sum += co_await h;
+    co_return sum;
+}
+
+rep skynet_1m(runtime& rt) {
+    const auto t0 = steady::now();
+    const std::uint64_t sum = rt.block_on(skynet(0, 1'000'000));
+    const double ns = since(t0);
+    check(sum == 499999500000ull, "skynet: wrong sum");
+    return timed(ns);
+}
+
+task<std::uint64_t> fib(int n) {
+    if (n < 2) co_return static_cast<std::uint64_t>(n);
+    auto a = spawn(fib(n - 1));
+    auto b = spawn(fib(n - 2));
+    co_return co_await a + co_await b;
+}
+
+rep fib_30(runtime& rt) {
+    const auto t0 = steady::now();
+    const std::uint64_t v = rt.block_on(fib(30));
+    const double ns = since(t0);
+    check(v == 832040, "fib: wrong value");
+    return timed(ns);
+}
+
+// A plain thread wakes a task on an idle runtime (its workers parked): the time from the send
+// to the woken task running. 100 samples, each after 1 ms of idleness.
+rep wake_latency(runtime& rt) {
+    rep r;
+    for (int i = 0; i < 100; ++i) {
+        auto [tx, rx] = oneshot<steady::time_point>();
+        auto h = rt.spawn([](oneshot_receiver<steady::time_point> rx) -> task<double> {
+            auto sent = co_await rx;
+            co_return std::chrono::duration<double, std::nano>(steady::now() - *sent).count();
+        }(std::move(rx)));
+        std::this_thread::sleep_for(1ms);
+        (void)std::move(tx).send(steady::now());
+        r.samples_ns.push_back(h.join());
+    }
+    r.ns = median(r.samples_ns);
+    return r;
+}
+
+// ---- primitives -----------------------------------------------------------------------------
+
+// Runs `per_task(i)` in `n` tasks at once and times until all finished.
+template <class Body>
+rep timed_tasks(runtime& rt, int n, Body per_task) {
+    return timed_task(rt, [&]() -> task<void> {
+        std::vector<join_handle<void>> hs;
+        for (int i = 0; i < n; ++i) hs.push_back(spawn(per_task(i)));
+        for (auto& h : hs) co_await h;
+    });
+}
+
+rep mutex_uncontended(runtime& rt) {
+    mutex m;
+    return timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) auto g = co_await m.lock();
+    });
+}
+
+rep mutex_contended(runtime& rt) {
+    mutex m;
+    return timed_tasks(rt, 4, [&](int) -> task<void> {
+        for (int i = 0; i < kOps / 4; ++i) auto g = co_await m.lock();
+    });
+}
+
+rep rwlock_read(runtime& rt) {
+    rwlock l;
+    return timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) auto g = co_await l.read();
+    });
+}
+
+rep rwlock_write(runtime& rt) {
+    rwlock l;
+    return timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) auto g = co_await l.write();
+    });
+}
+
+// 4 readers x 2,000 reads and 2 writers x 1,000 writes.
+rep rwlock_contended(runtime& rt) {
+    rwlock l;
+    return timed_tasks(rt, 6, [&](int t) -> task<void> {
+        if (t < 4) {
+            for (int i = 0; i < 2'000; ++i) auto g = co_await l.read();
+        } else {
+            for (int i = 0; i < 1'000; ++i) auto g = co_await l.write();
+        }
+    });
+}
+
+rep semaphore_uncontended(runtime& rt) {
+    semaphore s(1);
+    return timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) auto p = co_await s.acquire();
+    });
+}
+
+// 8 tasks x 1,250 acquisitions on 2 permits.
+rep semaphore_contended(runtime& rt) {
+    semaphore s(2);
+    return timed_tasks(rt, 8, [&](int) -> task<void> {
+        for (int i = 0; i < kOps / 8; ++i) auto p = co_await s.acquire();
+    });
+}
+
+// Sends into a channel with room for all of them (received afterwards, untimed).
+rep channel_send(runtime& rt) {
+    auto [tx, rx] = channel<std::uint64_t>(kOps);
+    const rep r = timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) (void)co_await tx.send(1);
+    });
+    rt.block_on([](receiver<std::uint64_t>& rx) -> task<void> {
+        for (int i = 0; i < kOps; ++i) (void)co_await rx.recv();
+    }(rx));
+    return r;
+}
+
+// Receives from a channel filled beforehand (untimed).
+rep channel_recv(runtime& rt) {
+    auto [tx, rx] = channel<std::uint64_t>(kOps);
+    rt.block_on([](sender<std::uint64_t>& tx) -> task<void> {
+        for (int i = 0; i < kOps; ++i) (void)co_await tx.send(1);
+    }(tx));
+    return timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) (void)co_await rx.recv();
+    });
+}
+
+// A send then a receive by one task.
+rep channel_roundtrip(runtime& rt) {
+    auto [tx, rx] = channel<std::uint64_t>(1'024);
+    return timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) {
+            (void)co_await tx.send(1);
+            (void)co_await rx.recv();
+        }
+    });
+}
+
+// 4 producers x 2,500 messages, 4 consumers, capacity 128; every message is received once.
+rep channel_mpmc(runtime& rt) {
+    std::atomic<std::uint64_t> got{0};
+    rep r;
+    {
+        auto [tx, rx] = channel<std::uint64_t>(128);
+        r = timed_task(rt, [&, tx = std::move(tx), rx = std::move(rx)]() mutable -> task<void> {
+            std::vector<join_handle<void>> hs;
+            for (int p = 0; p < 4; ++p) {
+                hs.push_back(spawn([](sender<std::uint64_t> tx) -> task<void> {
+                    for (int i = 0; i < kOps / 4; ++i) (void)co_await tx.send(1);
+                }(tx)));
+            }
+            for (int c = 0; c < 4; ++c) {
+                hs.push_back(spawn([](receiver<std::uint64_t> rx,
+                                      std::atomic<std::uint64_t>& got) -> task<void> {
+                    while (auto v = co_await rx.recv()) got.fetch_add(*v, std::memory_order_relaxed);
+                }(rx, got)));
+            }
+            { auto drop_tx = std::move(tx); auto drop_rx = std::move(rx); }  // only the tasks' copies remain
+            for (auto& h : hs) co_await h;
+        });
+    }
+    check(got.load() == kOps, "mpmc: a message was lost or duplicated");
+    return r;
+}
+
+rep oneshot_row(runtime& rt) {
+    return timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) {
+            auto [tx, rx] = oneshot<std::uint64_t>();
+            (void)std::move(tx).send(1);
+            (void)co_await rx;
+        }
+    });
+}
+
+// One sender, 4 receivers, capacity 16,384 (nobody lags): every receiver gets every message.
+rep broadcast_4rx(runtime& rt) {
+    auto [tx, rx] = broadcast<std::uint64_t>(16'384);
+    std::atomic<std::uint64_t> got{0};
+    const rep r = timed_task(rt, [&]() -> task<void> {
+        std::vector<join_handle<void>> hs;
+        for (int c = 0; c < 4; ++c) {
+            hs.push_back(spawn([](broadcast_receiver<std::uint64_t> rx,
+                                  std::atomic<std::uint64_t>& got) -> task<void> {
+                std::uint64_t n = 0;
+                for (int i = 0; i < kOps; ++i) n += (co_await rx.recv()).has_value() ? 1 : 0;
+                got.fetch_add(n, std::memory_order_relaxed);
+            }(rx.resubscribe(), got)));
+        }
+        for (int i = 0; i < kOps; ++i) tx.send(1);
+        for (auto& h : hs) co_await h;
+    });
+    check(got.load() == 4u * kOps, "broadcast: a receiver missed a message");
+    return r;
+}
+
+rep watch_row(runtime& rt) {
+    auto [tx, rx] = watch<std::uint64_t>(0);
+    return timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) {
+            tx.send(static_cast<std::uint64_t>(i));
+            (void)co_await rx.changed();
+            (void)rx.borrow_and_update();
+        }
+    });
+}
+
+rep once_cell_get(runtime& rt) {
+    once_cell<std::uint64_t> c;
+    (void)c.set(7);
+    std::uint64_t sum = 0;
+    const rep r = timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) sum += *std::launder(&c)->get();
+        co_return;
+    });
+    check(sum == 7u * kOps, "once_cell: wrong value");
+    return r;
+}
+
+rep once_cell_set(runtime& rt) {
+    return timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) {
+            once_cell<std::uint64_t> c;
+            (void)c.set(static_cast<std::uint64_t>(i));
+        }
+        co_return;
+    });
+}
+
+// 4 tasks x 2,500 waits on a barrier of 4.
+rep barrier_row(runtime& rt) {
+    barrier b(4);
+    return timed_tasks(rt, 4, [&](int) -> task<void> {
+        for (int i = 0; i < kOps / 4; ++i) (void)co_await b.wait();
+    });
+}
+
+rep notify_row(runtime& rt) {
+    notify n;
+    return timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) {
+            n.notify_one();
+            co_await n.notified();
+        }
+    });
+}
+
+// ---- timers ---------------------------------------------------------------------------------
+
+// Arms a timer with a spread-out deadline (1 ms to 100 s ahead) and cancels it, `n` times.
+task<void> arm_cancel(int n, std::uint64_t seed) {
+    auto& drv = detail::current_timers();
+    const auto t0 = detail::timers_now(drv);
+    detail::timer_slot s;
+    for (int i = 0; i < n; ++i) {
+        const auto ms = 1 + (seed + static_cast<std::uint64_t>(i) * 7919) % 100'000;
+        detail::timers_arm(drv, s, t0 + std::chrono::milliseconds(ms), detail::current_task()->make_waker());
+        detail::timers_disarm(drv, s);
+    }
+    co_return;
+}
+
+rep timer_insert_cancel(runtime& rt) {
+    return timed_task(rt, [&]() -> task<void> { co_await arm_cancel(kOps, 0); });
+}
+
+// 1,000 tasks on every worker, each inserting and cancelling 1,000 timers.
+rep timer_churn_1m(runtime& rt) {
+    return timed_tasks(rt, 1'000, [](int t) { return arm_cancel(1'000, static_cast<std::uint64_t>(t) * 104729); });
+}
+
+// sleep(1 ms) lateness (actual - requested), 50 samples; `busy`: one self-waking task per worker
+// doing ~20 us of work between yields.
+rep sleep_lateness(runtime& rt, bool busy) {
+    std::atomic<bool> stop{false};
+    std::vector<join_handle<void>> hogs;
+    if (busy) {
+        for (unsigned i = 0; i < rt.num_workers(); ++i) {
+            hogs.push_back(rt.spawn([](std::atomic<bool>& stop) -> task<void> {
+                volatile std::uint64_t x = 0;
+                while (!stop.load(std::memory_order_relaxed)) {
+                    for (int i = 0; i < 20'000; ++i) x = x + i;
+                    co_await yield_now();
+                }
+            }(stop)));
+        }
+    }
+    rep r;
+    r.samples_ns = rt.block_on([]() -> task<std::vector<double>> {
+        std::vector<double> late;
+        for (int i = 0; i < 50; ++i) {
+            const auto t0 = steady::now();
+            co_await sleep(1ms);
+            late.push_back(since(t0) - 1e6);
+        }
+        co_return late;
+    }());
+    stop = true;
+    for (auto& h : hogs) h.join();
+    r.ns = median(r.samples_ns);
+    return r;
+}
+
+}  // namespace
+
+const char* kind_name(kind k) noexcept {
+    switch (k) {
+        case kind::scheduler: return "scheduler";
+        case kind::forkjoin: return "fork-join";
+        case kind::primitive: return "primitive";
+        case kind::timer: return "timer";
+        case kind::latency: return "latency";
+    }
+    return "?";
+}
+
+const std::vector<workload>& workloads() {
+    static const std::vector<workload> all = {
+        {"spawn_many_local", kind::scheduler, kSpawn, spawn_many_local},
+        {"spawn_many_remote_idle", kind::scheduler, kSpawn, spawn_many_remote_idle},
+        {"spawn_many_remote_busy1", kind::scheduler, kSpawn, spawn_many_remote_busy1},
+        {"spawn_many_remote_busy2", kind::scheduler, 1'000, spawn_many_remote_busy2},
+        {"yield_many", kind::scheduler, 200'000, yield_many},
+        {"ping_pong", kind::scheduler, 1'000, ping_pong},
+        {"chained_spawn", kind::scheduler, 1'000, chained_spawn},
+        {"skynet_1m", kind::forkjoin, 1'111'111, skynet_1m},
+        {"fib_30", kind::forkjoin, 2'692'537, fib_30},
+        {"wake_latency", kind::latency, 1, wake_latency},
+        {"mutex", kind::primitive, kOps, mutex_uncontended},
+        {"mutex_contended", kind::primitive, kOps, mutex_contended},
+        {"rwlock_read", kind::primitive, kOps, rwlock_read},
+        {"rwlock_write", kind::primitive, kOps, rwlock_write},
+        {"rwlock_contended", kind::primitive, kOps, rwlock_contended},
+        {"semaphore", kind::primitive, kOps, semaphore_uncontended},
+        {"semaphore_contended", kind::primitive, kOps, semaphore_contended},
+        {"channel_send", kind::primitive, kOps, channel_send},
+        {"channel_recv", kind::primitive, kOps, channel_recv},
+        {"channel_roundtrip", kind::primitive, kOps, channel_roundtrip},
+        {"channel_mpmc", kind::primitive, kOps, channel_mpmc},
+        {"oneshot", kind::primitive, kOps, oneshot_row},
+        {"broadcast_4rx", kind::primitive, kOps, broadcast_4rx},
+        {"watch", kind::primitive, kOps, watch_row},
+        {"once_cell_get", kind::primitive, kOps, once_cell_get},
+        {"once_cell_set", kind::primitive, kOps, once_cell_set},
+        {"barrier", kind::primitive, kOps, barrier_row},
+        {"notify", kind::primitive, kOps, notify_row},
+        {"timer_insert_cancel", kind::timer, kOps, timer_insert_cancel},
+        {"timer_churn_1m", kind::timer, 1'000'000, timer_churn_1m},
+        {"sleep_lateness_idle", kind::latency, 1, [](runtime& rt) { return sleep_lateness(rt, false); }},
+        {"sleep_lateness_busy", kind::latency, 1, [](runtime& rt) { return sleep_lateness(rt, true); }},
+    };
+    return all;
+}
+
+}  // namespace blitz::bench

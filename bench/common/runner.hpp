@@ -1,0 +1,26 @@
+#pragma once
+// The runner side of the benchmark report: runs blitz's workloads and prints one JSON object per
+// workload in the schema every peer prints (bench/peers/README.md). `blitz bench` starts it as a
+// child process (`blitz bench-run ...`), once per repetition, interleaved with the peers.
+
+#include <string>
+
+#include "blitz/config.hpp"
+
+namespace blitz::bench {
+
+struct runner_options {
+    std::string peer = "blitz";  // the label in the output ("blitz-noprobes" for that build)
+    unsigned workers = 4;
+    unsigned reps = 1;           // timed repetitions after one untimed warm-up
+    std::string filter;          // ECMAScript regular expression on workload names; "" = all
+    bool count_allocs = false;   // one extra repetition counting allocations and bytes per op
+    topology_options topology;   // placement of the workers
+};
+
+// Parses `--workers N --reps N --filter RE --allocs --pin POLICY --peer NAME` (argv[0] is the
+// subcommand) and runs; the exit code is non-zero when a workload failed its own check.
+int runner_main(int argc, char** argv);
+int run_workloads(const runner_options& o);
+
+}  // namespace blitz::bench
