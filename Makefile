@@ -13,15 +13,20 @@ all: build-release
 deps:
 	@bash scripts/deps.sh
 
-# The benchmark peers (bench/peers/): toolchains from Debian, then each peer built offline.
-# So far Go and Tokio; Asio and oneTBB follow (issue 7).
+# The benchmark peers (bench/peers/): toolchains from Debian (and gnuplot for the report's
+# plots), then each peer built offline into build/peers/.
+PEER_CXX = g++ -O2 -std=c++20 -Wall -Wextra -pthread
 peers:
 	@bash scripts/deps.sh peers
 	@mkdir -p build/peers
 	@GO111MODULE=off GOCACHE=$(CURDIR)/build/peers/gocache go build -o build/peers/go-peer bench/peers/go/main.go
 	@echo "peers: build/peers/go-peer ($$(go version | cut -d' ' -f3))"
-	@cd bench/peers/tokio && /usr/bin/cargo build -q --release --target-dir $(CURDIR)/build/peers/tokio
+	@cd bench/peers/tokio && /usr/bin/cargo build -q --release --offline --target-dir $(CURDIR)/build/peers/tokio
 	@echo "peers: build/peers/tokio/release/tokio-peer (tokio 1.24.2, Debian's cargo, offline)"
+	@$(PEER_CXX) -o build/peers/asio-peer bench/peers/cpp/asio_peer.cpp bench/common/alloc_count.cpp
+	@echo "peers: build/peers/asio-peer (standalone Asio from libasio-dev)"
+	@$(PEER_CXX) -o build/peers/tbb-peer bench/peers/cpp/tbb_peer.cpp bench/common/alloc_count.cpp -ltbb
+	@echo "peers: build/peers/tbb-peer (oneTBB from libtbb-dev)"
 
 # build-<preset>: configure and build one CMake preset (build/<preset>/).
 define build_preset
@@ -31,10 +36,12 @@ build-$(1): deps
 endef
 $(foreach p,$(PRESETS),$(eval $(call build_preset,$(p))))
 
-# The full conformance suite (every invariant, workers 1,2,4,8,16, each negative control); prints
-# the table and writes results/<machine>/conformance.{md,json} and topology.xml.
-run: build-release
+# The full conformance suite (every invariant, workers 1,2,4,8,16, each negative control), then
+# a quick benchmark pass (3 interleaved repetitions, 4 workers) with every peer; prints both
+# tables and writes results/<machine>/conformance.{md,json} and bench.{md,json} with plots.
+run: build-release peers
 	./build/release/blitz conformance --full
+	./build/release/blitz bench --quick
 
 demo: build-release
 	./build/release/blitz demo
@@ -53,8 +60,11 @@ test-tsan: build-tsan
 test-asan: build-asan-ubsan
 	$(CTEST) asan-ubsan
 
-bench: build-release
-	./build/release/blitz_bench
+# The full benchmark report: every workload at 4 workers and at one per hardware thread, blitz
+# and every peer interleaved, 5 repetitions (results/<machine>/bench.{md,json} and plots/).
+# The Google Benchmark suites stay available as ./build/release/blitz_bench.
+bench: build-release peers
+	./build/release/blitz bench
 
 format:
 	@find runtime cli bench stress conformance examples -name '*.cpp' -o -name '*.hpp' \

@@ -13,8 +13,8 @@
 #endif
 #include "bench_workloads.hpp"
 
-#ifndef BLITZ_GIT_COMMIT
-#define BLITZ_GIT_COMMIT "unknown"
+#ifndef BLITZ_VERSION
+#define BLITZ_VERSION "unknown"
 #endif
 
 namespace blitz::bench {
@@ -51,7 +51,7 @@ int run_workloads(const runner_options& o) {
     for (const workload& w : workloads()) {
         if (!std::regex_search(w.name, re)) continue;
         std::ostringstream js;
-        js << "{\"peer\":\"" << o.peer << "\",\"version\":\"blitz " << BLITZ_GIT_COMMIT
+        js << "{\"peer\":\"" << o.peer << "\",\"version\":\"blitz " << BLITZ_VERSION
            << (BLITZ_PROBES ? "" : " (probes compiled out)") << "\",\"workload\":\"" << w.name
            << "\",\"kind\":\"" << kind_name(w.group) << "\",\"workers\":" << o.workers;
         try {
