@@ -4,27 +4,26 @@
 #include <string>
 
 namespace blitz {
-semaphore::semaphore(std::size_t permits, std::size_t max) : permits_(permits), max_(max) {
+semaphore::semaphore(std::size_t permits, std::size_t max) : permits_(permits << 1), max_(max) {
     if (permits > max) {
         throw std::invalid_argument("blitz::semaphore: " + std::to_string(permits) +
                                     " initial permits exceed the maximum of " + std::to_string(max));
     }
 }
 
-semaphore::acquire_awaiter semaphore::acquire(std::size_t n) {
-    if (n > max_) {
-        throw std::invalid_argument("blitz::semaphore::acquire: " + std::to_string(n) +
-                                    " permits can never be granted (maximum " +
-                                    std::to_string(max_) + ")");
-    }
-    return acquire_awaiter(*this, n);
+void semaphore::throw_never_granted(std::size_t n) const {
+    throw std::invalid_argument("blitz::semaphore::acquire: " + std::to_string(n) +
+                                " permits can never be granted (maximum " + std::to_string(max_) +
+                                ")");
 }
 
 bool semaphore::try_take(std::size_t n) noexcept {
     std::size_t cur = permits_.load(std::memory_order_acquire);
-    while (cur >= n) {
+    // With the queued bit set the free count is 0 (or, under the float_permits control, must
+    // not be taken past the queue).
+    while (!(cur & queued_bit) && (cur >> 1) >= n) {
         // acq_rel: taking permits orders what the releaser did before releasing them
-        if (permits_.compare_exchange_weak(cur, cur - n, std::memory_order_acq_rel,
+        if (permits_.compare_exchange_weak(cur, cur - (n << 1), std::memory_order_acq_rel,
                                            std::memory_order_acquire)) {
             return true;
         }
@@ -32,14 +31,17 @@ bool semaphore::try_take(std::size_t n) noexcept {
     return false;
 }
 
-std::size_t semaphore::drain(std::size_t n) noexcept {
-    std::size_t cur = permits_.load(std::memory_order_acquire);
+void semaphore::settle_locked(std::size_t n) noexcept {
+    std::size_t cur = permits_.load(std::memory_order_relaxed);
     for (;;) {
-        const std::size_t take = cur < n ? cur : n;
-        if (take == 0) return 0;
-        if (permits_.compare_exchange_weak(cur, cur - take, std::memory_order_acq_rel,
-                                           std::memory_order_acquire)) {
-            return take;
+        // (X2's float_permits control drops the bit too, so floating permits can be taken past
+        // the queue, which is the fault it injects.)
+        const std::size_t bit = waiters_.empty() || faults_.float_permits ? 0 : (cur & queued_bit);
+        const std::size_t next = ((cur >> 1) + n) << 1 | bit;
+        // release: pairs with try_take (the permits and what came before them)
+        if (permits_.compare_exchange_weak(cur, next, std::memory_order_release,
+                                           std::memory_order_relaxed)) {
+            return;
         }
     }
 }
@@ -54,13 +56,27 @@ std::optional<semaphore_permit> semaphore::try_acquire(std::size_t n) noexcept {
 bool semaphore::enqueue(acquire_awaiter& a, detail::task_header* t) noexcept {
     std::unique_lock<std::mutex> l(mu_);
     if (waiters_.empty()) {
-        // Nobody ahead: take what is free now (a release may have come since await_ready).
-        a.held_ += drain(a.n_ - a.held_);
-        if (a.held_ == a.n_) return false;  // got everything: do not suspend
+        // Nobody ahead: take what is free now, then raise the queued bit, retrying while
+        // lock-free releases keep adding permits.
+        std::size_t cur = permits_.load(std::memory_order_acquire);
+        while (!(cur & queued_bit)) {
+            const std::size_t need = a.n_ - a.held_;
+            const std::size_t take = (cur >> 1) < need ? (cur >> 1) : need;
+            const bool queue = take == 0;
+            if (queue && closed_.load(std::memory_order_relaxed)) break;
+            const std::size_t next = queue ? (cur | queued_bit) : cur - (take << 1);
+            if (permits_.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                               std::memory_order_acquire)) {
+                if (queue) break;
+                a.held_ += take;
+                if (a.held_ == a.n_) return false;  // got everything: do not suspend
+            }
+        }
     }
     if (closed_.load(std::memory_order_relaxed)) {
-        if (a.held_) permits_.fetch_add(std::exchange(a.held_, 0), std::memory_order_release);
+        const std::size_t back = std::exchange(a.held_, 0);
         a.closed_ = true;
+        settle_locked(back);  // queue unchanged; clears a bit raised for nobody
         return false;
     }
     a.node_.w = t->make_waker();
@@ -93,15 +109,15 @@ void semaphore::give_locked(std::size_t n, std::unique_lock<std::mutex>& l,
             }
         }
     }
-    if (n > 0) permits_.fetch_add(n, std::memory_order_release);  // pairs with try_take
+    settle_locked(n);  // leftovers to the free count; the queued bit goes with the last waiter
 }
 
-void semaphore::release(std::size_t n) {
+void semaphore::release_slow(std::size_t n) {
     if (n == 0) return;
     detail::wake_batch b;
     {
         std::unique_lock<std::mutex> l(mu_);
-        if (permits_.load(std::memory_order_relaxed) + n > max_) {
+        if ((permits_.load(std::memory_order_relaxed) >> 1) + n > max_) {
             throw std::overflow_error("blitz::semaphore::release: " + std::to_string(n) +
                                       " more permits would exceed the maximum of " +
                                       std::to_string(max_));
@@ -122,8 +138,8 @@ void semaphore::abandon(acquire_awaiter& a) noexcept {
             a.node_.w.reset();
         }
         // Whatever it was granted (partially while queued, or fully before it could resume)
-        // goes to the next waiters.
-        if (a.held_) give_locked(std::exchange(a.held_, 0), l, b);
+        // goes to the next waiters (and the queued bit goes if it was the last).
+        give_locked(std::exchange(a.held_, 0), l, b);
     }
     b.flush();
 }
@@ -134,10 +150,11 @@ void semaphore::close() {
     closed_.store(true, std::memory_order_release);
     detail::complete_all(waiters_, l, b, [&](detail::wait_node* w) noexcept {
         auto* a = static_cast<acquire_awaiter*>(w->owner);
-        if (a->held_) permits_.fetch_add(std::exchange(a->held_, 0), std::memory_order_release);
+        if (a->held_) permits_.fetch_add(std::exchange(a->held_, 0) << 1, std::memory_order_release);
         a->closed_ = true;
         --queued_;
     });
+    settle_locked(0);  // the queue is empty: drop the queued bit
     l.unlock();
     b.flush();
 }

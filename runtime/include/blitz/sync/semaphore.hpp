@@ -75,7 +75,9 @@ public:
         acquire_awaiter(semaphore& s, std::size_t n) noexcept : s_(s), n_(n), node_(this) {}
         acquire_awaiter(const acquire_awaiter&) = delete;
         acquire_awaiter& operator=(const acquire_awaiter&) = delete;
-        ~acquire_awaiter() { s_.abandon(*this); }
+        ~acquire_awaiter() {
+            if (!resumed_) s_.abandon(*this);
+        }
 
         bool await_ready() noexcept {
             if (detail::coop_exhausted()) {  // B2: yield before taking anything more
@@ -129,14 +131,29 @@ public:
 
     // co_await sem.acquire(n) -> semaphore_permit. n = 0 completes at once; n > max throws
     // std::invalid_argument (it could never be granted).
-    acquire_awaiter acquire(std::size_t n = 1);
+    acquire_awaiter acquire(std::size_t n = 1) {
+        if (n > max_) throw_never_granted(n);
+        return acquire_awaiter(*this, n);
+    }
     // Takes n permits only if they are free and nobody is queued.
     std::optional<semaphore_permit> try_acquire(std::size_t n = 1) noexcept;
     // Adds n permits: to the queued waiters first, in order, then to the free count. Throws
     // std::overflow_error if the free count would exceed max_permits().
-    void release(std::size_t n = 1);
+    void release(std::size_t n = 1) {
+        // Lock-free while nobody is queued: the queued flag is in the same word, so a release
+        // either lands before a waiter queues (which then takes the permits) or sees the flag.
+        std::size_t cur = permits_.load(std::memory_order_relaxed);
+        while (n != 0 && !(cur & queued_bit) && (cur >> 1) + n <= max_) {
+            // release: pairs with try_take's acquire (what the holder did happens before)
+            if (permits_.compare_exchange_weak(cur, cur + (n << 1), std::memory_order_release,
+                                               std::memory_order_relaxed)) {
+                return;
+            }
+        }
+        release_slow(n);
+    }
 
-    std::size_t available() const noexcept { return permits_.load(std::memory_order_acquire); }
+    std::size_t available() const noexcept { return permits_.load(std::memory_order_acquire) >> 1; }
     // Closes the semaphore: queued waiters complete with an empty permit (their partial grants
     // go back to the free count), and later acquires that cannot be served from free permits
     // complete the same way at once. Free permits can still be taken (channels drain this way).
@@ -155,9 +172,15 @@ public:
     void set_faults(faults f) noexcept { faults_ = f; }
 
 private:
+    // permits_ holds (free count << 1) | queued_bit. The bit is set, under mu_, exactly while
+    // the wait queue is non-empty, and then the free count is 0 (X2); every change to the word
+    // while it is set happens under mu_.
+    static constexpr std::size_t queued_bit = 1;
+    [[noreturn]] void throw_never_granted(std::size_t n) const;
+    void release_slow(std::size_t n);
+    // Under mu_: clears the queued bit if the queue is empty, then adds n free permits.
+    void settle_locked(std::size_t n) noexcept;
     bool try_take(std::size_t n) noexcept;
-    // Takes up to n free permits; returns how many.
-    std::size_t drain(std::size_t n) noexcept;
     bool enqueue(acquire_awaiter& a, detail::task_header* t) noexcept;
     void abandon(acquire_awaiter& a) noexcept;
     // Hands n permits to waiters in order, the rest to the free count. Under mu_; flushes the
