@@ -1,23 +1,43 @@
 #pragma once
 // blitz::oneshot<T>(): one value from one sender to one receiver (X6).
 
-#include <memory>
-#include <mutex>
+#include <atomic>
+#include <coroutine>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
 #include "blitz/chan/channel.hpp"
-#include "blitz/chan/cond_wait.hpp"
+#include "blitz/detail/context.hpp"
+#include "blitz/detail/task_header.hpp"
+#include "blitz/waker.hpp"
 
 namespace blitz {
 
 namespace detail {
+// The state both ends share, freed by whichever end lets go last. Lock-free: one word of
+// flags decides who owns the value and the receiver's waker at every step.
 template <class T>
 struct oneshot_state {
-    std::mutex mu;
-    wait_queue waiters;  // the receiver, at most
+    static constexpr std::uint32_t sent = 1;        // the value is in `value`
+    static constexpr std::uint32_t tx_gone = 2;     // the sender is done (sent or dropped)
+    static constexpr std::uint32_t rx_waiting = 4;  // `rx_waker` is registered
+    static constexpr std::uint32_t rx_gone = 8;     // the receiver was dropped
+
+    std::atomic<std::uint32_t> bits{0};
+    std::atomic<std::uint32_t> refs{2};
+    waker rx_waker;  // written by the receiver before rx_waiting; taken by the sender after
     std::optional<T> value;
-    bool sender_gone = false, receiver_gone = false;
+
+    bool finished(std::uint32_t b) const noexcept { return b & (sent | tx_gone); }
+    static void release(oneshot_state* s) noexcept {
+        // acq_rel: the last owner sees everything the other did before it let go
+        if (s && s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
+    }
+    // The sender is done (prev: the flags before it said so): wake a registered receiver.
+    void wake_receiver(std::uint32_t prev) noexcept {
+        if (prev & rx_waiting) static_cast<waker&&>(rx_waker).wake();
+    }
 };
 }  // namespace detail
 
@@ -31,111 +51,167 @@ std::pair<oneshot_sender<T>, oneshot_receiver<T>> oneshot();
 // Sends at most one value: send() consumes the sender. Dropping it unsent closes the channel.
 template <class T>
 class oneshot_sender {
+    using state = detail::oneshot_state<T>;
+
 public:
-    oneshot_sender(oneshot_sender&&) noexcept = default;
+    oneshot_sender(oneshot_sender&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
     oneshot_sender& operator=(oneshot_sender&& o) noexcept {
-        close();
-        s_ = std::move(o.s_);
+        if (this != &o) {
+            close();
+            s_ = std::exchange(o.s_, nullptr);
+        }
         return *this;
     }
     ~oneshot_sender() { close(); }
 
     // Delivers v, or hands it back (closed()) if the receiver is gone.
     send_result<T> send(T v) && {
-        auto s = std::move(s_);
-        detail::wake_batch b;
-        {
-            std::unique_lock<std::mutex> l(s->mu);
-            if (s->receiver_gone) return send_result<T>::back(send_result<T>::status::closed, std::move(v));
-            s->value.emplace(std::move(v));
-            s->sender_gone = true;
-            detail::wake_all(s->waiters, l, b);
+        state* s = std::exchange(s_, nullptr);
+        if (s->bits.load(std::memory_order_acquire) & state::rx_gone) {
+            s->bits.fetch_or(state::tx_gone, std::memory_order_relaxed);
+            state::release(s);
+            return send_result<T>::back(send_result<T>::status::closed, std::move(v));
         }
+        s->value.emplace(std::move(v));
+        // acq_rel: publishes the value; sees the receiver's waker if it registered first
+        const std::uint32_t prev = s->bits.fetch_or(state::sent | state::tx_gone, std::memory_order_acq_rel);
+        if (prev & state::rx_gone) {  // the receiver left meanwhile and will not touch the value
+            T back = std::move(*s->value);
+            s->value.reset();
+            state::release(s);
+            return send_result<T>::back(send_result<T>::status::closed, std::move(back));
+        }
+        s->wake_receiver(prev);
+        state::release(s);
         return send_result<T>::ok();
     }
-    bool is_closed() const {
-        std::lock_guard<std::mutex> l(s_->mu);
-        return s_->receiver_gone;
+    bool is_closed() const noexcept {
+        return s_->bits.load(std::memory_order_acquire) & state::rx_gone;
     }
 
 private:
     friend std::pair<oneshot_sender<T>, oneshot_receiver<T>> oneshot<T>();
-    explicit oneshot_sender(std::shared_ptr<detail::oneshot_state<T>> s) : s_(std::move(s)) {}
+    explicit oneshot_sender(state* s) noexcept : s_(s) {}
     void close() noexcept {
         if (!s_) return;
-        detail::wake_batch b;
-        std::unique_lock<std::mutex> l(s_->mu);
-        s_->sender_gone = true;
-        detail::wake_all(s_->waiters, l, b);
-        l.unlock();
-        b.flush();
-        s_.reset();
+        state* s = std::exchange(s_, nullptr);
+        s->wake_receiver(s->bits.fetch_or(state::tx_gone, std::memory_order_acq_rel));
+        state::release(s);
     }
-    std::shared_ptr<detail::oneshot_state<T>> s_;
+    state* s_;
 };
 
 // Receives the value: `co_await rx` (or rx.recv()) gives it, or nullopt if the sender went away
 // without sending. Exactly one of the two is observed, once.
 template <class T>
 class oneshot_receiver {
+    using state = detail::oneshot_state<T>;
+
 public:
-    oneshot_receiver(oneshot_receiver&&) noexcept = default;
+    oneshot_receiver(oneshot_receiver&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
     oneshot_receiver& operator=(oneshot_receiver&& o) noexcept {
-        close();
-        s_ = std::move(o.s_);
+        if (this != &o) {
+            close();
+            s_ = std::exchange(o.s_, nullptr);
+        }
         return *this;
     }
     ~oneshot_receiver() { close(); }
 
-    struct ready_pred {
-        detail::oneshot_state<T>* s;
-        bool operator()() const noexcept { return s->value.has_value() || s->sender_gone; }
-    };
     class [[nodiscard]] recv_awaiter {
     public:
-        explicit recv_awaiter(detail::oneshot_state<T>& s) : s_(s), w_(s.mu, s.waiters, ready_pred{&s}) {}
-        bool await_ready() { return w_.await_ready(); }
-        bool await_suspend(std::coroutine_handle<> h) { return w_.await_suspend(h); }
+        explicit recv_awaiter(state& s) noexcept : s_(s) {}
+        recv_awaiter(const recv_awaiter&) = delete;
+        recv_awaiter& operator=(const recv_awaiter&) = delete;
+        ~recv_awaiter() {
+            if (!registered_ || resumed_) return;
+            // Abandoned while registered: take the waker back unless the sender already owns it.
+            const std::uint32_t prev = s_.bits.fetch_and(~state::rx_waiting, std::memory_order_acq_rel);
+            if (!s_.finished(prev)) s_.rx_waker.reset();
+        }
+
+        bool await_ready() noexcept {
+            if (detail::coop_exhausted()) {  // B2: out of budget for this poll; yield first
+                coop_yield_ = true;
+                return false;
+            }
+            if (!s_.finished(s_.bits.load(std::memory_order_acquire))) return false;
+            detail::coop_spend();
+            return true;
+        }
+        bool await_suspend(std::coroutine_handle<> h) {
+            task_ = detail::suspend_current(h, &ready, this);
+            if (coop_yield_) {
+                detail::mark_yielded(task_);  // back of the ring; registers on return
+                return true;
+            }
+            return enroll();
+        }
         std::optional<T> await_resume() {
-            std::lock_guard<std::mutex> l(s_.mu);
-            return std::exchange(s_.value, std::nullopt);
+            resumed_ = true;
+            return std::exchange(s_.value, std::nullopt);  // empty: closed, or already taken
         }
 
     private:
-        detail::oneshot_state<T>& s_;
-        detail::cond_awaiter<ready_pred> w_;
+        // Registers the task's waker; false if the sender finished first (do not suspend).
+        bool enroll() {
+            s_.rx_waker = task_->make_waker();
+            // acq_rel: publishes the waker; sees the value if the sender came first
+            const std::uint32_t prev = s_.bits.fetch_or(state::rx_waiting, std::memory_order_acq_rel);
+            if (s_.finished(prev)) {  // the sender saw no waiter and will not touch the waker
+                s_.rx_waker.reset();
+                return false;
+            }
+            registered_ = true;
+            return true;
+        }
+        static bool ready(const void* p) noexcept {
+            auto* a = const_cast<recv_awaiter*>(static_cast<const recv_awaiter*>(p));
+            if (a->coop_yield_) {  // back from a budget yield: wait properly now
+                a->coop_yield_ = false;
+                return !a->enroll();
+            }
+            return a->s_.finished(a->s_.bits.load(std::memory_order_acquire));
+        }
+
+        state& s_;
+        detail::task_header* task_ = nullptr;
+        bool registered_ = false;
+        bool resumed_ = false;
+        bool coop_yield_ = false;
     };
     recv_awaiter recv() { return recv_awaiter(*s_); }
     recv_awaiter operator co_await() { return recv(); }
 
     enum class try_status { value, empty, closed };
     std::optional<T> try_recv(try_status* st = nullptr) {
-        std::lock_guard<std::mutex> l(s_->mu);
-        if (s_->value) {
+        const std::uint32_t b = s_->bits.load(std::memory_order_acquire);
+        if ((b & state::sent) && s_->value) {
             if (st) *st = try_status::value;
             return std::exchange(s_->value, std::nullopt);
         }
-        if (st) *st = s_->sender_gone ? try_status::closed : try_status::empty;
+        if (st) *st = s_->finished(b) ? try_status::closed : try_status::empty;
         return std::nullopt;
     }
 
 private:
     friend std::pair<oneshot_sender<T>, oneshot_receiver<T>> oneshot<T>();
-    explicit oneshot_receiver(std::shared_ptr<detail::oneshot_state<T>> s) : s_(std::move(s)) {}
+    explicit oneshot_receiver(state* s) noexcept : s_(s) {}
     void close() noexcept {
         if (!s_) return;
-        auto s = std::move(s_);  // the state outlives the lock below
-        std::lock_guard<std::mutex> l(s->mu);
-        s->receiver_gone = true;
-        s->value.reset();  // a value nobody will take is destroyed now
+        state* s = std::exchange(s_, nullptr);
+        // A value already sent is destroyed now (nobody will take it); one sent later goes
+        // back to the sender.
+        if (s->bits.fetch_or(state::rx_gone, std::memory_order_acq_rel) & state::sent) s->value.reset();
+        state::release(s);
     }
-    std::shared_ptr<detail::oneshot_state<T>> s_;
+    state* s_;
 };
 
 // One allocation (the shared state); none to send or receive.
 template <class T>
 std::pair<oneshot_sender<T>, oneshot_receiver<T>> oneshot() {
-    auto s = std::make_shared<detail::oneshot_state<T>>();
+    auto* s = new detail::oneshot_state<T>();
     return {oneshot_sender<T>(s), oneshot_receiver<T>(s)};
 }
 
