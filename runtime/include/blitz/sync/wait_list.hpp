@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <mutex>
+#include <new>
 
 #include "blitz/waker.hpp"
 
@@ -76,7 +77,7 @@ private:
 class wake_batch {
 public:
     static constexpr unsigned capacity = 32;
-    wake_batch() = default;
+    wake_batch() noexcept {}
     wake_batch(const wake_batch&) = delete;
     wake_batch& operator=(const wake_batch&) = delete;
     ~wake_batch() { flush(); }
@@ -85,17 +86,26 @@ public:
     // Unlinks `n`, takes its waker and marks it done. Call under the primitive's mutex.
     void complete(wait_node* n) noexcept {
         if (n->linked()) n->unlink();
-        w_[n_++] = static_cast<waker&&>(n->w);
+        ::new (static_cast<void*>(&slot_[n_++])) waker(static_cast<waker&&>(n->w));
         n->done.store(true, std::memory_order_release);  // pairs with the awaiter's ready check
     }
     // Wakes everything collected. Call without the mutex.
     void flush() noexcept {
-        for (unsigned i = 0; i < n_; ++i) static_cast<waker&&>(w_[i]).wake();
+        for (unsigned i = 0; i < n_; ++i) {
+            waker& w = *std::launder(reinterpret_cast<waker*>(&slot_[i]));
+            static_cast<waker&&>(w).wake();
+            w.~waker();
+        }
         n_ = 0;
     }
 
 private:
-    waker w_[capacity];
+    // Raw slots: a batch is built on every release, and most carry no waker at all, so the
+    // wakers are constructed only as they are taken.
+    struct alignas(waker) slot {
+        unsigned char bytes[sizeof(waker)];
+    };
+    slot slot_[capacity];
     unsigned n_ = 0;
 };
 
