@@ -274,9 +274,34 @@ outcome check_k3(const run_params& p, bool faulty) {
                     co_return;
                 }(&live)).detach();
             }
+            // Woken during shutdown itself: a waiting task holds the sender of a oneshot whose
+            // receiver another waiting task awaits. Cancelling the holder (single-threaded,
+            // after the workers stopped) wakes the receiver, whose queue entry lands in the
+            // global queue; spawned in both orders so that in one of them the receiver is
+            // still waiting when its sender goes. This part does not depend on how quickly the
+            // workers drained the queue before shutdown.
+            for (int i = 0; i < 100; ++i) {
+                auto [tx, rx] = oneshot<int>();
+                auto receiver = [](std::atomic<int>* l, oneshot_receiver<int> rx) -> task<void> {
+                    counted g(l);
+                    (void)co_await rx;
+                };
+                auto holder = [](std::atomic<int>* l, oneshot_sender<int> tx,
+                                 detail::testing::test_event& ev) -> task<void> {
+                    counted g(l);
+                    co_await ev.wait();
+                };
+                if (i % 2) {
+                    rt.spawn(receiver(&live, std::move(rx))).detach();
+                    rt.spawn(holder(&live, std::move(tx), never)).detach();
+                } else {
+                    rt.spawn(holder(&live, std::move(tx), never)).detach();
+                    rt.spawn(receiver(&live, std::move(rx))).detach();
+                }
+            }
         }
         ++o.runs;
-        o.events += 1000;
+        o.events += 1200;
         const std::uint64_t after = alive();
         if (after != before || live.load() != 0) {
             ++o.violations;

@@ -282,6 +282,11 @@ void worker::run_task(task_header* t) noexcept {
         // Woken while running (or yielded, or cancellation became due): back of the ring.
         push_ring(t);
         sched_.notify_parked();
+        // A task that gives the worker back ranks below work waiting outside (as a yield in
+        // Tokio is deferred behind injected tasks): the next pick makes the periodic global
+        // check due now. G4 asks for a check at least every interval polls; this only adds
+        // checks, and they go through the periodic path that G3 expects first when due.
+        if (!cfg_.debug.skip_periodic_global_check) polls_since_global_ = interval_;
     }
 }
 
