@@ -39,6 +39,12 @@ const std::vector<std::string>& known_peers() {
     return p;
 }
 
+// Not in the default set: blitz with bounded spinning before parking (the parking experiment).
+const std::vector<std::string>& extra_peers() {
+    static const std::vector<std::string> p = {"spin20", "spin100"};
+    return p;
+}
+
 namespace {
 
 // ---- child processes ------------------------------------------------------------------------
@@ -264,6 +270,14 @@ std::vector<impl> implementations(const bench_options& o) {
         if (p == "go") i.argv = {peers + "/go-peer"};
         if (p == "asio") i.argv = {peers + "/asio-peer"};
         if (p == "tbb") i.argv = {peers + "/tbb-peer"};
+        if (p.rfind("spin", 0) == 0) {
+            i.name = "blitz-" + p;
+            i.argv = {here + "/blitz", "bench-run", "--peer", i.name, "--park-spin-us", p.substr(4)};
+            if (o.topology.policy != placement_policy::none) {
+                i.argv.push_back("--pin");
+                i.argv.push_back(to_string(o.topology.policy));
+            }
+        }
         if (p == "noprobes") {
             i.name = "blitz-noprobes";
             i.argv = {here + "/blitz-noprobes", "--peer", "blitz-noprobes"};
@@ -552,7 +566,11 @@ int run_bench(const bench_options& o) {
     bool first_js = true;
 
     std::ostringstream targets_md;
-    table summary({"workers", "workload", "blitz median", "ns/op", "vs tokio", "vs go", "vs asio", "vs tbb", "vs noprobes"});
+    std::vector<std::string> header = {"workers", "workload", "blitz median", "ns/op"};
+    for (const auto& i : impls) {
+        if (i.name != "blitz") header.push_back("vs " + i.name);
+    }
+    table summary(header);
     for (const auto& d : runs) {
         md << "## " << d.workers << " workers\n\n"
            << "| workload | kind | implementation | median | min - max | CV | ns/op | allocs/op | bytes/op | blitz/this (pairs) |\n"
@@ -572,7 +590,7 @@ int run_bench(const bench_options& o) {
                     if (!r.empty()) {
                         const stats rs = summarize(r);
                         ratio = fmt("%.2fx", rs.median) + " (" + fmt("%.2f", rs.min) + "-" + fmt("%.2f", rs.max) + ")";
-                        vs[i.name == "blitz-noprobes" ? "noprobes" : i.name] = fmt("%.2fx", rs.median);
+                        vs[i.name] = fmt("%.2fx", rs.median);
                     }
                 }
                 if (!s.seen) {
@@ -621,7 +639,9 @@ int run_bench(const bench_options& o) {
                 }
                 js << "}";
             }
-            for (const char* p : {"tokio", "go", "asio", "tbb", "noprobes"}) srow.push_back(vs.count(p) ? vs[p] : "-");
+            for (const auto& i : impls) {
+                if (i.name != "blitz") srow.push_back(vs.count(i.name) ? vs[i.name] : "-");
+            }
             summary.add(srow);
         }
         md << "\n";
@@ -745,8 +765,10 @@ int bench_main(int argc, char** argv) {
                     o.peers = known_peers();
                     continue;
                 }
-                if (std::find(known_peers().begin(), known_peers().end(), p) == known_peers().end()) {
-                    throw std::invalid_argument("--peers: unknown peer '" + p + "' (known: tokio, go, asio, tbb, noprobes, all, none)");
+                if (std::find(known_peers().begin(), known_peers().end(), p) == known_peers().end() &&
+                    std::find(extra_peers().begin(), extra_peers().end(), p) == extra_peers().end()) {
+                    throw std::invalid_argument("--peers: unknown peer '" + p +
+                                                "' (known: tokio, go, asio, tbb, noprobes, spin20, spin100, all, none)");
                 }
                 o.peers.push_back(p);
             }
@@ -777,7 +799,8 @@ int bench_main(int argc, char** argv) {
         } else if (a == "-h" || a == "--help") {
             std::cout << "usage: blitz bench [--filter RE] [--peers LIST] [--workers N[,N...]] [--pin POLICY]\n"
                          "                   [--repetitions N] [--quick] [--smoke] [--out DIR] [--no-plots] [--timeout S]\n"
-                         "  --peers      tokio,go,asio,tbb,noprobes (default: all), or none\n"
+                         "  --peers      tokio,go,asio,tbb,noprobes (default: all), or none; spin20 and\n"
+                         "               spin100 add blitz spinning that many us before parking\n"
                          "  --workers    worker counts (default: 4 and one per hardware thread)\n"
                          "  --pin        placement of blitz's workers: none (default), compact, scatter\n"
                          "  --quick      3 repetitions, 4 workers (make run)\n"

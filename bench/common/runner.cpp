@@ -58,6 +58,7 @@ int run_workloads(const runner_options& o) {
             config cfg;
             cfg.workers = o.workers;
             cfg.topology = o.topology;
+            cfg.park_spin = std::chrono::microseconds(o.park_spin_us);
             runtime rt(cfg);
             (void)w.run(rt);  // warm-up
             std::vector<double> reps, samples;
@@ -113,6 +114,8 @@ int runner_main(int argc, char** argv) {
             o.count_allocs = true;
         } else if (a == "--pin") {
             o.topology.policy = parse_placement_policy(value());
+        } else if (a == "--park-spin-us") {
+            o.park_spin_us = static_cast<unsigned>(std::stoul(value()));
         } else if (a == "--peer") {
             o.peer = value();
         } else {

@@ -16,10 +16,11 @@ struct runner_options {
     std::string filter;          // ECMAScript regular expression on workload names; "" = all
     bool count_allocs = false;   // one extra repetition counting allocations and bytes per op
     topology_options topology;   // placement of the workers
+    unsigned park_spin_us = 0;   // config::park_spin (the parking experiment)
 };
 
-// Parses `--workers N --reps N --filter RE --allocs --pin POLICY --peer NAME` (argv[0] is the
-// subcommand) and runs; the exit code is non-zero when a workload failed its own check.
+// Parses `--workers N --reps N --filter RE --allocs --pin POLICY --peer NAME --park-spin-us N`
+// (argv[0] is the subcommand) and runs; the exit code is non-zero when a workload failed its own check.
 int runner_main(int argc, char** argv);
 int run_workloads(const runner_options& o);
 

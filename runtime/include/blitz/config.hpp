@@ -84,6 +84,11 @@ struct config {
     unsigned batch_buffer_size = 32;
     // Longest a parked worker sleeps before re-checking (PARK_TIMEOUT_NS, I5). Range [1 us, 1 h].
     std::chrono::nanoseconds park_timeout = std::chrono::milliseconds(10);
+    // Bounded spinning before parking: a worker that found nothing keeps looking (without
+    // counting as parked or searching) for this long before it sleeps on its futex. 0 (the
+    // default) parks at once; results/<machine>/parking.md has the measurements behind the
+    // default. Range [0, 1 ms].
+    std::chrono::nanoseconds park_spin = std::chrono::nanoseconds::zero();
     // Probe events (blitz/probe.hpp) recorded per worker for the conformance checkers. Off by
     // default: an off probe costs one predictable branch. probe_capacity events are kept per
     // worker between takes (power of two, [1024, 2^24]); further events are dropped and counted.

@@ -63,6 +63,7 @@ void config::validate() const {
     }
     check("park_timeout (ns)", park_timeout.count(), std::int64_t{1000},
           std::int64_t{3'600'000'000'000});
+    check("park_spin (ns)", park_spin.count(), std::int64_t{0}, std::int64_t{1'000'000});
 }
 
 unsigned config::resolved_workers() const {

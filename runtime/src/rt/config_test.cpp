@@ -75,6 +75,8 @@ TEST(Config, RejectsBadEwmaAndLatencies) {
     expect_rejected([](config& c) { c.ewma_alpha = 0; }, "ewma_alpha", "0");
     expect_rejected([](config& c) { c.ewma_alpha = 1.5; }, "ewma_alpha", "1.5");
     expect_rejected([](config& c) { c.park_timeout = 0ns; }, "park_timeout", "0");
+    expect_rejected([](config& c) { c.park_spin = 2ms; }, "park_spin", "2000000");
+    expect_rejected([](config& c) { c.park_spin = -1ns; }, "park_spin", "-1");
     expect_rejected([](config& c) { c.initial_avg_poll = 0ns; }, "initial_avg_poll", "0");
 }
 TEST(Config, RejectsBadBatchSizes) {

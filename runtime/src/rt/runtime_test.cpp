@@ -84,6 +84,20 @@ TEST(Runtime, ChainOfOneHundredThousandSpawnsCompletes) {
     EXPECT_EQ(rt.block_on(chain(100'000)), 100'000u);
 }
 
+// Bounded spinning before parking (config::park_spin): workers that spin instead of sleeping
+// still see work from every source, and parked ones are still woken (4 workers on 2 CPUs).
+TEST(Runtime, WorkersThatSpinBeforeParkingMissNothing) {
+    config c = with_workers(4);
+    c.park_spin = std::chrono::microseconds(100);
+    runtime rt(c);
+    EXPECT_EQ(rt.block_on(chain(20'000)), 20'000u);
+    constexpr unsigned long n = 20'000;
+    EXPECT_EQ(rt.block_on(fan_out(n)), n * (n - 1) / 2);
+    for (int i = 0; i < 50; ++i) {  // remote spawns into an idle runtime
+        EXPECT_EQ(rt.spawn([]() -> task<int> { co_return 7; }()).join(), 7);
+    }
+}
+
 TEST(Runtime, SpawnFromATaskLandsInTheLocalWorkersLifoSlot) {
     runtime rt(with_workers(2));
     auto body = [&]() -> task<bool> {

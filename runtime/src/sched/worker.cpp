@@ -322,6 +322,10 @@ void worker::park() noexcept {
         transitioning_to_park_ = false;
         return;
     }
+    if (cfg_.park_spin.count() > 0 && spin_for_work()) {
+        transitioning_to_park_ = false;
+        return;
+    }
     if (cfg_.debug.before_park_commit) cfg_.debug.before_park_commit(index_);
     const bool was_searching = searching_;
     const bool last_searcher = idle.mark_parked(index_, searching_);
@@ -364,6 +368,27 @@ void worker::park() noexcept {
         BLITZ_PROBE(*this, probe_kind::unpark, 0, idle.bitmap());
     }
     transitioning_to_park_ = false;
+}
+
+namespace {
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+}  // namespace
+
+bool worker::spin_for_work() const noexcept {
+    // Not parked and not searching: producers do not count on this worker, so it must see the
+    // work itself (any ring or the global queue); the run loop then searches as usual.
+    const auto until = std::chrono::steady_clock::now() + cfg_.park_spin;
+    do {
+        for (int i = 0; i < 64; ++i) {
+            if (sched_.work_pending() || sched_.shutting_down()) return true;
+            cpu_relax();
+        }
+    } while (std::chrono::steady_clock::now() < until);
+    return false;
 }
 
 std::chrono::nanoseconds worker::park_for() const noexcept {

@@ -150,6 +150,8 @@ private:
     void park() noexcept;
     void take_claim_token() noexcept;
     std::chrono::nanoseconds park_for() const noexcept;
+    // config::park_spin: true if work (or shutdown) showed up before the spin ran out.
+    bool spin_for_work() const noexcept;
     // Returns the tick's duration in ns.
     std::uint64_t end_tick(unsigned polls, std::chrono::steady_clock::time_point start) noexcept;
     // G3 probe support: which of the worker's own sources held work when it chose the next task.
