@@ -71,6 +71,9 @@ public:
 
     unsigned num_searching() const noexcept { return searching_.load(std::memory_order_seq_cst); }
     unsigned num_parked() const noexcept { return parked_.load(std::memory_order_seq_cst); }
+    // A racy read of the parked count with no ordering: only for wakes that are a matter of
+    // parallelism, never of progress (scheduler::notify_parked_for_local).
+    unsigned parked_hint() const noexcept { return parked_.load(std::memory_order_relaxed); }
     std::uint64_t bitmap() const noexcept { return bitmap_.load(std::memory_order_seq_cst); }
     unsigned workers() const noexcept { return workers_; }
     // Times a searcher started although 2 * searching >= workers (the racy excess, I1).

@@ -46,6 +46,13 @@ public:
     void spawn(task_header* t) noexcept;
     void schedule(task_header* t, bool is_yield) noexcept;
     void notify_parked() noexcept;
+    // After a worker pushed to its own queues: that worker is awake and runs the task if nobody
+    // steals it, so waking a parked one only adds parallelism. It is skipped when a racy read
+    // finds nobody parked, which keeps the contended seq_cst RMW of notify_parked() (I3) off the
+    // yield and spawn paths of a saturated runtime; a miss costs parallelism, never progress.
+    void notify_parked_for_local() noexcept {
+        if (idle_.parked_hint() != 0) notify_parked();
+    }
     // True if any ring or the global queue holds a task (the last searcher's final check).
     bool work_pending() const noexcept;
     void complete_task(task_header* t, bool cancelled, std::uint32_t refs_to_drop) noexcept;

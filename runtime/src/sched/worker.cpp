@@ -165,7 +165,7 @@ task_header* worker::fetch_global(bool periodic) noexcept {
     std::uint32_t i = 1;
     for (; i < n && batch_len_ < cfg_.batch_buffer_size; ++i) batch_[batch_len_++] = got[i];
     for (; i < n; ++i) push_ring(got[i]);
-    if (n > 1) sched_.notify_parked();  // others may help with the rest
+    if (n > 1) sched_.notify_parked_for_local();  // others may help with the rest
     return got[0];
 }
 
@@ -281,7 +281,7 @@ void worker::run_task(task_header* t) noexcept {
     if (t->transition_after_poll() == task_header::after_poll::rescheduled) {
         // Woken while running (or yielded, or cancellation became due): back of the ring.
         push_ring(t);
-        sched_.notify_parked();
+        sched_.notify_parked_for_local();
         // A task that gives the worker back ranks below work waiting outside (as a yield in
         // Tokio is deferred behind injected tasks): the next pick makes the periodic global
         // check due now. G4 asks for a check at least every interval polls; this only adds
@@ -293,14 +293,14 @@ void worker::run_task(task_header* t) noexcept {
 void worker::schedule_local(task_header* t, bool is_yield) noexcept {
     if (is_yield || cfg_.lifo_polls_per_tick == 0) {
         push_ring(t);
-        sched_.notify_parked();
+        sched_.notify_parked_for_local();
         return;
     }
     bump(c_spawned_local);
     task_header* prev = std::exchange(lifo_, t);  // L1: newest in the slot, previous to the ring
     if (prev) {
         push_ring(prev);
-        sched_.notify_parked();
+        sched_.notify_parked_for_local();
     }
 }
 
