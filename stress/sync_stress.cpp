@@ -172,7 +172,7 @@ TEST(SyncCancel, AbortAtEveryAwaitPointLeaksNothing) {
             rt.block_on([](notify& n) -> task<void> { co_await n.notified(); }(n));
         }
     }
-    // Every task frame is gone once the runtime has swept its lists.
+    // Every task frame is gone once the runtime has shut down.
     rt.shutdown();
     EXPECT_EQ(rt.metrics().tasks_alive, alive_before);
 }

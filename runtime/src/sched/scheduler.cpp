@@ -215,6 +215,10 @@ void scheduler::complete_task(task_header* t, bool cancelled, std::uint32_t refs
     t->destroy_frame();
     const std::uint64_t prev = t->transition_to_complete(cancelled);
     t->wake_join_waiter(prev);
+    // Completed on the worker that spawned it: out of that worker's list now, so the list's
+    // reference goes with the queue's and the memory is reused at once. (A task completed on
+    // another worker stays listed until its owner sweeps: the list has no lock.)
+    if (worker* w = current_worker(); w && &w->sched() == this && w->disown(t)) ++refs_to_drop;
     t->unref(refs_to_drop);
 }
 

@@ -3,16 +3,14 @@
 namespace blitz::detail {
 
 void task_list::sweep() noexcept {
-    task_header** link = &head_;
-    while (task_header* t = *link) {
+    task_header* t = head_;
+    while (t) {
+        task_header* next = t->reg_next_;
         if (t->is_complete()) {
-            *link = t->reg_next_;
-            t->reg_next_ = nullptr;
-            --len_;
+            unlink(t);
             t->unref();  // the list's reference; may free the task
-        } else {
-            link = &t->reg_next_;
         }
+        t = next;
     }
     kept_ = len_;
 }

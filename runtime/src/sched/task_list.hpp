@@ -1,28 +1,30 @@
 #pragma once
-// task_list: the tasks one owner spawned, so that shutdown can find tasks that sit in no queue.
+// task_list: the tasks one owner spawned, so that shutdown can find tasks that sit in no queue
+// (K3).
 
 #include <cstddef>
-#include <cstdint>
 
 #include "blitz/detail/task_header.hpp"
 
 namespace blitz::detail {
 
-// An intrusive singly-linked list (task_header::reg_next_) holding one reference to each task
-// pushed into it. Completed tasks are swept out, releasing that reference, so the list stays
-// within a constant factor of the owner's live tasks:
-//   1. push() links the task at the head; when the list has doubled since the last sweep (plus
-//      a slack of 256), it sweeps. Each sweep walks at most twice the pushes since the previous
-//      one, so the cost is O(1) amortized per push.
-//   2. sweep_if_worthwhile() (called when the owner goes idle) sweeps once a quarter of the list
-//      is new since the last sweep, with the same amortized bound.
-//   3. pop() empties it at shutdown.
+// An intrusive doubly-linked list (task_header::reg_prev_/reg_next_/reg_list_) holding one
+// reference to each task in it. Single owner, no lock:
+//   1. push() links a task when it is spawned;
+//   2. remove() unlinks a task that completed on the owner's thread, at completion, so its
+//      memory goes back at once (the caller drops the list's reference);
+//   3. tasks that completed elsewhere (stolen) stay linked until a sweep: push() sweeps when
+//      the list has doubled since the last sweep (plus a slack of 256), and
+//      sweep_if_worthwhile() (the owner going idle) when a quarter of it is new. Each sweep
+//      walks at most twice the pushes since the previous one: O(1) amortized per push;
+//   4. pop() empties it at shutdown.
 //
-// Invariants: every task pushed is released exactly once (by a sweep after it completed, or by
-// the shutdown pass); len_ counts the linked tasks.
+// Invariants: a task is in at most one list, and reg_list_ names it exactly while it is linked;
+// every task pushed is released exactly once (remove, sweep, or the shutdown pass); len_ counts
+// the linked tasks.
 // Memory ordering: a sweep reads each task's lifecycle with acquire (task_header::is_complete).
-// Thread-safety: single owner; the scheduler keeps one per worker (owner thread, no lock) and one
-// under a mutex for spawns from threads that are not its workers.
+// Thread-safety: one owner thread (a worker; the scheduler's list of foreign spawns is used
+// under its mutex and is only swept).
 class task_list {
 public:
     task_list() = default;
@@ -30,13 +32,23 @@ public:
     task_list& operator=(const task_list&) = delete;
 
     void push(task_header* t) noexcept {
+        t->reg_prev_ = nullptr;
         t->reg_next_ = head_;
+        if (head_) head_->reg_prev_ = t;
         head_ = t;
+        t->reg_list_ = this;
         ++len_;
         if (len_ >= 2 * kept_ + 256) sweep();
     }
+    // Unlinks t if it is linked here; true if it was (the caller then owns the list's reference).
+    bool remove(task_header* t) noexcept {
+        if (t->reg_list_ != this) return false;
+        unlink(t);
+        if (kept_ > len_) kept_ = len_;
+        return true;
+    }
     void sweep_if_worthwhile() noexcept {
-        const std::size_t fresh = len_ - kept_;
+        const std::size_t fresh = len_ > kept_ ? len_ - kept_ : 0;
         if (fresh >= 64 && fresh >= kept_ / 4) sweep();
     }
     // Unlinks every completed task and releases the list's reference to it.
@@ -44,16 +56,25 @@ public:
     // Unlinks and returns one task (its reference passes to the caller); nullptr when empty.
     task_header* pop() noexcept {
         task_header* t = head_;
-        if (!t) return nullptr;
-        head_ = t->reg_next_;
-        t->reg_next_ = nullptr;
-        --len_;
-        kept_ = len_ < kept_ ? len_ : kept_;
+        if (t) unlink(t);
+        if (kept_ > len_) kept_ = len_;
         return t;
     }
     std::size_t size() const noexcept { return len_; }
 
 private:
+    void unlink(task_header* t) noexcept {
+        if (t->reg_prev_) {
+            t->reg_prev_->reg_next_ = t->reg_next_;
+        } else {
+            head_ = t->reg_next_;
+        }
+        if (t->reg_next_) t->reg_next_->reg_prev_ = t->reg_prev_;
+        t->reg_prev_ = t->reg_next_ = nullptr;
+        t->reg_list_ = nullptr;
+        --len_;
+    }
+
     task_header* head_ = nullptr;
     std::size_t len_ = 0;
     std::size_t kept_ = 0;  // length right after the last sweep

@@ -1,9 +1,12 @@
-// task_list: completed tasks are swept out and released; live ones stay; the list stays within a
-// constant factor of the live tasks (K3's bookkeeping for tasks that sit in no queue).
+// task_list: tasks join at spawn, leave at once when they complete on the owner, and are swept
+// out otherwise; the list stays within a constant factor of the live tasks; shutdown pops the
+// rest (K3's bookkeeping for tasks that sit in no queue).
 
 #include "sched/task_list.hpp"
 
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "sched/test_support.hpp"
 
@@ -33,9 +36,37 @@ TEST(TaskList, SweepReleasesCompletedTasksAndKeepsLiveOnes) {
     int popped = 0;
     while (task_header* t = l.pop()) {
         EXPECT_NE(pool.index_of(t) % 3, 0u);
+        EXPECT_EQ(t->reg_list_, nullptr);
         ++popped;
     }
     EXPECT_EQ(popped, 6);
+}
+
+TEST(TaskList, RemoveUnlinksHeadTailAndMiddleOnce) {
+    testing::header_pool pool(10);
+    task_list l;
+    for (int i = 0; i < 10; ++i) {
+        prepare(pool.at(i), false);
+        l.push(pool.at(i));
+    }
+    for (int i : {0, 9, 4, 5}) EXPECT_TRUE(l.remove(pool.at(i))) << i;  // tail, head, middle
+    EXPECT_FALSE(l.remove(pool.at(4)));  // already out
+    EXPECT_EQ(pool.at(4)->reg_list_, nullptr);
+    EXPECT_EQ(l.size(), 6u);
+    std::set<std::size_t> left;
+    while (task_header* t = l.pop()) left.insert(pool.index_of(t));
+    EXPECT_EQ(left, (std::set<std::size_t>{1, 2, 3, 6, 7, 8}));
+}
+
+TEST(TaskList, ATaskIsRemovedOnlyFromItsOwnList) {
+    testing::header_pool pool(2);
+    task_list a, b;
+    a.push(pool.at(0));
+    b.push(pool.at(1));
+    EXPECT_FALSE(b.remove(pool.at(0)));
+    EXPECT_EQ(a.size(), 1u);
+    EXPECT_TRUE(a.remove(pool.at(0)));
+    EXPECT_EQ(a.size(), 0u);
 }
 
 TEST(TaskList, StaysWithinTwiceTheLiveTasksPlusSlack) {

@@ -67,11 +67,14 @@ public:
     // The LIFO slot's occupant. Owner thread only (tests check L1 with it).
     const task_header* lifo_peek() const noexcept { return lifo_; }
 
-    // Records a task spawned on this worker in its owned list (no lock: owner thread only).
+    // Records a task spawned on this worker in its owned list (owner thread only).
     void own(task_header* t) noexcept {
         owned_.push(t);
         bump(c_spawned);
     }
+    // Takes a task that completed on this thread out of the owned list if it is there; true if
+    // it was (the caller drops the list's reference). Owner thread only.
+    bool disown(task_header* t) noexcept { return owned_.remove(t); }
 
     // Probe recording (owner thread only); call sites use BLITZ_PROBE so that arguments are
     // evaluated only when probes are on.
@@ -186,7 +189,7 @@ private:
     poll_source source_ = poll_source::ring;  // where the task about to run came from
     std::uint64_t choice_ = 0;  // own_sources() at the last choice (probes only; see probe.hpp)
     std::unique_ptr<probe_ring> probes_;      // null when config::probes is off
-    task_list owned_;  // tasks spawned on this worker, until they complete and are swept
+    task_list owned_;  // tasks spawned on this worker, until they complete (here) or are swept
     bool tiered_ = false;                  // NUMA-aware stealing
     topo::victim_tiers tiers_;             // when tiered_
     std::vector<std::uint8_t> distance_to_;  // topo::distance per worker; empty: not placed

@@ -13,6 +13,7 @@
 namespace blitz::detail {
 
 class scheduler;
+class task_list;
 
 // The header of a spawned task. It sits in front of the coroutine frame in the same allocation
 // (task<T>::promise_type::operator new places it there), so a spawn costs one allocation.
@@ -98,7 +99,9 @@ public:
     ready_fn ready_fn_ = nullptr;             // readiness check of the awaitable suspended on
     const void* ready_ctx_ = nullptr;
     task_header* queue_next_ = nullptr;       // intrusive link for the global queue
-    task_header* reg_next_ = nullptr;         // intrusive link for the owner's task_list
+    task_header* reg_next_ = nullptr;         // intrusive links for the owner's task_list,
+    task_header* reg_prev_ = nullptr;         // which unlinks the task when it completes
+    task_list* reg_list_ = nullptr;           // the list it is linked in (nullptr: none)
     waker join_waker_{};
     // The task's result lives in front of the header, outside the frame, so the frame (its
     // locals and by-value parameters, e.g. a channel sender) is destroyed as soon as the task
