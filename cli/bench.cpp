@@ -475,7 +475,8 @@ int run_bench(const bench_options& o) {
                                                  std::string("--filter"), "^" + w.name + "$"}) {
                         argv.push_back(a);
                     }
-                    if (rep == 0) argv.push_back("--allocs");
+                    if (rep == 0 && !o.smoke) argv.push_back("--allocs");
+                    if (o.smoke && i.name == "blitz") argv.push_back("--no-warmup");
                     const child_result c = run_child(argv, timeout);
                     if (c.timed_out) {
                         s.not_run = "did not finish within " + std::to_string(o.timeout_s) + " s (killed)";
@@ -792,6 +793,7 @@ int bench_main(int argc, char** argv) {
         } else if (a == "--smoke") {
             // Every blitz workload once, no peers, nothing written: catches bit-rot in seconds.
             o.repetitions = 1;
+            o.smoke = true;
             o.out_dir = "-";
             peers_given = true;
             o.peers.clear();

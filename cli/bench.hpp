@@ -19,6 +19,7 @@ struct bench_options {
     unsigned timeout_s = 60;             // one child process longer than this is killed
     std::string out_dir;                 // default results/<machine-id>; "-" = write nothing
     bool plots = true;
+    bool smoke = false;                  // blitz only, once each, no warm-up, nothing written
     std::string command;                 // the command line, recorded in the report
 };
 

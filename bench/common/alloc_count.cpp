@@ -1,5 +1,19 @@
 #include "alloc_count.hpp"
 
+// Sanitizer runtimes bring their own operator new and delete; under them nothing is counted
+// (the counts read 0) and theirs stay.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define BLITZ_ALLOC_HOOK 0
+#endif
+#endif
+#if !defined(BLITZ_ALLOC_HOOK) && (defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__))
+#define BLITZ_ALLOC_HOOK 0
+#endif
+#ifndef BLITZ_ALLOC_HOOK
+#define BLITZ_ALLOC_HOOK 1
+#endif
+
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -11,7 +25,7 @@ std::atomic<std::uint64_t> g_count{0};
 std::atomic<std::uint64_t> g_bytes{0};
 thread_local std::uint64_t tl_count = 0;
 
-void* counted(std::size_t n) {
+[[maybe_unused]] void* counted(std::size_t n) {
     ++tl_count;
     if (g_on.load(std::memory_order_relaxed)) {
         g_count.fetch_add(1, std::memory_order_relaxed);
@@ -33,6 +47,7 @@ std::uint64_t allocations_this_thread() noexcept { return tl_count; }
 
 }  // namespace blitz::bench
 
+#if BLITZ_ALLOC_HOOK
 void* operator new(std::size_t n) { return counted(n); }
 void* operator new[](std::size_t n) { return counted(n); }
 // g++ flags free() after a replaced operator new as mismatched; these replacements use malloc.
@@ -43,3 +58,4 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
+#endif

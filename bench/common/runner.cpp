@@ -60,7 +60,7 @@ int run_workloads(const runner_options& o) {
             cfg.topology = o.topology;
             cfg.park_spin = std::chrono::microseconds(o.park_spin_us);
             runtime rt(cfg);
-            (void)w.run(rt);  // warm-up
+            if (o.warmup) (void)w.run(rt);
             std::vector<double> reps, samples;
             for (unsigned i = 0; i < o.reps; ++i) {
                 rep r = w.run(rt);
@@ -114,6 +114,8 @@ int runner_main(int argc, char** argv) {
             o.count_allocs = true;
         } else if (a == "--pin") {
             o.topology.policy = parse_placement_policy(value());
+        } else if (a == "--no-warmup") {
+            o.warmup = false;
         } else if (a == "--park-spin-us") {
             o.park_spin_us = static_cast<unsigned>(std::stoul(value()));
         } else if (a == "--peer") {

@@ -17,6 +17,7 @@ struct runner_options {
     bool count_allocs = false;   // one extra repetition counting allocations and bytes per op
     topology_options topology;   // placement of the workers
     unsigned park_spin_us = 0;   // config::park_spin (the parking experiment)
+    bool warmup = true;          // --no-warmup: the smoke test runs each workload once
 };
 
 // Parses `--workers N --reps N --filter RE --allocs --pin POLICY --peer NAME --park-spin-us N`

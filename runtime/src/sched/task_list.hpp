@@ -2,6 +2,7 @@
 // task_list: the tasks one owner spawned, so that shutdown can find tasks that sit in no queue
 // (K3).
 
+#include <atomic>
 #include <cstddef>
 
 #include "blitz/detail/task_header.hpp"
@@ -19,7 +20,8 @@ namespace blitz::detail {
 //      walks at most twice the pushes since the previous one: O(1) amortized per push;
 //   4. pop() empties it at shutdown.
 //
-// Invariants: a task is in at most one list, and reg_list_ names it exactly while it is linked;
+// Invariants: a task is in at most one list, and reg_list_ names it exactly while it is linked
+// (only the owner writes it; other threads may read it, see task_header);
 // every task pushed is released exactly once (remove, sweep, or the shutdown pass); len_ counts
 // the linked tasks.
 // Memory ordering: a sweep reads each task's lifecycle with acquire (task_header::is_complete).
@@ -36,13 +38,13 @@ public:
         t->reg_next_ = head_;
         if (head_) head_->reg_prev_ = t;
         head_ = t;
-        t->reg_list_ = this;
+        t->reg_list_.store(this, std::memory_order_relaxed);
         ++len_;
         if (len_ >= 2 * kept_ + 256) sweep();
     }
     // Unlinks t if it is linked here; true if it was (the caller then owns the list's reference).
     bool remove(task_header* t) noexcept {
-        if (t->reg_list_ != this) return false;
+        if (t->reg_list_.load(std::memory_order_relaxed) != this) return false;
         unlink(t);
         if (kept_ > len_) kept_ = len_;
         return true;
@@ -71,7 +73,7 @@ private:
         }
         if (t->reg_next_) t->reg_next_->reg_prev_ = t->reg_prev_;
         t->reg_prev_ = t->reg_next_ = nullptr;
-        t->reg_list_ = nullptr;
+        t->reg_list_.store(nullptr, std::memory_order_relaxed);
         --len_;
     }
 

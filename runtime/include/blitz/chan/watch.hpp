@@ -1,6 +1,7 @@
 #pragma once
 // blitz::watch<T>(initial): a versioned latest value; receivers wait for changes (X6).
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -17,8 +18,10 @@ struct watch_state {
     std::mutex mu;
     wait_queue waiters;
     T value;
-    std::uint64_t version = 0;  // bumped by every send; never goes back
-    bool sender_gone = false;
+    // Bumped by every send (under mu, release); never goes back. Read without the lock
+    // (acquire) for the "changed?" fast paths; the value itself is read under mu.
+    std::atomic<std::uint64_t> version{0};
+    std::atomic<bool> sender_gone{false};
     bool fault_skip_last = false;  // X6's negative control: the final send wakes nobody
 };
 }  // namespace detail
@@ -42,30 +45,34 @@ public:
     // The current value and its version; marks it seen.
     std::pair<T, std::uint64_t> borrow_and_update() {
         std::lock_guard<std::mutex> l(s_->mu);
-        seen_ = s_->version;
+        seen_ = s_->version.load(std::memory_order_relaxed);  // under mu: in step with value
         return {s_->value, seen_};
     }
     T borrow() { return borrow_and_update().first; }
-    bool has_changed() const {
-        std::lock_guard<std::mutex> l(s_->mu);
-        return s_->version != seen_;
-    }
+    bool has_changed() const { return unseen(); }
 
     struct ready_pred {
         watch_receiver* r;
-        bool operator()() const noexcept { return r->s_->version != r->seen_ || r->s_->sender_gone; }
+        bool operator()() const noexcept {
+            return r->unseen() || r->s_->sender_gone.load(std::memory_order_acquire);
+        }
     };
     class [[nodiscard]] changed_awaiter {
     public:
         explicit changed_awaiter(watch_receiver& r) : r_(r), w_(r.s_->mu, r.s_->waiters, ready_pred{&r}) {}
-        bool await_ready() { return w_.await_ready(); }
+        bool await_ready() {
+            // An unseen version needs no lock (B2's budget still applies through cond_awaiter
+            // once it is spent).
+            if (!detail::coop_exhausted() && r_.unseen()) {
+                detail::coop_spend();
+                return true;
+            }
+            return w_.await_ready();
+        }
         bool await_suspend(std::coroutine_handle<> h) { return w_.await_suspend(h); }
         // true: a version not seen yet exists (read it with borrow_and_update); false: the
         // sender is gone and the last value was already seen.
-        bool await_resume() {
-            std::lock_guard<std::mutex> l(r_.s_->mu);
-            return r_.s_->version != r_.seen_;
-        }
+        bool await_resume() { return r_.unseen(); }
 
     private:
         watch_receiver& r_;
@@ -76,6 +83,8 @@ public:
 private:
     friend std::pair<watch_sender<T>, watch_receiver<T>> watch<T>(T);
     explicit watch_receiver(std::shared_ptr<detail::watch_state<T>> s) : s_(std::move(s)) {}
+    // acquire: pairs with send's release bump
+    bool unseen() const noexcept { return s_->version.load(std::memory_order_acquire) != seen_; }
     std::shared_ptr<detail::watch_state<T>> s_;
     std::uint64_t seen_ = 0;
 };
@@ -88,7 +97,7 @@ public:
         if (!s_) return;
         detail::wake_batch b;
         std::unique_lock<std::mutex> l(s_->mu);
-        s_->sender_gone = true;
+        s_->sender_gone.store(true, std::memory_order_release);
         if (!s_->fault_skip_last) detail::wake_all(s_->waiters, l, b);
         l.unlock();
         b.flush();
@@ -99,7 +108,7 @@ public:
         detail::wake_batch b;
         std::unique_lock<std::mutex> l(s_->mu);
         s_->value = std::move(v);
-        ++s_->version;
+        s_->version.fetch_add(1, std::memory_order_release);  // under mu: one writer at a time
         detail::wake_all(s_->waiters, l, b);
         l.unlock();
         b.flush();

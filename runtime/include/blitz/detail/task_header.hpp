@@ -101,7 +101,10 @@ public:
     task_header* queue_next_ = nullptr;       // intrusive link for the global queue
     task_header* reg_next_ = nullptr;         // intrusive links for the owner's task_list,
     task_header* reg_prev_ = nullptr;         // which unlinks the task when it completes
-    task_list* reg_list_ = nullptr;           // the list it is linked in (nullptr: none)
+    // The list it is linked in (nullptr: none). Written by the list's owner only; atomic
+    // because a worker completing the task compares it with its own list (relaxed: a value
+    // that is not the reader's own list means "not mine" whatever it is).
+    std::atomic<task_list*> reg_list_{nullptr};
     waker join_waker_{};
     // The task's result lives in front of the header, outside the frame, so the frame (its
     // locals and by-value parameters, e.g. a channel sender) is destroyed as soon as the task
