@@ -451,6 +451,10 @@ int run_bench(const bench_options& o) {
     const auto started = std::chrono::steady_clock::now();
     const std::regex re(o.filter);
     const std::vector<impl> impls = implementations(o);
+    if (std::none_of(bench::workloads().begin(), bench::workloads().end(),
+                     [&](const bench::workload& w) { return std::regex_search(w.name, re); })) {
+        throw std::invalid_argument("bench: --filter '" + o.filter + "' matches no workload");
+    }
     std::vector<run_data> runs;
     const auto timeout = std::chrono::seconds(o.timeout_s);
     for (unsigned workers : o.workers) {
@@ -524,7 +528,7 @@ int run_bench(const bench_options& o) {
     const conformance::machine_record m = conformance::read_machine_record();
     std::ostringstream md, js;
     std::vector<std::string> pngs;
-    const std::string dir = o.out_dir.empty() ? "results/" + m.id : o.out_dir;
+    const std::string dir = !o.out_dir.empty() ? o.out_dir : "results/" + m.id + (o.quick ? "/quick" : "");
     const bool write = o.out_dir != "-";
     if (write) fs::create_directories(dir);
 
@@ -788,6 +792,7 @@ int bench_main(int argc, char** argv) {
         } else if (a == "--no-plots") {
             o.plots = false;
         } else if (a == "--quick") {
+            o.quick = true;
             o.repetitions = 3;
             if (workers.empty()) workers = {4};
         } else if (a == "--smoke") {
@@ -805,9 +810,10 @@ int bench_main(int argc, char** argv) {
                          "               spin100 add blitz spinning that many us before parking\n"
                          "  --workers    worker counts (default: 4 and one per hardware thread)\n"
                          "  --pin        placement of blitz's workers: none (default), compact, scatter\n"
-                         "  --quick      3 repetitions, 4 workers (make run)\n"
+                         "  --quick      3 repetitions, 4 workers (make run); writes results/<machine>/quick/\n"
                          "  --smoke      every blitz workload once, no peers, no files (make test)\n"
-                         "  --out        report directory (default results/<machine-id>; - writes nothing)\n";
+                         "  --out        report directory (default results/<machine-id>; - writes nothing)\n"
+                         "  --timeout    seconds one child process may take before it is killed (default 60)\n";
             return 0;
         } else {
             throw std::invalid_argument("bench: unknown argument '" + a + "' (see blitz bench --help)");

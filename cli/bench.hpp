@@ -20,6 +20,7 @@ struct bench_options {
     std::string out_dir;                 // default results/<machine-id>; "-" = write nothing
     bool plots = true;
     bool smoke = false;                  // blitz only, once each, no warm-up, nothing written
+    bool quick = false;                  // make run's pass: written to results/<machine>/quick/
     std::string command;                 // the command line, recorded in the report
 };
 
