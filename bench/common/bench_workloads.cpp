@@ -22,7 +22,8 @@ using steady = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr int kSpawn = 10'000;
-constexpr int kOps = 10'000;  // operations per primitive repetition
+constexpr int kOps = 100'000;  // operations per primitive repetition (a few ms: stable)
+constexpr int kBroadcast = 10'000;  // broadcast messages (the ring holds them all: no lag)
 using done_signal = std::counting_semaphore<1 << 20>;
 
 double since(steady::time_point t0) {
@@ -294,14 +295,14 @@ rep rwlock_write(runtime& rt) {
     });
 }
 
-// 4 readers x 2,000 reads and 2 writers x 1,000 writes.
+// 4 readers x 20,000 reads and 2 writers x 10,000 writes.
 rep rwlock_contended(runtime& rt) {
     rwlock l;
     return timed_tasks(rt, 6, [&](int t) -> task<void> {
         if (t < 4) {
-            for (int i = 0; i < 2'000; ++i) auto g = co_await l.read();
+            for (int i = 0; i < kOps / 5; ++i) auto g = co_await l.read();
         } else {
-            for (int i = 0; i < 1'000; ++i) auto g = co_await l.write();
+            for (int i = 0; i < kOps / 10; ++i) auto g = co_await l.write();
         }
     });
 }
@@ -313,7 +314,7 @@ rep semaphore_uncontended(runtime& rt) {
     });
 }
 
-// 8 tasks x 1,250 acquisitions on 2 permits.
+// 8 tasks x 12,500 acquisitions on 2 permits.
 rep semaphore_contended(runtime& rt) {
     semaphore s(2);
     return timed_tasks(rt, 8, [&](int) -> task<void> {
@@ -355,7 +356,7 @@ rep channel_roundtrip(runtime& rt) {
     });
 }
 
-// 4 producers x 2,500 messages, 4 consumers, capacity 128; every message is received once.
+// 4 producers x 25,000 messages, 4 consumers, capacity 128; every message is received once.
 rep channel_mpmc(runtime& rt) {
     std::atomic<std::uint64_t> got{0};
     rep r;
@@ -402,14 +403,14 @@ rep broadcast_4rx(runtime& rt) {
             hs.push_back(spawn([](broadcast_receiver<std::uint64_t> rx,
                                   std::atomic<std::uint64_t>& got) -> task<void> {
                 std::uint64_t n = 0;
-                for (int i = 0; i < kOps; ++i) n += (co_await rx.recv()).has_value() ? 1 : 0;
+                for (int i = 0; i < kBroadcast; ++i) n += (co_await rx.recv()).has_value() ? 1 : 0;
                 got.fetch_add(n, std::memory_order_relaxed);
             }(rx.resubscribe(), got)));
         }
-        for (int i = 0; i < kOps; ++i) tx.send(1);
+        for (int i = 0; i < kBroadcast; ++i) tx.send(1);
         for (auto& h : hs) co_await h;
     });
-    check(got.load() == 4u * kOps, "broadcast: a receiver missed a message");
+    check(got.load() == 4u * kBroadcast, "broadcast: a receiver missed a message");
     return r;
 }
 
@@ -429,7 +430,7 @@ rep once_cell_get(runtime& rt) {
     (void)c.set(7);
     std::uint64_t sum = 0;
     const rep r = timed_task(rt, [&]() -> task<void> {
-        for (int i = 0; i < kOps; ++i) sum += *std::launder(&c)->get();
+        for (int i = 0; i < kOps; ++i) sum += *c.get();
         co_return;
     });
     check(sum == 7u * kOps, "once_cell: wrong value");
@@ -446,7 +447,7 @@ rep once_cell_set(runtime& rt) {
     });
 }
 
-// 4 tasks x 2,500 waits on a barrier of 4.
+// 4 tasks x 25,000 waits on a barrier of 4.
 rep barrier_row(runtime& rt) {
     barrier b(4);
     return timed_tasks(rt, 4, [&](int) -> task<void> {
@@ -557,7 +558,7 @@ const std::vector<workload>& workloads() {
         {"channel_roundtrip", kind::primitive, kOps, channel_roundtrip},
         {"channel_mpmc", kind::primitive, kOps, channel_mpmc},
         {"oneshot", kind::primitive, kOps, oneshot_row},
-        {"broadcast_4rx", kind::primitive, kOps, broadcast_4rx},
+        {"broadcast_4rx", kind::primitive, kBroadcast, broadcast_4rx},
         {"watch", kind::primitive, kOps, watch_row},
         {"once_cell_get", kind::primitive, kOps, once_cell_get},
         {"once_cell_set", kind::primitive, kOps, once_cell_set},

@@ -38,7 +38,7 @@ type rep struct {
 }
 
 const numSpawn = 10000
-const ops = 10000
+const ops = 100000
 
 var workers int
 
@@ -319,12 +319,12 @@ func rwContended() rep {
 	return timed(func() {
 		parallel(6, func(t int) {
 			if t < 4 {
-				for i := 0; i < 2000; i++ {
+				for i := 0; i < ops/5; i++ {
 					l.RLock()
 					l.RUnlock()
 				}
 			} else {
-				for i := 0; i < 1000; i++ {
+				for i := 0; i < ops/10; i++ {
 					l.Lock()
 					l.Unlock()
 				}

@@ -281,7 +281,7 @@ void worker::run_task(task_header* t) noexcept {
     if (t->transition_after_poll() == task_header::after_poll::rescheduled) {
         // Woken while running (or yielded, or cancellation became due): back of the ring.
         push_ring(t);
-        sched_.notify_parked_for_local();
+        if (more_than_one_queued()) sched_.notify_parked_for_local();
         // A task that gives the worker back ranks below work waiting outside (as a yield in
         // Tokio is deferred behind injected tasks): the next pick makes the periodic global
         // check due now. G4 asks for a check at least every interval polls; this only adds
@@ -293,7 +293,7 @@ void worker::run_task(task_header* t) noexcept {
 void worker::schedule_local(task_header* t, bool is_yield) noexcept {
     if (is_yield || cfg_.lifo_polls_per_tick == 0) {
         push_ring(t);
-        sched_.notify_parked_for_local();
+        if (!is_yield || more_than_one_queued()) sched_.notify_parked_for_local();
         return;
     }
     bump(c_spawned_local);
