@@ -398,12 +398,12 @@ void write_plots(const run_data& d, const std::vector<impl>& impls, const std::s
     }
     lat.close();
     std::ofstream gp(base + "/plots-w" + w + ".gp");
-    gp << "set terminal pngcairo size 1400,700 noenhanced\nset datafile missing 'NaN'\n";
+    gp << "set terminal pngcairo size 1800,800 noenhanced\nset datafile missing 'NaN'\n";
     if (rows > 0) {
         gp << "set output '" << base << "/ratios-w" << w << ".png'\n"
            << "set title 'blitz time / peer time, " << w << " workers (median of the pairs of one run; below 1: blitz faster)'\n"
            << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-           << "set logscale y\nset yrange [0.01:100]\nset xtics rotate by -45 scale 0\nset key top left\nset grid ytics\n"
+           << "set logscale y\nset yrange [0.01:100]\nset xtics rotate by 45 right scale 0\nset key top left\nset grid ytics\n"
            << "set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead lw 2 lc rgb 'black'\n"
            << "set arrow 2 from graph 0, first 0.5 to graph 1, first 0.5 nohead dt 2 lc rgb 'red'\n"
            << "plot ";

@@ -1,4 +1,4 @@
-set terminal pngcairo size 1400,700 noenhanced
+set terminal pngcairo size 1800,800 noenhanced
 set datafile missing 'NaN'
 set output 'results/xeon-2c-kvm/plots/ratios-w4.png'
 set title 'blitz time / peer time, 4 workers (median of the pairs of one run; below 1: blitz faster)'
@@ -7,7 +7,7 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set logscale y
 set yrange [0.01:100]
-set xtics rotate by -45 scale 0
+set xtics rotate by 45 right scale 0
 set key top left
 set grid ytics
 set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead lw 2 lc rgb 'black'
