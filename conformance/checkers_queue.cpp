@@ -238,17 +238,6 @@ std::size_t conservation_round(std::uint64_t seed, std::uint32_t start, std::siz
     return bad;
 }
 
-// Skynet: a 10-ary tree of tasks whose leaves return their own number; the sum of 0..10^d - 1.
-task<std::uint64_t> skynet(std::uint64_t num, std::uint64_t size) {
-    if (size == 1) co_return num;
-    std::vector<join_handle<std::uint64_t>> hs;
-    hs.reserve(10);
-    const std::uint64_t sub = size / 10;
-    for (std::uint64_t i = 0; i < 10; ++i) hs.push_back(spawn(skynet(num + i * sub, sub)));
-    std::uint64_t sum = 0;
-    for (auto& h : hs) sum += co_await h;
-    co_return sum;
-}
 
 // Q6: every task pushed is executed exactly once under concurrent owner push/pop and thieves
 // (tagged ring tasks, half of the rounds across the 2^32 wrap), and end to end in the runtime
@@ -300,7 +289,7 @@ outcome check_q6(const run_params& p, bool faulty) {
         }
     }
     const std::uint64_t leaves = p.quick ? 100'000 : 1'000'000;
-    const std::uint64_t sum = rt.block_on(skynet(0, leaves));
+    const std::uint64_t sum = rt.block_on(workloads::skynet(0, leaves));
     ++o.runs;
     o.events += leaves;
     if (sum != leaves * (leaves - 1) / 2) {

@@ -3,6 +3,7 @@
 // conformance harness. Each returns a value whose correct result is known in closed form, so a
 // lost or duplicated task shows up as a wrong answer.
 
+#include <cstdint>
 #include <vector>
 
 #include "blitz/blitz.hpp"
@@ -25,6 +26,19 @@ inline task<unsigned long> fan_out(unsigned long n) {
 inline task<unsigned long> chain(unsigned long n) {
     if (n == 0) co_return 0;
     co_return 1 + co_await spawn(chain(n - 1));
+}
+
+// Skynet: a 10-ary tree of tasks whose leaves return their own number; with `size` leaves
+// numbered from `num` it returns their sum (499999500000 for skynet(0, 1'000'000)).
+inline task<std::uint64_t> skynet(std::uint64_t num, std::uint64_t size) {
+    if (size == 1) co_return num;
+    std::vector<join_handle<std::uint64_t>> hs;
+    hs.reserve(10);
+    const std::uint64_t sub = size / 10;
+    for (std::uint64_t i = 0; i < 10; ++i) hs.push_back(spawn(skynet(num + i * sub, sub)));
+    std::uint64_t sum = 0;
+    for (auto& h : hs) sum += co_await h;
+    co_return sum;
 }
 
 // A tree in which every node spawns `width` children down to `depth`; returns the node count,

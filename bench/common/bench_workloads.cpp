@@ -14,6 +14,7 @@
 
 #include "blitz/blitz.hpp"
 #include "blitz/detail/timer_api.hpp"
+#include "workloads.hpp"  // conformance/: skynet
 
 namespace blitz::bench {
 namespace {
@@ -203,20 +204,9 @@ rep chained_spawn(runtime& rt) {
 
 // ---- fork-join and fan-out ------------------------------------------------------------------
 
-task<std::uint64_t> skynet(std::uint64_t num, std::uint64_t size) {
-    if (size == 1) co_return num;
-    std::vector<join_handle<std::uint64_t>> hs;
-    hs.reserve(10);
-    const std::uint64_t sub = size / 10;
-    for (std::uint64_t i = 0; i < 10; ++i) hs.push_back(spawn(skynet(num + i * sub, sub)));
-    std::uint64_t sum = 0;
-    for (auto& h : hs) sum += co_await h;
-    co_return sum;
-}
-
 rep skynet_1m(runtime& rt) {
     const auto t0 = steady::now();
-    const std::uint64_t sum = rt.block_on(skynet(0, 1'000'000));
+    const std::uint64_t sum = rt.block_on(workloads::skynet(0, 1'000'000));
     const double ns = since(t0);
     check(sum == 499999500000ull, "skynet: wrong sum");
     return timed(ns);
