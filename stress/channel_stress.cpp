@@ -1,11 +1,14 @@
 // The bounded channel under stress (X5), also under ThreadSanitizer: producers and consumers on
 // all workers with tiny and larger capacities, so most sends wait. Every value arrives exactly
 // once, each consumer sees each producer's values in order, and closing drains everything.
+// The lock-free oneshot under races of its four events (send, sender drop, receiver drop,
+// receiver abort while waiting): value xor closed, and every value is destroyed exactly once.
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "blitz/blitz.hpp"
@@ -79,6 +82,69 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ChannelStress,
                          ::testing::Values(mpmc_case{1, 1, 3, 2}, mpmc_case{2, 1, 4, 4},
                                            mpmc_case{4, 4, 8, 3}, mpmc_case{8, 64, 6, 6},
                                            mpmc_case{4, 2, 1, 8}, mpmc_case{16, 3, 12, 12}));
+
+
+// A payload that counts its live instances, so a value lost or destroyed twice shows up.
+struct counted {
+    static inline std::atomic<long> live{0};
+    int v = 0;
+    explicit counted(int x) : v(x) { live.fetch_add(1, std::memory_order_relaxed); }
+    counted(counted&& o) noexcept : v(o.v) { live.fetch_add(1, std::memory_order_relaxed); }
+    counted& operator=(counted&&) = delete;
+    ~counted() { live.fetch_sub(1, std::memory_order_relaxed); }
+};
+
+TEST(OneshotStress, RacesOfSendDropAndAbortLoseNothing) {
+    config c;
+    c.workers = 4;
+    runtime rt(c);
+    const int rounds = static_cast<int>(500 * stress::scale());
+    long got = 0, closed = 0, returned = 0;
+    for (int r = 0; r < rounds; ++r) {
+        auto [tx, rx] = oneshot<counted>();
+        const int kind = r % 4;
+        if (kind == 3) {
+            // The receiver is dropped on one thread while the value is sent on another.
+            std::thread drop([rx = std::move(rx)]() mutable { auto gone = std::move(rx); });
+            auto res = std::move(tx).send(counted(r));
+            if (!res.sent()) ++returned;
+            drop.join();
+            continue;
+        }
+        // The receiver waits in a task; the sender sends, or is dropped, from a plain thread;
+        // in kind 2 the waiting task is also aborted at the same time.
+        auto h = rt.spawn([](oneshot_receiver<counted> rx) -> task<int> {
+            auto v = co_await rx;
+            co_return v ? v->v : -1;
+        }(std::move(rx)));
+        std::thread other([&, tx = std::move(tx), kind, r]() mutable {
+            if (kind == 1) {
+                auto gone = std::move(tx);
+            } else {
+                (void)std::move(tx).send(counted(r));
+            }
+        });
+        if (kind == 2) h.abort();
+        other.join();
+        try {
+            const int v = h.join();
+            if (v == r) {
+                ++got;
+            } else {
+                EXPECT_EQ(v, -1) << "round " << r;
+                EXPECT_EQ(kind, 1) << "round " << r << ": a value was sent but the receiver saw none";
+                ++closed;
+            }
+        } catch (const task_cancelled&) {
+            EXPECT_EQ(kind, 2);
+        }
+    }
+    rt.shutdown();
+    EXPECT_EQ(counted::live.load(), 0) << "values leaked or destroyed twice";
+    EXPECT_GT(got, 0);
+    EXPECT_EQ(closed, rounds / 4 + (rounds % 4 > 1 ? 1 : 0));
+    (void)returned;
+}
 
 }  // namespace
 }  // namespace blitz
