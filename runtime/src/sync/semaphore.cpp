@@ -117,7 +117,7 @@ void semaphore::release_slow(std::size_t n) {
     detail::wake_batch b;
     {
         std::unique_lock<std::mutex> l(mu_);
-        if ((permits_.load(std::memory_order_relaxed) >> 1) + n > max_) {
+        if (n > max_ - (permits_.load(std::memory_order_relaxed) >> 1)) {  // no wrap-around
             throw std::overflow_error("blitz::semaphore::release: " + std::to_string(n) +
                                       " more permits would exceed the maximum of " +
                                       std::to_string(max_));

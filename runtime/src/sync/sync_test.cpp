@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -86,6 +87,8 @@ TEST(Semaphore, PermitsComeBackAndTheMaximumHolds) {
         s.release(1);
         EXPECT_EQ(s.available(), 3u);
         EXPECT_THROW(s.release(1), std::overflow_error);
+        EXPECT_THROW(s.release(SIZE_MAX), std::overflow_error);  // no wrap-around past the check
+        EXPECT_EQ(s.available(), 3u);
         EXPECT_THROW((void)s.acquire(4), std::invalid_argument);
         auto none = co_await s.acquire(0);
         EXPECT_EQ(none.count(), 0u);

@@ -53,6 +53,7 @@ public:
     block_cache(const block_cache&) = delete;
     block_cache& operator=(const block_cache&) = delete;
     ~block_cache() {
+        alive_ = false;  // a block freed later on this thread (static destructors) goes to the heap
         for (auto& h : head_) {
             while (node* n = h) {
                 h = n->next;
@@ -74,7 +75,7 @@ public:
         return n;
     }
     bool give(std::size_t c, void* p) noexcept {
-        if (count_[c] == per_class) return false;
+        if (!alive_ || count_[c] == per_class) return false;
         head_[c] = ::new (p) node{head_[c]};
         ++count_[c];
         return true;
@@ -86,6 +87,7 @@ private:
     };
     node* head_[classes] = {};
     std::size_t count_[classes] = {};
+    bool alive_ = true;
 };
 
 thread_local block_cache tl_blocks;

@@ -143,7 +143,7 @@ public:
         // Lock-free while nobody is queued: the queued flag is in the same word, so a release
         // either lands before a waiter queues (which then takes the permits) or sees the flag.
         std::size_t cur = permits_.load(std::memory_order_relaxed);
-        while (n != 0 && !(cur & queued_bit) && (cur >> 1) + n <= max_) {
+        while (n != 0 && !(cur & queued_bit) && n <= max_ - (cur >> 1)) {
             // release: pairs with try_take's acquire (what the holder did happens before)
             if (permits_.compare_exchange_weak(cur, cur + (n << 1), std::memory_order_release,
                                                std::memory_order_relaxed)) {
