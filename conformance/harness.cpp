@@ -124,19 +124,6 @@ std::string machine_id() {
     return id;
 }
 
-std::string json_escape(const std::string& s) {
-    std::string r;
-    for (char c : s) {
-        if (c == '"' || c == '\\') r += '\\';
-        if (c == '\n') {
-            r += "\\n";
-            continue;
-        }
-        r += c;
-    }
-    return r;
-}
-
 machine_record read_machine_record() {
     machine_record m;
     m.id = machine_id();

@@ -37,6 +37,18 @@ struct machine_record {
     std::string topology_xml;  // hwloc's XML export ("" when hwloc could not load)
 };
 machine_record read_machine_record();
-std::string json_escape(const std::string& s);
+// `s` as the inside of a JSON string (quotes, backslashes and newlines escaped).
+inline std::string json_escape(const std::string& s) {
+    std::string r;
+    for (char c : s) {
+        if (c == '"' || c == '\\') r += '\\';
+        if (c == '\n') {
+            r += "\\n";
+            continue;
+        }
+        r += c;
+    }
+    return r;
+}
 
 }  // namespace blitz::conformance

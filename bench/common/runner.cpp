@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "alloc_count.hpp"
+#include "harness.hpp"  // json_escape
 #include "blitz/blitz.hpp"
 #ifndef BLITZ_PROBES
 #define BLITZ_PROBES 1  // the runtime target sets 0 when it compiles probes out
@@ -19,19 +20,6 @@
 
 namespace blitz::bench {
 namespace {
-
-std::string escape(const std::string& s) {
-    std::string r;
-    for (char c : s) {
-        if (c == '"' || c == '\\') r += '\\';
-        if (c == '\n') {
-            r += "\\n";
-            continue;
-        }
-        r += c;
-    }
-    return r;
-}
 
 void print_numbers(std::ostream& os, const std::vector<double>& v) {
     os << '[';
@@ -85,9 +73,9 @@ int run_workloads(const runner_options& o) {
                               double(a1.bytes - a0.bytes) / double(w.ops));
                 js << b;
             }
-            js << ",\"placement\":\"" << escape(rt.placement().summary()) << "\"";
+            js << ",\"placement\":\"" << conformance::json_escape(rt.placement().summary()) << "\"";
         } catch (const std::exception& e) {
-            js << ",\"error\":\"" << escape(e.what()) << "\"";
+            js << ",\"error\":\"" << conformance::json_escape(e.what()) << "\"";
             ++failures;
         }
         js << "}";

@@ -280,8 +280,7 @@ void worker::run_task(task_header* t) noexcept {
     }
     if (t->transition_after_poll() == task_header::after_poll::rescheduled) {
         // Woken while running (or yielded, or cancellation became due): back of the ring.
-        push_ring(t);
-        if (more_than_one_queued()) sched_.notify_parked_for_local();
+        requeue_given_back(t);
         // A task that gives the worker back ranks below work waiting outside (as a yield in
         // Tokio is deferred behind injected tasks): the next pick makes the periodic global
         // check due now. G4 asks for a check at least every interval polls; this only adds
@@ -291,9 +290,13 @@ void worker::run_task(task_header* t) noexcept {
 }
 
 void worker::schedule_local(task_header* t, bool is_yield) noexcept {
-    if (is_yield || cfg_.lifo_polls_per_tick == 0) {
+    if (is_yield) {
+        requeue_given_back(t);
+        return;
+    }
+    if (cfg_.lifo_polls_per_tick == 0) {
         push_ring(t);
-        if (!is_yield || more_than_one_queued()) sched_.notify_parked_for_local();
+        sched_.notify_parked_for_local();
         return;
     }
     bump(c_spawned_local);
@@ -302,6 +305,13 @@ void worker::schedule_local(task_header* t, bool is_yield) noexcept {
         push_ring(prev);
         sched_.notify_parked_for_local();
     }
+}
+
+void worker::requeue_given_back(task_header* t) noexcept {
+    push_ring(t);
+    // Alone in this worker's queues it runs here next: waking a parked worker to steal it
+    // would only cost a futex wake (a budget yield every 128 awaits would pay one each time).
+    if (ring_.len() > 1 || lifo_ != nullptr || batch_head_ < batch_len_) sched_.notify_parked_for_local();
 }
 
 void worker::push_ring(task_header* t) noexcept {

@@ -153,12 +153,9 @@ private:
     void park() noexcept;
     void take_claim_token() noexcept;
     std::chrono::nanoseconds park_for() const noexcept;
-    // Whether this worker holds more than the one task it just queued: a lone task that gave
-    // the worker back (a yield, a budget yield) runs here next, so waking a parked worker to
-    // steal it would only cost a futex wake.
-    bool more_than_one_queued() const noexcept {
-        return ring_.len() > 1 || lifo_ != nullptr || batch_head_ < batch_len_;
-    }
+    // Puts a task that gave this worker back (a yield, a wake while running) at the ring's
+    // tail, waking a parked worker only if there is more here than that task.
+    void requeue_given_back(task_header* t) noexcept;
     // config::park_spin: true if work (or shutdown) showed up before the spin ran out.
     bool spin_for_work() const noexcept;
     // Returns the tick's duration in ns.
