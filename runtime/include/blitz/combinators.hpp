@@ -1,5 +1,5 @@
 #pragma once
-// join, select and race: run several tasks at once and combine their outcomes.
+// join, select and race: wait for several things at once and combine their outcomes.
 
 #include <array>
 #include <cstddef>
@@ -11,6 +11,7 @@
 #include <utility>
 #include <variant>
 
+#include "blitz/detail/select_branch.hpp"
 #include "blitz/join_handle.hpp"
 #include "blitz/runtime.hpp"
 #include "blitz/task.hpp"
@@ -18,10 +19,6 @@
 namespace blitz {
 
 namespace detail {
-
-// void results become std::monostate inside tuples and variants.
-template <class T>
-using value_or_unit = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
 
 template <class T>
 task<value_or_unit<T>> as_value(join_handle<T>& h) {
@@ -49,64 +46,6 @@ struct branches {
     }
 };
 
-// Completes when any of the handles has finished (one waker registered on each).
-template <class... T>
-class any_finished {
-public:
-    explicit any_finished(std::tuple<join_handle<T>...>& hs) noexcept : hs_(hs) {}
-    any_finished(const any_finished&) = delete;
-    ~any_finished() { unregister(); }
-
-    bool await_ready() const noexcept { return first() < sizeof...(T); }
-    bool await_suspend(std::coroutine_handle<> c) {
-        task_header* me = suspend_current(c, &ready, this);
-        bool all = true;
-        std::size_t i = 0;
-        std::apply([&](auto&... h) {
-            ((all = all && (registered_[i++] = h.register_join_waker(me->make_waker()))), ...);
-        }, hs_);
-        if (!all) {
-            unregister();  // one finished meanwhile: continue at once
-            return false;
-        }
-        return true;
-    }
-    // The index of the first finished handle (lowest index when several are).
-    std::size_t await_resume() noexcept {
-        unregister();
-        return first();
-    }
-
-private:
-    static bool ready(const void* a) noexcept {
-        return static_cast<const any_finished*>(a)->first() < sizeof...(T);
-    }
-    std::size_t first() const noexcept {
-        std::size_t i = 0, found = sizeof...(T);
-        std::apply([&](auto&... h) { ((found = (found == sizeof...(T) && h.is_finished()) ? i : found, ++i), ...); }, hs_);
-        return found;
-    }
-    void unregister() noexcept {
-        std::size_t i = 0;
-        std::apply([&](auto&... h) {
-            ((registered_[i] ? (h.unregister_join_waker(), registered_[i] = false) : false, ++i), ...);
-        }, hs_);
-    }
-
-    std::tuple<join_handle<T>...>& hs_;
-    std::array<bool, sizeof...(T)> registered_{};
-};
-
-template <std::size_t I, class V, class... T>
-task<V> take_winner(std::tuple<join_handle<T>...>& hs, std::size_t won) {
-    if constexpr (I == sizeof...(T)) {
-        throw std::logic_error("blitz::select: no branch finished");
-    } else {
-        if (won == I) co_return V(std::in_place_index<I>, co_await as_value(std::get<I>(hs)));
-        co_return co_await take_winner<I + 1, V>(hs, won);
-    }
-}
-
 // Awaits every handle from I on, keeping values and the first exception.
 template <std::size_t I, class... T>
 task<void> await_all(std::tuple<join_handle<T>...>& hs,
@@ -118,20 +57,6 @@ task<void> await_all(std::tuple<join_handle<T>...>& hs,
             if (!err) err = std::current_exception();
         }
         co_await await_all<I + 1>(hs, out, err);
-    }
-}
-
-// Awaits every handle from I on except `won`, discarding outcomes (they were aborted).
-template <std::size_t I, class... T>
-task<void> await_losers(std::tuple<join_handle<T>...>& hs, std::size_t won) {
-    if constexpr (I < sizeof...(T)) {
-        if (I != won) {
-            try {
-                (void)co_await as_value(std::get<I>(hs));
-            } catch (...) {
-            }
-        }
-        co_await await_losers<I + 1>(hs, won);
     }
 }
 
@@ -152,37 +77,66 @@ task<std::tuple<detail::value_or_unit<T>...>> join(task<T>... ts) {
         [](auto&... o) { return std::tuple<detail::value_or_unit<T>...>(std::move(*o)...); }, out);
 }
 
-// Runs every task at once and completes with the first to finish: the result's index() says
-// which branch won and std::get<I> gives its value (a branch that threw rethrows here). The
-// other branches are aborted and waited for, so their destructors have run when select returns.
-// When several finish together the earliest argument wins.
-template <class... T>
-task<std::variant<detail::value_or_unit<T>...>> select(task<T>... ts) {
-    using V = std::variant<detail::value_or_unit<T>...>;
-    detail::branches<T...> b(std::move(ts)...);
-    std::size_t won = 0;
-    {
-        detail::any_finished<T...> any(b.hs);
-        won = co_await any;
-    }
-    // Cancel the losers and wait until they are gone.
-    std::size_t i = 0;
-    std::apply([&](auto&... h) { ((i++ != won ? h.abort() : void()), ...); }, b.hs);
-    co_await detail::await_losers<0>(b.hs, won);
-    co_return co_await detail::take_winner<0, V>(b.hs, won);
+// The description of a select (or race) until it is awaited. Tasks are held by value; other
+// awaitables by reference, so await it in the expression that made it:
+// `co_await blitz::select(rx.recv(), blitz::sleep(1s))`.
+template <bool Unwrap, class... A>
+class [[nodiscard]] select_op {
+public:
+    explicit select_op(A&&... a) : args_(detail::store_arg<A>(static_cast<A&&>(a))...) {}
+    select_op(const select_op&) = delete;
+    select_op& operator=(const select_op&) = delete;
+
+    class awaiter : public detail::select_awaiter<A...> {
+    public:
+        using base = detail::select_awaiter<A...>;
+        explicit awaiter(select_op& op) : base(op.args_) {}
+        decltype(auto) await_resume() {
+            if constexpr (Unwrap) {
+                return std::visit([](auto&& x) { return std::move(x); }, base::await_resume());
+            } else {
+                return base::await_resume();
+            }
+        }
+    };
+    // Only an rvalue can be awaited (a select runs once).
+    awaiter operator co_await() && { return awaiter(*this); }
+
+private:
+    std::tuple<detail::stored_arg<A>...> args_;
+};
+
+// Waits for the first of several awaitables to complete, inside the calling task, and gives its
+// result: the variant's index() says which argument won, std::get<I> its value (void results
+// are std::monostate; a branch that threw rethrows here).
+//
+//   auto r = co_await blitz::select(rx1.recv(), rx2.recv(), blitz::sleep(10ms));
+//
+// A branch is any blitz awaitable (a channel recv or send, a lock, a semaphore acquire, a
+// notified(), a sleep, a join handle, a oneshot receiver, another select or timeout) or a task,
+// which runs inline in the calling task (nothing is spawned; spawn it and pass the join handle
+// to run it in parallel). Nothing is polled before the select is awaited.
+//
+// Cancel safety (X7): exactly one branch completes. The others are dropped before select returns:
+// an inline task's frame is destroyed, an awaiter withdraws its registration and gives back
+// anything it had been granted (a value granted to a losing recv goes back to its channel), so
+// whatever a losing branch took stays where it was. When several are ready at once the earliest
+// argument wins; branches that can only complete by being resumed (a yield) come after every
+// branch that can say it is ready. A branch that never suspends (a busy loop) cannot be
+// preempted: as in Tokio, await points are where a select can decide.
+template <class... A>
+requires(sizeof...(A) > 0)
+select_op<false, A...> select(A&&... a) {
+    return select_op<false, A...>(static_cast<A&&>(a)...);
 }
 
-// Like select over tasks of one type: the first to finish gives the value (or rethrows its
-// exception); the rest are cancelled.
-template <class T, class... U>
-requires(std::is_same_v<T, U> && ...)
-task<T> race(task<T> first, task<U>... rest) {
-    auto v = co_await select(std::move(first), std::move(rest)...);
-    if constexpr (std::is_void_v<T>) {
-        co_return;
-    } else {
-        co_return std::visit([](auto& x) -> T { return std::move(x); }, v);
-    }
+// Like select over branches with one result type: the first to finish gives its value (or
+// rethrows its exception); the rest are dropped as in select.
+template <class... A>
+requires(sizeof...(A) > 0 && (std::is_same_v<detail::branch_result<A>,
+                                             detail::branch_result<std::tuple_element_t<0, std::tuple<A...>>>> && ...))
+select_op<true, A...> race(A&&... a) {
+    return select_op<true, A...>(static_cast<A&&>(a)...);
 }
 
 }  // namespace blitz

@@ -7,6 +7,7 @@
 
 #include "blitz/blocking.hpp"
 #include "blitz/config.hpp"
+#include "blitz/detail/select_branch.hpp"
 #include "blitz/join_handle.hpp"
 #include "blitz/metrics.hpp"
 #include "blitz/probe.hpp"
@@ -17,6 +18,25 @@ namespace blitz {
 
 namespace detail {
 class scheduler;
+
+// What co_await of an A gives.
+template <class A>
+struct awaited {
+    using type = decltype(std::declval<A&>().await_resume());
+};
+template <class A>
+requires member_co_await<A>
+struct awaited<A> {
+    using type = decltype(std::declval<A&&>().operator co_await().await_resume());
+};
+template <class A, class R = typename awaited<A>::type>
+task<R> await_in_task(A& a) {
+    if constexpr (std::is_void_v<R>) {
+        co_await static_cast<A&&>(a);
+    } else {
+        co_return co_await static_cast<A&&>(a);
+    }
+}
 void submit_spawn(scheduler* s, task_header* t) noexcept;
 scheduler* spawn_target();  // the current worker's scheduler; throws outside a runtime
 
@@ -78,6 +98,13 @@ public:
     template <class T>
     T block_on(task<T> t) {
         return spawn(std::move(t)).join();
+    }
+    // The same for any other awaitable (a select, a timeout, a channel recv): awaited inside a
+    // task made for it. The awaitable lives in the caller's expression, which outlasts the wait.
+    template <class A>
+    requires(!detail::is_blitz_task<std::remove_cvref_t<A>>::value)
+    auto block_on(A&& a) {
+        return block_on(detail::await_in_task(a));
     }
 
     // Paused-time mode (config::start_paused): moves the clock forward by `d` and fires every

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "blitz/detail/context.hpp"
+#include "blitz/detail/select_branch.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/detail/timer_api.hpp"
 #include "blitz/join_handle.hpp"
@@ -47,6 +48,8 @@ public:
     void await_resume() noexcept { armed_ = false; }
 
     instant deadline() const noexcept { return deadline_; }
+    // Moves the deadline; only before the first await.
+    void set_deadline(instant d) noexcept { deadline_ = d; }
 
 private:
     static bool ready(const void* a) noexcept {
@@ -171,103 +174,69 @@ private:
 
 namespace detail {
 
-// Waits for whichever comes first: the task behind `h` completes, or `deadline`. Both sides
-// register a waker for the calling task; the loser's wake, if it still comes, is a stray wake
-// that readiness checks absorb.
-template <class T>
-class join_or_deadline {
+// The description of a timeout until it is awaited: the awaitable (a task by value), and a
+// deadline, or a duration that starts at the first await.
+template <class A>
+class [[nodiscard]] timeout_op {
 public:
-    join_or_deadline(join_handle<T>& h, instant deadline) : h_(h), deadline_(deadline) {}
-    join_or_deadline(const join_or_deadline&) = delete;
-    ~join_or_deadline() { disarm(); }
+    using value_type = timeout_result<branch_raw_result<A>>;
 
-    bool await_ready() {
-        drv_ = &current_timers();
-        return h_.is_finished() || timers_now(*drv_) >= deadline_;
-    }
-    bool await_suspend(std::coroutine_handle<> c) {
-        task_header* me = suspend_current(c, &ready, this);
-        joined_ = h_.register_join_waker(me->make_waker());
-        if (!joined_) return false;  // finished meanwhile
-        armed_ = timers_arm(*drv_, slot_, deadline_, me->make_waker());
-        if (!armed_) {
-            disarm();
-            return false;  // the deadline passed meanwhile
+    timeout_op(A&& a, std::chrono::nanoseconds d) : args_(store_arg<A>(static_cast<A&&>(a)), nullptr), d_(d) {}
+    timeout_op(A&& a, instant deadline)
+        : args_(store_arg<A>(static_cast<A&&>(a)), nullptr), deadline_(deadline), relative_(false) {}
+    timeout_op(const timeout_op&) = delete;
+    timeout_op& operator=(const timeout_op&) = delete;
+
+    class awaiter {
+    public:
+        explicit awaiter(timeout_op& op)
+            : op_(op), sleep_(op.deadline_), sel_((std::get<1>(op.args_) = &sleep_, op.args_)) {}
+        bool await_ready() {
+            if (op_.relative_) sleep_.set_deadline(saturating_add(now(), op_.d_));  // starts now
+            return sel_.await_ready();
         }
-        return true;
-    }
-    // True if the task finished (its result is waiting in the handle), false on timeout.
-    bool await_resume() {
-        disarm();
-        return h_.is_finished();
-    }
+        bool await_suspend(std::coroutine_handle<> c) { return sel_.await_suspend(c); }
+        value_type await_resume() {
+            auto v = sel_.await_resume();
+            if (v.index() == 1) return value_type::timed_out_result();
+            if constexpr (std::is_void_v<branch_raw_result<A>>) {
+                return value_type();
+            } else {
+                return value_type(std::move(std::get<0>(v)));
+            }
+        }
+
+    private:
+        timeout_op& op_;
+        sleep_until_awaiter sleep_;
+        select_awaiter<A, sleep_until_awaiter&> sel_;
+    };
+    awaiter operator co_await() && { return awaiter(*this); }
 
 private:
-    static bool ready(const void* a) noexcept {
-        auto* self = static_cast<const join_or_deadline*>(a);
-        return self->h_.is_finished() || self->slot_.fired.load(std::memory_order_acquire);
-    }
-    void disarm() noexcept {
-        if (joined_) h_.unregister_join_waker();
-        if (armed_) timers_disarm(*drv_, slot_);
-        joined_ = armed_ = false;
-    }
-
-    join_handle<T>& h_;
-    instant deadline_;
-    timer_driver* drv_ = nullptr;
-    timer_slot slot_;
-    bool joined_ = false;
-    bool armed_ = false;
+    std::tuple<stored_arg<A>, sleep_until_awaiter*> args_;
+    std::chrono::nanoseconds d_{};
+    instant deadline_ = instant::max();
+    bool relative_ = true;
 };
-
-// Awaits `h` until `deadline`: its value (or exception) if it finishes first, else timed out
-// (aborting the task if asked). `h` must outlive the returned task.
-template <class T>
-task<timeout_result<T>> await_until(join_handle<T>& h, instant deadline, bool abort_on_timeout) {
-    // A named awaiter: g++ 12 mishandles co_await on a temporary with a destructor inside an
-    // if-condition (the awaiter is never called).
-    join_or_deadline<T> race(h, deadline);
-    const bool finished = co_await race;
-    if (!finished) {
-        if (abort_on_timeout) h.abort();
-        co_return timeout_result<T>::timed_out_result();
-    }
-    if constexpr (std::is_void_v<T>) {
-        co_await h;  // rethrows the task's exception, if any
-        co_return timeout_result<void>();
-    } else {
-        co_return timeout_result<T>(co_await h);
-    }
-}
-
-// Owns the handle of a task spawned by timeout_at for as long as the wait lasts.
-template <class T>
-task<timeout_result<T>> await_owned_until(join_handle<T> h, instant deadline) {
-    co_return co_await await_until(h, deadline, /*abort_on_timeout=*/true);
-}
 
 }  // namespace detail
 
-// Runs `t` (spawned as its own task) and waits at most until `deadline`. On timeout the task is
-// aborted and the result says timed_out(); otherwise it carries the value (an exception of the
-// task is rethrown). Await the returned task. Any other awaitable `x` can be given a deadline by
-// wrapping it: timeout(d, [&]() -> task<T> { co_return co_await x; }()).
-template <class T>
-task<timeout_result<T>> timeout_at(instant deadline, task<T> t) {
-    return detail::await_owned_until(spawn(std::move(t)), deadline);
+// Awaits `a` for at most `d`, counted from the first await: co_await blitz::timeout(100ms, x)
+// gives a timeout_result holding x's value (an exception of x is rethrown), or timed_out().
+// `a` is any awaitable a select accepts: a task runs inline in the calling task (nothing is
+// spawned) and is destroyed on timeout; an awaiter such as rx.recv() is dropped on timeout,
+// cancel-safely (a value granted to it goes back to the channel); a join handle keeps its task
+// running and stays yours. Await it in the expression that made it.
+template <class A>
+detail::timeout_op<A> timeout(std::chrono::nanoseconds d, A&& a) {
+    return detail::timeout_op<A>(static_cast<A&&>(a), d);
 }
 
-template <class T>
-task<timeout_result<T>> timeout(std::chrono::nanoseconds d, task<T> t) {
-    return timeout_at(detail::saturating_add(now(), d), std::move(t));
-}
-
-// Waits for an already spawned task for at most `d`. On timeout the task keeps running (the
-// handle is still yours); the result says timed_out(). `h` must outlive the returned task.
-template <class T>
-task<timeout_result<T>> timeout(std::chrono::nanoseconds d, join_handle<T>& h) {
-    return detail::await_until(h, detail::saturating_add(now(), d), /*abort_on_timeout=*/false);
+// Like timeout, with an absolute deadline.
+template <class A>
+detail::timeout_op<A> timeout_at(instant deadline, A&& a) {
+    return detail::timeout_op<A>(static_cast<A&&>(a), deadline);
 }
 
 }  // namespace blitz

@@ -73,7 +73,7 @@ bool semaphore::enqueue(acquire_awaiter& a, detail::task_header* t) noexcept {
             }
         }
     }
-    if (closed_.load(std::memory_order_relaxed)) {
+    if (closed_.load(std::memory_order_relaxed) && !grants_outstanding()) {
         const std::size_t back = std::exchange(a.held_, 0);
         a.closed_ = true;
         settle_locked(back);  // queue unchanged; clears a bit raised for nobody
@@ -101,6 +101,8 @@ void semaphore::give_locked(std::size_t n, std::unique_lock<std::mutex>& l,
         n -= give;
         if (a->held_ == a->n_) {
             --queued_;
+            a->queue_granted_ = true;
+            granted_waiting_.fetch_add(1, std::memory_order_seq_cst);
             b.complete(w);
             if (b.full()) {
                 l.unlock();
@@ -140,14 +142,27 @@ void semaphore::abandon(acquire_awaiter& a) noexcept {
         // Whatever it was granted (partially while queued, or fully before it could resume)
         // goes to the next waiters (and the queued bit goes if it was the last).
         give_locked(std::exchange(a.held_, 0), l, b);
+        if (std::exchange(a.queue_granted_, false) &&
+            granted_waiting_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+            closed_.load(std::memory_order_seq_cst)) {
+            close_waiters_locked(l, b);  // the last grant came back to nobody: the end now
+        }
     }
     b.flush();
 }
 
-void semaphore::close() {
-    detail::wake_batch b;
-    std::unique_lock<std::mutex> l(mu_);
-    closed_.store(true, std::memory_order_release);
+void semaphore::grant_taken() noexcept {
+    if (granted_waiting_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+        closed_.load(std::memory_order_seq_cst)) {
+        detail::wake_batch b;
+        std::unique_lock<std::mutex> l(mu_);
+        if (!grants_outstanding()) close_waiters_locked(l, b);
+        l.unlock();
+        b.flush();
+    }
+}
+
+void semaphore::close_waiters_locked(std::unique_lock<std::mutex>& l, detail::wake_batch& b) noexcept {
     detail::complete_all(waiters_, l, b, [&](detail::wait_node* w) noexcept {
         auto* a = static_cast<acquire_awaiter*>(w->owner);
         if (a->held_) permits_.fetch_add(std::exchange(a->held_, 0) << 1, std::memory_order_release);
@@ -155,6 +170,13 @@ void semaphore::close() {
         --queued_;
     });
     settle_locked(0);  // the queue is empty: drop the queued bit
+}
+
+void semaphore::close() {
+    detail::wake_batch b;
+    std::unique_lock<std::mutex> l(mu_);
+    closed_.store(true, std::memory_order_seq_cst);  // seq_cst: see granted_waiting_
+    if (!grants_outstanding()) close_waiters_locked(l, b);
     l.unlock();
     b.flush();
 }

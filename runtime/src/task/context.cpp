@@ -1,5 +1,7 @@
 #include "blitz/detail/context.hpp"
 
+#include "blitz/detail/select_scope.hpp"
+
 #include <stdexcept>
 
 #include "sched/scheduler.hpp"
@@ -30,6 +32,10 @@ task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, const vo
         throw std::logic_error(
             "blitz: this awaitable must be awaited inside a blitz task (one spawned on a "
             "runtime or run by runtime::block_on)");
+    }
+    if (select_scope* s = t->scope_) {
+        s->record(h, ready, awaiter);  // one branch of a select suspends
+        return t;
     }
     t->resume_point_ = h;
     t->ready_fn_ = ready;

@@ -252,14 +252,20 @@ public:
     // The next value if one is ready; otherwise says whether the channel is merely empty or
     // closed and drained.
     std::optional<T> try_recv(try_status* st = nullptr) {
-        if (auto p = s_->ready_values().try_acquire(1)) {
+        semaphore& ready = s_->ready_values();
+        auto p = ready.try_acquire(1);
+        // A value sent before the last sender left may have landed after the failed take.
+        if (!p && ready.is_closed()) p = ready.try_acquire(1);
+        if (p) {
             p->forget();
             std::optional<T> v(s_->pop());
             s_->free_slots().release(1);
             if (st) *st = try_status::value;
             return v;
         }
-        if (st) *st = s_->ready_values().is_closed() ? try_status::closed : try_status::empty;
+        // Closed only once nothing can come back (a value granted to a receiver that is being
+        // cancelled returns to the channel).
+        if (st) *st = ready.is_closed_and_drained() ? try_status::closed : try_status::empty;
         return std::nullopt;
     }
 

@@ -14,6 +14,7 @@ namespace blitz::detail {
 
 class scheduler;
 class task_list;
+class select_scope;
 
 // The header of a spawned task. It sits in front of the coroutine frame in the same allocation
 // (task<T>::promise_type::operator new places it there), so a spawn costs one allocation.
@@ -98,6 +99,7 @@ public:
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
     ready_fn ready_fn_ = nullptr;             // readiness check of the awaitable suspended on
     const void* ready_ctx_ = nullptr;
+    select_scope* scope_ = nullptr;           // innermost select the task is inside (poll only)
     task_header* queue_next_ = nullptr;       // intrusive link for the global queue
     task_header* reg_next_ = nullptr;         // intrusive links for the owner's task_list,
     task_header* reg_prev_ = nullptr;         // which unlinks the task when it completes

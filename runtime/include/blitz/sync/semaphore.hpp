@@ -76,7 +76,8 @@ public:
         acquire_awaiter(const acquire_awaiter&) = delete;
         acquire_awaiter& operator=(const acquire_awaiter&) = delete;
         ~acquire_awaiter() {
-            if (!resumed_) s_.abandon(*this);
+            // Never suspended and holding nothing: nothing to give back (a select's loser).
+            if (!resumed_ && (task_ || held_)) s_.abandon(*this);
         }
 
         bool await_ready() noexcept {
@@ -89,8 +90,19 @@ public:
                 detail::coop_spend();
                 return true;
             }
-            closed_ = s_.closed_.load(std::memory_order_acquire);
-            return closed_;
+            // acquire: pairs with close(); what was released before it is visible now
+            if (!s_.closed_.load(std::memory_order_acquire)) return false;
+            // Closed: permits released before the close may have landed after the failed take,
+            // and a grant outstanding to a waiter may still come back (it is abandoned): only
+            // when neither holds is the semaphore finished for this request.
+            if (s_.try_take(n_)) {
+                held_ = n_;
+                detail::coop_spend();
+                return true;
+            }
+            if (s_.grants_outstanding()) return false;  // wait in the queue for it
+            closed_ = true;
+            return true;
         }
         bool await_suspend(std::coroutine_handle<> h) {
             task_ = detail::suspend_current(h, &ready, this);
@@ -103,6 +115,7 @@ public:
         // A closed semaphore that could not grant the request gives an empty permit.
         semaphore_permit await_resume() noexcept {
             resumed_ = true;
+            if (queue_granted_) s_.grant_taken();
             if (closed_) return semaphore_permit();
             return semaphore_permit(&s_, n_);
         }
@@ -125,6 +138,7 @@ public:
         bool resumed_ = false;  // the permits went to a semaphore_permit
         bool closed_ = false;   // failed because the semaphore was closed (set under s_.mu_)
         bool coop_yield_ = false;  // out of budget: yield, then acquire
+        bool queue_granted_ = false;  // completed in the queue (counted in granted_waiting_)
         detail::task_header* task_ = nullptr;
         detail::wait_node node_;
     };
@@ -157,8 +171,21 @@ public:
     // Closes the semaphore: queued waiters complete with an empty permit (their partial grants
     // go back to the free count), and later acquires that cannot be served from free permits
     // complete the same way at once. Free permits can still be taken (channels drain this way).
+    // While a grant is outstanding (a waiter was granted its permits but has not resumed), the
+    // queue waits instead: if that waiter is abandoned its permits go to the next one, and once
+    // no grant is outstanding the remaining waiters complete empty. So a channel built on this
+    // never reports its end while a value can still come back to it.
     void close();
     bool is_closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+    // Closed, nothing free, and no grant outstanding that could come back.
+    bool is_closed_and_drained() const noexcept {
+        // acquire: pairs with close(); every release before it is then visible
+        return closed_.load(std::memory_order_acquire) && available() == 0 &&
+               !grants_outstanding();
+    }
+    bool grants_outstanding() const noexcept {
+        return granted_waiting_.load(std::memory_order_seq_cst) != 0;
+    }
     std::size_t max_permits() const noexcept { return max_; }
     // Waiters queued right now (a snapshot, for tests and metrics).
     std::size_t waiters() const;
@@ -183,6 +210,10 @@ private:
     bool try_take(std::size_t n) noexcept;
     bool enqueue(acquire_awaiter& a, detail::task_header* t) noexcept;
     void abandon(acquire_awaiter& a) noexcept;
+    // A waiter granted in the queue resumed (or was abandoned): one grant fewer outstanding.
+    void grant_taken() noexcept;
+    // Under mu_, once closed with no grant outstanding: completes every queued waiter empty.
+    void close_waiters_locked(std::unique_lock<std::mutex>& l, detail::wake_batch& b) noexcept;
     // Hands n permits to waiters in order, the rest to the free count. Under mu_; flushes the
     // batch (unlocking and relocking) when it fills.
     void give_locked(std::size_t n, std::unique_lock<std::mutex>& l, detail::wake_batch& b) noexcept;
@@ -190,6 +221,11 @@ private:
 
     std::atomic<std::size_t> permits_;
     std::atomic<bool> closed_{false};
+    // Waiters completed in the queue that have not yet resumed or been abandoned. Raised under
+    // mu_; lowered by the resuming waiter without it. seq_cst with closed_: close() stores
+    // closed_ then reads this, a resuming waiter lowers this then reads closed_, so at least one
+    // of them sees the other and completes the queue.
+    std::atomic<std::size_t> granted_waiting_{0};
     const std::size_t max_;
     mutable std::mutex mu_;
     detail::wait_queue waiters_;  // acquire_awaiter::node_, oldest first

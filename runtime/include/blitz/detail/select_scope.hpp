@@ -1,0 +1,72 @@
+#pragma once
+// select_scope: lets one task wait on several awaitables (and run several inline tasks) at once,
+// so that select, race and timeout decide a winner inside the awaiting task (issue 13, X7).
+
+#include <coroutine>
+
+#include "blitz/detail/context.hpp"
+
+namespace blitz::detail {
+
+// Where one branch of a scope is suspended right now.
+struct scope_slot {
+    std::coroutine_handle<> h{};  // resumed when the branch is ready (null: an inner scope sets it)
+    ready_fn ready = nullptr;     // the branch's readiness check (null: ready on any poll)
+    const void* ctx = nullptr;
+    bool armed = false;           // the branch has suspended and not been chosen since
+};
+
+// The branches of one select, as the task's poll sees them. A task suspended on a select is
+// suspended on every branch at once: each branch's awaitable records its readiness check in its
+// slot instead of in the task (suspend_current routes it here), and the task's own readiness
+// check becomes the scope's, which picks the branch to resume.
+//
+// 1. enter(): the scope becomes the task's innermost (scopes nest: a branch may itself select).
+// 2. For each branch i: set_active(i), then the branch's await_suspend (an awaitable) or its
+//    first steps (an inline task); every suspend_current meanwhile lands in slot i.
+//    After each branch this scope is made current again (a branch that is itself a select
+//    stays installed in its slot but no longer receives suspensions).
+// 3. install(): the scope records itself in its parent's active slot, or becomes the task's
+//    readiness check when it is the outermost.
+// 4. A poll calls ready(): the first slot whose check passes (slots without a check come last,
+//    so a branch that yields cannot starve the others) becomes active, its coroutine is the one
+//    resumed, and its scope becomes current, so a resumed inline task that suspends again
+//    records into the same slot.
+// 5. leave() (the select's await_resume, or its destructor on cancellation) makes the parent the
+//    innermost scope again, dropping any scope nested below this one (their branches lost).
+//
+// Invariants: at most one branch is resumed per poll; a branch never chosen is never resumed;
+// the scope lives in the awaiting coroutine's frame (no allocation).
+// Thread-safety: the owning task's poll only.
+class select_scope {
+public:
+    select_scope(scope_slot* slots, unsigned n) noexcept : slots_(slots), n_(n) {}
+    select_scope(const select_scope&) = delete;
+    select_scope& operator=(const select_scope&) = delete;
+
+    // Throws std::logic_error outside a blitz task.
+    void enter();
+    void leave() noexcept;
+    void set_active(unsigned i) noexcept { active_ = i; }
+    unsigned active() const noexcept { return active_; }
+    void install() noexcept;
+    // After a branch registered: a scope it installed below this one stops being current.
+    void make_current() noexcept;
+    bool entered() const noexcept { return t_ != nullptr; }
+
+    // For suspend_current: the running task suspends on (h, ready, ctx) inside this scope.
+    void record(std::coroutine_handle<> h, ready_fn ready, const void* ctx) noexcept;
+
+    static bool ready(const void* self) noexcept;
+
+private:
+    task_header* t_ = nullptr;
+    select_scope* parent_ = nullptr;
+    select_scope* root_ = this;
+    unsigned depth_ = 0;
+    scope_slot* slots_;
+    unsigned n_;
+    unsigned active_ = 0;
+};
+
+}  // namespace blitz::detail

@@ -1,0 +1,88 @@
+#include "blitz/detail/select_scope.hpp"
+
+#include <stdexcept>
+
+#include "blitz/detail/task_header.hpp"
+
+namespace blitz::detail {
+
+void select_scope::enter() {
+    t_ = current_task();
+    if (!t_) {
+        throw std::logic_error(
+            "blitz::select/race/timeout: must be awaited inside a blitz task (one spawned on a "
+            "runtime or run by runtime::block_on)");
+    }
+    parent_ = t_->scope_;
+    root_ = parent_ ? parent_->root_ : this;
+    depth_ = parent_ ? parent_->depth_ + 1 : 0;
+    t_->scope_ = this;
+}
+
+void select_scope::leave() noexcept {
+    if (!t_) return;
+    // Scopes nested below this one may still be current (a branch that lost while it was
+    // selecting itself): they go with this one. A scope that is no longer on the chain (an
+    // outer one left first, or it was a losing branch of a scope still waiting) changes nothing.
+    for (select_scope* c = t_->scope_; c; c = c->parent_) {
+        if (c == this) {
+            t_->scope_ = parent_;
+            break;
+        }
+    }
+    if (t_->ready_ctx_ == this) {
+        t_->ready_fn_ = nullptr;
+        t_->ready_ctx_ = nullptr;
+    }
+    t_ = nullptr;
+}
+
+void select_scope::record(std::coroutine_handle<> h, ready_fn ready, const void* ctx) noexcept {
+    slots_[active_] = scope_slot{h, ready, ctx, true};
+    // The task's own readiness check is always the outermost scope's.
+    t_->ready_fn_ = &select_scope::ready;
+    t_->ready_ctx_ = root_;
+}
+
+void select_scope::install() noexcept {
+    if (parent_) {
+        parent_->record(std::coroutine_handle<>{}, &select_scope::ready, this);
+    } else {
+        t_->ready_fn_ = &select_scope::ready;
+        t_->ready_ctx_ = this;
+    }
+}
+
+void select_scope::make_current() noexcept { t_->scope_ = this; }
+
+bool select_scope::ready(const void* self) noexcept {
+    auto* s = const_cast<select_scope*>(static_cast<const select_scope*>(self));
+    // First the branches that can tell whether they are ready, in argument order (the earliest
+    // ready branch wins); a check that passes may take the resource (a granted value), which
+    // then belongs to the branch chosen here.
+    for (unsigned i = 0; i < s->n_; ++i) {
+        scope_slot& sl = s->slots_[i];
+        if (!sl.armed || !sl.ready) continue;
+        if (sl.ready(sl.ctx)) {
+            s->active_ = i;
+            if (sl.h) {  // an inner scope sets both itself
+                s->t_->resume_point_ = sl.h;
+                s->t_->scope_ = s;  // the resumed branch's next suspension lands here
+            }
+            return true;
+        }
+    }
+    // Then branches that complete by being resumed (a yield): ready on any poll.
+    for (unsigned i = 0; i < s->n_; ++i) {
+        scope_slot& sl = s->slots_[i];
+        if (sl.armed && !sl.ready) {
+            s->active_ = i;
+            s->t_->resume_point_ = sl.h;
+            s->t_->scope_ = s;
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace blitz::detail
