@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -104,6 +105,12 @@ struct config {
     // task looping on an always-ready channel cannot keep its worker. 0 disables it. Range
     // [0, 65536].
     unsigned coop_budget_per_poll = 128;
+    // An exception that ends a task nobody can observe (detached, or its join handle dropped
+    // before it finished) goes here, on the worker that ran the task; exceptions the handler
+    // throws are ignored. Empty (the default): the exception is printed to stderr, once.
+    std::function<void(std::exception_ptr)> on_unhandled_exception;
+    // After the handler (or the print), std::abort() the process.
+    bool abort_on_unhandled_exception = false;
     // Blocking pool (spawn_blocking, X1): threads are created on demand up to this cap and exit
     // after keep-alive without work. Cap in [1, 65536]; keep-alive in [1 ms, 1 h].
     unsigned blocking_threads_max = 512;

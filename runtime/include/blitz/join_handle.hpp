@@ -59,10 +59,11 @@ public:
         if (h_) detail::abort_task(h_);
     }
     // Gives up the handle; the task keeps running and frees itself when done.
+    // An exception it ends with goes to config::on_unhandled_exception.
     void detach() noexcept {
         if (h_) {
             h_->mark_detached();
-            release();
+            std::exchange(h_, nullptr)->drop_handle(/*interested=*/false);
         }
     }
 
@@ -121,8 +122,10 @@ private:
         // The result sits outside the frame (destroyed when the task completed).
         return detail::take_from<T>(*static_cast<detail::result_slot<T>*>(h_->result_slot_));
     }
+    // Dropping the handle gives up interest in the outcome: an exception the task ends with
+    // afterwards is reported as unhandled.
     void release() noexcept {
-        if (h_) std::exchange(h_, nullptr)->unref();
+        if (h_) std::exchange(h_, nullptr)->drop_handle(/*interested=*/true);
     }
 
     detail::task_header* h_ = nullptr;

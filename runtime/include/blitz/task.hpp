@@ -68,6 +68,14 @@ Slot* place_result_slot(task_header* h, Slot* fallback) noexcept {
     auto* slot = new (reinterpret_cast<std::byte*>(h) - h->slot_bytes_) Slot();
     h->result_slot_ = slot;
     h->result_dtor_ = [](void* p) noexcept { static_cast<Slot*>(p)->~Slot(); };
+    h->error_of_ = [](void* p) noexcept -> std::exception_ptr {
+        auto* slot = static_cast<Slot*>(p);
+        if constexpr (std::is_same_v<Slot, std::exception_ptr>) {
+            return *slot;
+        } else {
+            return slot->index() == 2 ? std::get<2>(*slot) : std::exception_ptr();
+        }
+    };
     return slot;
 }
 
@@ -97,6 +105,7 @@ public:
     void return_value(U&& v) { slot_->template emplace<1>(std::forward<U>(v)); }
     void unhandled_exception() noexcept {
         if (!detail::fault_drop_exceptions()) slot_->template emplace<2>(std::current_exception());
+        if (header()) header()->failed_ = true;
     }
 
     // Moves the result out, or rethrows the task's exception.
@@ -121,6 +130,7 @@ public:
     void return_void() noexcept {}
     void unhandled_exception() noexcept {
         if (!detail::fault_drop_exceptions()) *slot_ = std::current_exception();
+        if (header()) header()->failed_ = true;
     }
     void take_result() { take_from<void>(*slot_); }
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "sched/scheduler.hpp"
+#include "task/context_internal.hpp"
 
 namespace blitz {
 
@@ -43,6 +44,8 @@ void submit_blocking(scheduler* s, std::shared_ptr<blocking_job> job) {
 
 scheduler* blocking_target() {
     if (scheduler* s = current_scheduler()) return s;
+    // A destructor run by a shutdown: the spawn completes at once as cancelled.
+    if (scheduler* s = draining_scheduler()) return s;
     throw std::logic_error(
         "blitz::spawn_blocking: no runtime on this thread; call runtime::spawn_blocking from "
         "outside a task");
@@ -50,6 +53,8 @@ scheduler* blocking_target() {
 
 scheduler* spawn_target() {
     if (scheduler* s = current_scheduler()) return s;
+    // A destructor run by a shutdown: the spawn completes at once as cancelled.
+    if (scheduler* s = draining_scheduler()) return s;
     throw std::logic_error(
         "blitz::spawn: no runtime on this thread; call runtime::spawn from outside a task");
 }

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "blitz/detail/context.hpp"
 #include "sched/rng.hpp"
 #include "task/alloc_stats.hpp"
+#include "task/context_internal.hpp"
 #include "topo/os.hpp"
 
 namespace blitz::detail {
@@ -161,7 +163,9 @@ scheduler::~scheduler() {
 void scheduler::spawn(task_header* t) noexcept {
     if (shutting_down()) {
         // Too late to run: complete it as cancelled right away (drop the queue and list
-        // references it was given; the join handle keeps its own).
+        // references it was given; the join handle keeps its own). Its frame's destructors
+        // may spawn in turn, and get the same.
+        draining_scope d(this);
         complete_task(t, /*cancelled=*/true, 2);
         return;
     }
@@ -215,11 +219,36 @@ void scheduler::complete_task(task_header* t, bool cancelled, std::uint32_t refs
     t->destroy_frame();
     const std::uint64_t prev = t->transition_to_complete(cancelled);
     t->wake_join_waiter(prev);
+    // Failed with nobody to tell: the handle was dropped or detached before this.
+    if (t->failed_ && !cancelled && !(prev & state::join_interest)) [[unlikely]] report_unhandled(t);
     // Completed on the worker that spawned it: out of that worker's list now, so the list's
     // reference goes with the queue's and the memory is reused at once. (A task completed on
     // another worker stays listed until its owner sweeps: the list has no lock.)
     if (worker* w = current_worker(); w && &w->sched() == this && w->disown(t)) ++refs_to_drop;
     t->unref(refs_to_drop);
+}
+
+void scheduler::report_unhandled(task_header* t) noexcept {
+    std::exception_ptr e = t->error_of_ ? t->error_of_(t->result_slot_) : nullptr;
+    if (!e) return;  // K5's control dropped it
+    if (cfg_.on_unhandled_exception) {
+        try {
+            cfg_.on_unhandled_exception(e);
+        } catch (...) {
+        }
+    } else {
+        const char* what = "(not a std::exception)";
+        std::string msg;
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            msg = x.what();
+            what = msg.c_str();
+        } catch (...) {
+        }
+        std::fprintf(stderr, "blitz: a task nobody awaits ended with an exception: %s\n", what);
+    }
+    if (cfg_.abort_on_unhandled_exception) std::abort();
 }
 
 void scheduler::shutdown() {
@@ -240,6 +269,7 @@ void scheduler::shutdown() {
 }
 
 void scheduler::cancel_all_and_drain() noexcept {
+    draining_scope d(this);  // destructors that spawn get cancelled handles
     // Single-threaded from here. Cancelling runs destructors, which may wake other tasks (their
     // queue entries land in the global queue) or drop the last reference of others; loop until
     // every list and every queue is empty.

@@ -56,6 +56,8 @@ public:
     // True if any ring or the global queue holds a task (the last searcher's final check).
     bool work_pending() const noexcept;
     void complete_task(task_header* t, bool cancelled, std::uint32_t refs_to_drop) noexcept;
+    // An exception ended a task whose handle is gone: config::on_unhandled_exception.
+    void report_unhandled(task_header* t) noexcept;
     void shutdown();
 
     runtime_metrics metrics() const;

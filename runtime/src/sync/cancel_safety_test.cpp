@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -182,6 +186,108 @@ TEST(CancelSafety, TimeoutDestroysItsInlineTaskAndLeavesAJoinHandlesTaskRunning)
         co_return co_await h;
     }());
     EXPECT_EQ(res, 42);
+}
+
+// Defect 4: 256 nested shields used to carry the 8-bit depth into the reference count in release
+// builds. The 256th now throws in every build, the 255 below it still defer an abort, and the
+// task is cancelled once they are gone.
+TEST(CancelSafety, ShieldDepthPastTheLimitThrowsAndLeavesTheTaskIntact) {
+    runtime rt(conformance::fresh(1));
+    std::atomic<int> stage{0};
+    auto h = rt.spawn([](std::atomic<int>& stage) -> task<void> {
+        std::vector<std::unique_ptr<cancel_shield>> shields;
+        for (int i = 0; i < 255; ++i) shields.push_back(std::make_unique<cancel_shield>());
+        bool threw = false;
+        try {
+            cancel_shield one_too_many;
+        } catch (const std::length_error&) {
+            threw = true;
+        }
+        stage.store(threw ? 1 : -1);
+        while (stage.load() == 1) co_await yield_now();  // aborted meanwhile: shielded
+        shields.clear();
+        stage.store(3);
+        co_await yield_now();  // the abort takes effect here
+        stage.store(4);
+    }(stage));
+    while (stage.load() == 0) std::this_thread::yield();
+    ASSERT_EQ(stage.load(), 1);
+    h.abort();
+    std::this_thread::sleep_for(2ms);  // ordering only: the shields hold off the abort
+    stage.store(2);
+    EXPECT_THROW(h.join(), task_cancelled);
+    EXPECT_EQ(stage.load(), 3);
+}
+
+// Defect 5: a destructor that spawns while the runtime shuts down gets a cancelled handle
+// instead of std::terminate.
+TEST(CancelSafety, SpawnFromADestructorDuringShutdownGivesACancelledHandle) {
+    std::atomic<int> cancelled_handles{0};
+    {
+        runtime rt(conformance::fresh(2));
+        struct spawns_on_exit {
+            std::atomic<int>* n;
+            ~spawns_on_exit() {
+                auto h = spawn([]() -> task<int> { co_return 1; }());
+                if (h.is_cancelled()) n->fetch_add(1);
+            }
+        };
+        for (int i = 0; i < 4; ++i) {
+            rt.spawn([](std::atomic<int>* n) -> task<void> {
+                spawns_on_exit guard{n};
+                co_await sleep(std::chrono::hours(1));
+            }(&cancelled_handles)).detach();
+        }
+        std::this_thread::sleep_for(2ms);
+    }  // shutdown destroys the four frames on this thread
+    EXPECT_EQ(cancelled_handles.load(), 4);
+}
+
+// Defect 6: misuse of a spent or moved-from sender is an exception, not a null dereference.
+TEST(CancelSafety, SpentAndMovedFromSendersThrow) {
+    auto [otx, orx] = oneshot<int>();
+    auto moved = std::move(otx);
+    EXPECT_THROW((void)std::move(otx).send(1), std::logic_error);
+    EXPECT_TRUE(std::move(moved).send(1).sent());
+    EXPECT_THROW((void)std::move(moved).send(2), std::logic_error);  // a second send
+    EXPECT_EQ(orx.try_recv(), std::optional<int>(1));
+    auto orx2 = std::move(orx);
+    EXPECT_THROW((void)orx.try_recv(), std::logic_error);
+
+    auto [tx, rx] = channel<int>(1);
+    auto tx2 = std::move(tx);
+    EXPECT_THROW((void)tx.try_send(1), std::logic_error);
+    EXPECT_THROW((void)tx.len(), std::logic_error);
+    auto rx2 = std::move(rx);
+    EXPECT_THROW((void)rx.try_recv(), std::logic_error);
+    EXPECT_TRUE(tx2.try_send(3).sent());
+    EXPECT_EQ(rx2.try_recv(), std::optional<int>(3));
+}
+
+// Defect 7: an exception ending a task whose handle is gone reaches on_unhandled_exception,
+// once per task; one whose handle is still held does not (its owner gets it).
+TEST(CancelSafety, ExceptionsOfDetachedTasksReachTheHandler) {
+    std::atomic<int> reported{0};
+    config c = conformance::fresh(2);
+    c.on_unhandled_exception = [&](std::exception_ptr e) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::runtime_error& x) {
+            if (std::string(x.what()) == "lost") reported.fetch_add(1);
+        }
+    };
+    runtime rt(c);
+    auto fails = [](std::chrono::milliseconds d) -> task<void> {
+        co_await sleep(d);
+        throw std::runtime_error("lost");
+    };
+    rt.spawn(fails(1ms)).detach();
+    { auto dropped = rt.spawn(fails(1ms)); }
+    auto kept = rt.spawn(fails(1ms));
+    EXPECT_THROW(kept.join(), std::runtime_error);
+    for (int i = 0; i < 5000 && reported.load() < 2; ++i) std::this_thread::sleep_for(1ms);
+    rt.shutdown();
+    EXPECT_EQ(reported.load(), 2);
 }
 
 }  // namespace

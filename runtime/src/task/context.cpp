@@ -3,6 +3,7 @@
 #include "blitz/detail/select_scope.hpp"
 
 #include <stdexcept>
+#include <utility>
 
 #include "sched/scheduler.hpp"
 #include "sched/worker.hpp"
@@ -13,7 +14,12 @@ namespace blitz::detail {
 namespace {
 thread_local task_header* tl_task = nullptr;
 thread_local worker* tl_worker = nullptr;
+thread_local scheduler* tl_draining = nullptr;
 }  // namespace
+
+scheduler* draining_scheduler() noexcept { return tl_draining; }
+draining_scope::draining_scope(scheduler* s) noexcept : prev_(std::exchange(tl_draining, s)) {}
+draining_scope::~draining_scope() { tl_draining = prev_; }
 
 task_header* current_task() noexcept { return tl_task; }
 worker* current_worker() noexcept { return tl_worker; }

@@ -256,9 +256,15 @@ bool task_header::request_cancel() noexcept {
     }
 }
 
-void task_header::shield_push() noexcept {
-    [[maybe_unused]] auto prev = state_.fetch_add(shield_one, std::memory_order_acq_rel);
-    assert(shield_of(prev) < max_shield && "cancel_shield nested more than 255 deep");
+bool task_header::shield_push() noexcept {
+    std::uint64_t s = state_.load(std::memory_order_relaxed);
+    do {
+        // The depth is 8 bits below the ref count: one more would carry into it.
+        if (shield_of(s) == max_shield) return false;
+        // acq_rel: ordered with the cancel request it defers (request_cancel's CAS)
+    } while (!state_.compare_exchange_weak(s, s + shield_one, std::memory_order_acq_rel,
+                                           std::memory_order_relaxed));
+    return true;
 }
 
 void task_header::shield_pop() noexcept {
@@ -323,6 +329,18 @@ void task_header::unref(std::uint32_t n) noexcept {
     assert(refs_of(prev) >= n && "task reference count underflow");
     if (refs_of(prev) != n) return;
     if (frame_alive_) root_.destroy();  // runs free_task_frame, which only marks it dead
+    release_block(this);
+}
+
+void task_header::drop_handle(bool interested) noexcept {
+    // One RMW drops the handle's reference and, unless it was detached, its join interest (the
+    // bit is set while the handle holds it, so subtracting it clears it).
+    const std::uint64_t dec = ref_one + (interested ? join_interest : 0);
+    // acq_rel: as in unref
+    auto prev = state_.fetch_sub(dec, std::memory_order_acq_rel);
+    assert(refs_of(prev) >= 1 && "task reference count underflow");
+    if (refs_of(prev) != 1) return;
+    if (frame_alive_) root_.destroy();
     release_block(this);
 }
 

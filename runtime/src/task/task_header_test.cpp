@@ -101,7 +101,7 @@ TEST_F(StateWord, CancelOfIdleSchedulesItWithAQueueReference) {
 
 TEST_F(StateWord, ShieldDefersCancellation) {
     h.transition_to_running();
-    h.shield_push();
+    ASSERT_TRUE(h.shield_push());
     h.request_cancel();
     EXPECT_FALSE(cancel_due(s()));
     EXPECT_EQ(h.transition_after_poll(), task_header::after_poll::idle);  // not rescheduled

@@ -174,9 +174,10 @@ public:
 
     // co_await tx.send(v) -> send_result<T>: waits while the channel is full; completes once
     // the value is in the channel (X5), or hands it back if every receiver is gone.
-    send_awaiter send(T v) { return send_awaiter(*s_, std::move(v)); }
+    send_awaiter send(T v) { return send_awaiter(checked(), std::move(v)); }
 
     send_result<T> try_send(T v) {
+        checked();
         if (s_->receivers.load(std::memory_order_acquire) == 0) {
             return send_result<T>::back(send_result<T>::status::closed, std::move(v));
         }
@@ -188,9 +189,9 @@ public:
         return send_result<T>::ok();
     }
 
-    bool is_closed() const noexcept { return s_->receivers.load(std::memory_order_acquire) == 0; }
-    std::size_t capacity() const noexcept { return s_->capacity(); }
-    std::size_t len() const noexcept { return s_->len(); }
+    bool is_closed() const { return checked().receivers.load(std::memory_order_acquire) == 0; }
+    std::size_t capacity() const { return checked().capacity(); }
+    std::size_t len() const { return checked().len(); }
 
     // X5's negative control: a send that had to wait reports success without delivering.
     void set_fault_drop_waiting_send(bool on) noexcept { s_->fault_drop_waiting_send = on; }
@@ -199,6 +200,11 @@ private:
     friend std::pair<sender<T>, receiver<T>> channel<T>(std::size_t);
     explicit sender(std::shared_ptr<detail::chan_state<T>> s) noexcept : s_(std::move(s)) {
         s_->senders.fetch_add(1, std::memory_order_relaxed);
+    }
+    // Every use of a moved-from sender throws std::logic_error (instead of dereferencing null).
+    detail::chan_state<T>& checked() const {
+        if (!s_) throw std::logic_error("blitz::sender: used after being moved from");
+        return *s_;
     }
     void drop() noexcept {
         if (s_ && s_->senders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -246,13 +252,13 @@ public:
 
     // co_await rx.recv() -> std::optional<T>: the next value; nullopt when every sender is gone
     // and nothing is left.
-    recv_awaiter recv() { return recv_awaiter(*s_); }
+    recv_awaiter recv() { return recv_awaiter(checked()); }
 
     enum class try_status { value, empty, closed };
     // The next value if one is ready; otherwise says whether the channel is merely empty or
     // closed and drained.
     std::optional<T> try_recv(try_status* st = nullptr) {
-        semaphore& ready = s_->ready_values();
+        semaphore& ready = checked().ready_values();
         auto p = ready.try_acquire(1);
         // A value sent before the last sender left may have landed after the failed take.
         if (!p && ready.is_closed()) p = ready.try_acquire(1);
@@ -269,13 +275,17 @@ public:
         return std::nullopt;
     }
 
-    bool is_closed() const noexcept { return s_->ready_values().is_closed(); }
-    std::size_t len() const noexcept { return s_->len(); }
+    bool is_closed() const { return checked().ready_values().is_closed(); }
+    std::size_t len() const { return checked().len(); }
 
 private:
     friend std::pair<sender<T>, receiver<T>> channel<T>(std::size_t);
     explicit receiver(std::shared_ptr<detail::chan_state<T>> s) noexcept : s_(std::move(s)) {
         s_->receivers.fetch_add(1, std::memory_order_relaxed);
+    }
+    detail::chan_state<T>& checked() const {
+        if (!s_) throw std::logic_error("blitz::receiver: used after being moved from");
+        return *s_;
     }
     void drop() noexcept {
         if (s_ && s_->receivers.fetch_sub(1, std::memory_order_acq_rel) == 1) {

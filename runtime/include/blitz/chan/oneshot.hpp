@@ -5,6 +5,7 @@
 #include <coroutine>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 #include "blitz/chan/channel.hpp"
@@ -65,7 +66,9 @@ public:
     ~oneshot_sender() { close(); }
 
     // Delivers v, or hands it back (closed()) if the receiver is gone.
+    // Throws std::logic_error on a sender that already sent or was moved from.
     send_result<T> send(T v) && {
+        if (!s_) throw std::logic_error("blitz::oneshot_sender::send: the sender already sent or was moved from");
         state* s = std::exchange(s_, nullptr);
         if (s->bits.load(std::memory_order_acquire) & state::rx_gone) {
             s->bits.fetch_or(state::tx_gone, std::memory_order_relaxed);
@@ -85,8 +88,9 @@ public:
         state::release(s);
         return send_result<T>::ok();
     }
+    // True once the receiver is gone (or this sender is spent).
     bool is_closed() const noexcept {
-        return s_->bits.load(std::memory_order_acquire) & state::rx_gone;
+        return !s_ || (s_->bits.load(std::memory_order_acquire) & state::rx_gone);
     }
 
 private:
@@ -180,11 +184,13 @@ public:
         bool resumed_ = false;
         bool coop_yield_ = false;
     };
-    recv_awaiter recv() { return recv_awaiter(*s_); }
+    // Throws std::logic_error on a moved-from receiver.
+    recv_awaiter recv() { return recv_awaiter(checked()); }
     recv_awaiter operator co_await() { return recv(); }
 
     enum class try_status { value, empty, closed };
     std::optional<T> try_recv(try_status* st = nullptr) {
+        checked();
         const std::uint32_t b = s_->bits.load(std::memory_order_acquire);
         if ((b & state::sent) && s_->value) {
             if (st) *st = try_status::value;
@@ -197,6 +203,10 @@ public:
 private:
     friend std::pair<oneshot_sender<T>, oneshot_receiver<T>> oneshot<T>();
     explicit oneshot_receiver(state* s) noexcept : s_(s) {}
+    state& checked() const {
+        if (!s_) throw std::logic_error("blitz::oneshot_receiver: used after being moved from");
+        return *s_;
+    }
     void close() noexcept {
         if (!s_) return;
         state* s = std::exchange(s_, nullptr);

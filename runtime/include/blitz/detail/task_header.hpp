@@ -5,6 +5,7 @@
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/task_state.hpp"
@@ -61,7 +62,8 @@ public:
     // Cancellation (K4): sets `cancelled`; returns true if the task was IDLE and the caller must
     // enqueue it (a queue reference was taken).
     bool request_cancel() noexcept;
-    void shield_push() noexcept;
+    // False (and nothing changed) when the shield depth is at its maximum (255).
+    [[nodiscard]] bool shield_push() noexcept;
     void shield_pop() noexcept;
 
     // ---- join side (K5) ----
@@ -74,6 +76,8 @@ public:
     // ---- references ----
     void ref() noexcept;
     void unref(std::uint32_t n = 1) noexcept;
+    // The join handle lets go: its reference, and its join interest unless it detached first.
+    void drop_handle(bool interested) noexcept;
 
     std::uint64_t load_state(std::memory_order mo = std::memory_order_acquire) const noexcept {
         return state_.load(mo);
@@ -113,10 +117,12 @@ public:
     // completes while the join handle can still take the result.
     void* result_slot_ = nullptr;
     void (*result_dtor_)(void*) noexcept = nullptr;
+    std::exception_ptr (*error_of_)(void*) noexcept = nullptr;  // the slot's exception, if any
     std::uint32_t slot_bytes_ = 0;  // bytes in front of the header (the result slot)
     std::uint32_t frame_size_ = 0;  // bytes of the frame (to recognise our own promise)
     bool spawned_ = false;
     bool frame_alive_ = true;
+    bool failed_ = false;  // an exception escaped the coroutine (set by its promise)
 };
 
 // Bytes placed in front of every task<T> frame for its header, rounded to the frame alignment.
