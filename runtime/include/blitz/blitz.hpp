@@ -10,6 +10,7 @@
 #include "blitz/chan.hpp"
 #include "blitz/combinators.hpp"
 #include "blitz/sync.hpp"
+#include "blitz/task_scope.hpp"
 #include "blitz/time.hpp"
 #include "blitz/topology.hpp"
 #include "blitz/waker.hpp"

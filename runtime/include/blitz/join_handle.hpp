@@ -83,6 +83,8 @@ public:
     void unregister_join_waker() const noexcept {
         if (h_) h_->unset_join_waker();
     }
+    // For task_scope: the task behind the handle (no reference taken).
+    detail::task_header* header_for_scope() const noexcept { return h_; }
 
     auto operator co_await() noexcept {
         struct awaiter {

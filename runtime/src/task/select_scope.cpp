@@ -55,32 +55,76 @@ void select_scope::install() noexcept {
 
 void select_scope::make_current() noexcept { t_->scope_ = this; }
 
+unsigned select_scope::add_hooks(task_header* t, drop_hook* hooks, unsigned max) noexcept {
+    unsigned n = 0;
+    for (select_scope* s = t ? t->scope_ : nullptr; s && n < max; s = s->parent_, ++n) {
+        drop_hook& h = hooks[n];
+        h.owner = s;
+        h.slot = s->active_;
+        h.prev = nullptr;
+        h.next = s->hooks_;
+        if (s->hooks_) s->hooks_->prev = &h;
+        s->hooks_ = &h;
+    }
+    return n;
+}
+
+void select_scope::remove_hooks(drop_hook* hooks, unsigned n) noexcept {
+    for (unsigned i = 0; i < n; ++i) {
+        drop_hook& h = hooks[i];
+        if (h.prev) {
+            h.prev->next = h.next;
+        } else {
+            h.owner->hooks_ = h.next;
+        }
+        if (h.next) h.next->prev = h.prev;
+    }
+}
+
+bool select_scope::losers_settled(unsigned winner) noexcept {
+    bool all = true;
+    for (drop_hook* h = hooks_; h; h = h->next) {
+        if (h->slot != winner && !h->settle(h)) all = false;
+    }
+    return all;
+}
+
+// Chooses slot i: resumes it once the losers' hooks have settled.
+bool select_scope::resume_slot(unsigned i) noexcept {
+    if (!losers_settled(i)) {
+        decided_ = static_cast<int>(i);
+        return false;
+    }
+    decided_ = -1;
+    active_ = i;
+    const scope_slot& sl = slots_[i];
+    if (sl.h) {  // an inner scope set both itself
+        t_->resume_point_ = sl.h;
+        t_->scope_ = this;  // the resumed branch's next suspension lands here
+    }
+    return true;
+}
+
 bool select_scope::ready(const void* self) noexcept {
     auto* s = const_cast<select_scope*>(static_cast<const select_scope*>(self));
+    if (s->decided_ >= 0) {
+        // A winner was found and waits for losing branches to settle.
+        const unsigned i = static_cast<unsigned>(s->decided_);
+        const scope_slot& sl = s->slots_[i];
+        if (!sl.h && !sl.ready(sl.ctx)) return false;  // an inner scope still settling
+        return s->resume_slot(i);
+    }
     // First the branches that can tell whether they are ready, in argument order (the earliest
     // ready branch wins); a check that passes may take the resource (a granted value), which
     // then belongs to the branch chosen here.
     for (unsigned i = 0; i < s->n_; ++i) {
         scope_slot& sl = s->slots_[i];
-        if (!sl.armed || !sl.ready) continue;
-        if (sl.ready(sl.ctx)) {
-            s->active_ = i;
-            if (sl.h) {  // an inner scope sets both itself
-                s->t_->resume_point_ = sl.h;
-                s->t_->scope_ = s;  // the resumed branch's next suspension lands here
-            }
-            return true;
-        }
+        if (sl.armed && sl.ready && sl.ready(sl.ctx)) return s->resume_slot(i);
     }
     // Then branches that complete by being resumed (a yield): ready on any poll.
     for (unsigned i = 0; i < s->n_; ++i) {
         scope_slot& sl = s->slots_[i];
-        if (sl.armed && !sl.ready) {
-            s->active_ = i;
-            s->t_->resume_point_ = sl.h;
-            s->t_->scope_ = s;
-            return true;
-        }
+        if (sl.armed && !sl.ready) return s->resume_slot(i);
     }
     return false;
 }

@@ -220,7 +220,14 @@ public:
         : select_awaiter(args, std::index_sequence_for<A...>{}) {}
     select_awaiter(const select_awaiter&) = delete;
     select_awaiter& operator=(const select_awaiter&) = delete;
-    ~select_awaiter() { scope_.leave(); }
+    ~select_awaiter() {
+        scope_.leave();
+        // Branches go while the scope (which their drop hooks point into) is still alive.
+        for_each_until([](auto& b, unsigned) {
+            b.lose();
+            return false;
+        });
+    }
 
     bool await_ready() {
         bool done = false;

@@ -8,6 +8,20 @@
 
 namespace blitz::detail {
 
+class select_scope;
+
+// Something in a branch that must finish before the branch can be dropped (a task_scope whose
+// tasks borrow from the branch's frames). settle() starts that (aborts the tasks), arranges a
+// wake of the task for when it is done, and says whether it already is.
+struct drop_hook {
+    bool (*settle)(drop_hook* self) noexcept = nullptr;
+    void* ctx = nullptr;
+    select_scope* owner = nullptr;
+    unsigned slot = 0;
+    drop_hook* prev = nullptr;
+    drop_hook* next = nullptr;
+};
+
 // Where one branch of a scope is suspended right now.
 struct scope_slot {
     std::coroutine_handle<> h{};  // resumed when the branch is ready (null: an inner scope sets it)
@@ -34,6 +48,8 @@ struct scope_slot {
 //    records into the same slot.
 // 5. leave() (the select's await_resume, or its destructor on cancellation) makes the parent the
 //    innermost scope again, dropping any scope nested below this one (their branches lost).
+// 6. Before a decided winner is resumed, every drop_hook registered from a losing branch must
+//    settle: until then the scope stays suspended on the winner (the hook wakes the task).
 //
 // Invariants: at most one branch is resumed per poll; a branch never chosen is never resumed;
 // the scope lives in the awaiting coroutine's frame (no allocation).
@@ -59,7 +75,14 @@ public:
 
     static bool ready(const void* self) noexcept;
 
+    // Registers `h` for the active slot of this scope and of every scope around it (the task's
+    // poll only). remove_hooks unlinks them.
+    static unsigned add_hooks(task_header* t, drop_hook* hooks, unsigned max) noexcept;
+    static void remove_hooks(drop_hook* hooks, unsigned n) noexcept;
+
 private:
+    bool losers_settled(unsigned winner) noexcept;
+    bool resume_slot(unsigned i) noexcept;
     task_header* t_ = nullptr;
     select_scope* parent_ = nullptr;
     select_scope* root_ = this;
@@ -67,6 +90,8 @@ private:
     scope_slot* slots_;
     unsigned n_;
     unsigned active_ = 0;
+    int decided_ = -1;  // a winner waiting for its losers' hooks to settle
+    drop_hook* hooks_ = nullptr;
 };
 
 }  // namespace blitz::detail

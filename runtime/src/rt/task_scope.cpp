@@ -1,0 +1,80 @@
+#include "blitz/task_scope.hpp"
+
+#include <thread>
+
+#include "blitz/detail/select_scope.hpp"
+#include "sched/scheduler.hpp"
+#include "task/context_internal.hpp"
+
+namespace blitz {
+
+namespace detail {
+
+void cancel_here_if_idle(task_header* t) noexcept {
+    // Not idle: it is queued or running, and whoever polls it next completes it as cancelled.
+    if (!t->request_cancel()) return;
+    // Idle: the cancel request made us the owner of its one queue entry; play the worker that
+    // would pop it.
+    const std::uint64_t s = t->transition_to_running();
+    if (state::cancel_due(s)) {
+        t->sched_->complete_task(t, /*cancelled=*/true, 1);
+        return;
+    }
+    // Shielded: hand it back as a poll that found nothing ready would.
+    if (t->transition_after_poll() == task_header::after_poll::rescheduled) {
+        t->sched_->schedule(t, /*is_yield=*/false);
+    }
+}
+
+}  // namespace detail
+
+task_scope::task_scope() : s_(std::make_shared<detail::scope_state>()), drop_wait_(this) {
+    owner_ = detail::current_task();
+    n_hooks_ = detail::select_scope::add_hooks(owner_, hooks_, max_hooks);
+    for (unsigned i = 0; i < n_hooks_; ++i) {
+        hooks_[i].settle = &task_scope::settle;
+        hooks_[i].ctx = this;
+    }
+}
+
+task_scope::~task_scope() {
+    detail::select_scope::remove_hooks(hooks_, n_hooks_);
+    {
+        std::lock_guard<std::mutex> l(s_->mu);
+        if (drop_wait_.linked()) drop_wait_.unlink();
+        drop_wait_.w.reset();
+    }
+    abort_and_wait_blocking();
+}
+
+bool task_scope::settle(detail::drop_hook* h) noexcept {
+    auto* self = static_cast<task_scope*>(h->ctx);
+    self->s_->abort_all();
+    std::lock_guard<std::mutex> l(self->s_->mu);
+    if (self->s_->live == 0) return true;
+    if (!self->drop_wait_.linked()) {  // woken when the last task goes
+        self->drop_wait_.done.store(false, std::memory_order_relaxed);
+        self->drop_wait_.w = self->owner_->make_waker();
+        self->s_->waiters.push_back(&self->drop_wait_);
+    }
+    return false;
+}
+
+void task_scope::abort_and_wait_blocking() noexcept {
+    {
+        std::lock_guard<std::mutex> l(s_->mu);
+        if (s_->live == 0) return;
+    }
+    s_->abort_all();
+    // A runtime shutting down destroys the rest itself (its workers are gone: waiting would hang).
+    if (detail::draining_scheduler()) return;
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> l(s_->mu);
+            if (s_->live == 0) return;
+        }
+        std::this_thread::yield();
+    }
+}
+
+}  // namespace blitz

@@ -1,0 +1,145 @@
+// task_scope, scoped and co_invoke (issue 13): tasks of a scope never outlive it.
+
+#include "blitz/task_scope.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "blitz/blitz.hpp"
+#include "suite.hpp"
+
+namespace blitz {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Counts in a frame that the scope's tasks borrow; `alive` is cleared when the frame's object
+// goes, and a task that touches it afterwards records a violation.
+struct borrowed {
+    std::atomic<int> touched{0};
+    std::atomic<bool> alive{true};
+    std::atomic<int>* after_death;
+    explicit borrowed(std::atomic<int>& a) : after_death(&a) {}
+    ~borrowed() { alive.store(false); }
+    void touch() {
+        if (!alive.load()) after_death->fetch_add(1);
+        touched.fetch_add(1);
+    }
+};
+
+task<void> toucher(borrowed& b, std::chrono::milliseconds every) {
+    struct on_exit {
+        borrowed& b;
+        ~on_exit() { b.touch(); }  // a destructor that borrows too
+    } g{b};
+    for (;;) {
+        b.touch();
+        co_await sleep(every);
+    }
+}
+
+TEST(TaskScope, ScopedReturnsAfterEveryTaskFinished) {
+    runtime rt(conformance::fresh(2));
+    const int sum = rt.block_on([]() -> task<int> {
+        std::atomic<int> total{0};
+        co_await scoped([&](task_scope& s) -> task<void> {
+            for (int i = 1; i <= 100; ++i) {
+                s.spawn([](std::atomic<int>& t, int i) -> task<void> {
+                    co_await sleep(1ms);
+                    t.fetch_add(i);
+                }(total, i));
+            }
+            co_return;
+        });
+        co_return total.load();
+    }());
+    EXPECT_EQ(sum, 5050);
+}
+
+TEST(TaskScope, BodyExceptionAbortsTheTasksBeforeTheBorrowedFrameGoes) {
+    runtime rt(conformance::fresh(2));
+    std::atomic<int> after_death{0};
+    EXPECT_THROW(rt.block_on([](std::atomic<int>& ad) -> task<void> {
+        borrowed b(ad);
+        co_await scoped([&](task_scope& s) -> task<void> {
+            for (int i = 0; i < 8; ++i) s.spawn(toucher(b, 1ms));
+            co_await sleep(3ms);
+            throw std::runtime_error("body failed");
+        });
+    }(after_death)), std::runtime_error);
+    EXPECT_EQ(after_death.load(), 0);
+}
+
+TEST(TaskScope, AbortingTheOwnerWaitsForTheTasks) {
+    runtime rt(conformance::fresh(2));
+    std::atomic<int> after_death{0};
+    std::atomic<bool> started{false};
+    auto h = rt.spawn([](std::atomic<int>& ad, std::atomic<bool>& st) -> task<void> {
+        borrowed b(ad);
+        co_await scoped([&](task_scope& s) -> task<void> {
+            for (int i = 0; i < 8; ++i) s.spawn(toucher(b, 1ms));
+            st.store(true);
+            co_await sleep(1h);
+        });
+    }(after_death, started));
+    while (!started.load()) std::this_thread::yield();
+    std::this_thread::sleep_for(3ms);
+    h.abort();
+    EXPECT_THROW(h.join(), task_cancelled);
+    EXPECT_EQ(after_death.load(), 0);
+}
+
+TEST(TaskScope, ALosingSelectDropsTheScopeOnlyAfterItsTasks) {
+    runtime rt(conformance::fresh(1));  // one worker: the idle tasks are cancelled in place
+    std::atomic<int> after_death{0};
+    auto r = rt.block_on([](std::atomic<int>& ad) -> task<bool> {
+        auto job = [](std::atomic<int>& ad) -> task<int> {
+            borrowed b(ad);
+            co_await scoped([&](task_scope& s) -> task<void> {
+                for (int i = 0; i < 8; ++i) s.spawn(toucher(b, 1ms));
+                co_await sleep(1h);
+            });
+            co_return 0;
+        };
+        auto t = co_await timeout(5ms, job(ad));
+        co_return t.timed_out();
+    }(after_death));
+    EXPECT_TRUE(r);
+    EXPECT_EQ(after_death.load(), 0);
+}
+
+TEST(TaskScope, FirstTaskExceptionIsRethrownOnceAllFinished) {
+    runtime rt(conformance::fresh(2));
+    std::atomic<int> finished{0};
+    EXPECT_THROW(rt.block_on([](std::atomic<int>& f) -> task<void> {
+        co_await scoped([&](task_scope& s) -> task<void> {
+            s.spawn([]() -> task<void> {
+                throw std::logic_error("task failed");
+                co_return;
+            }());
+            s.spawn([](std::atomic<int>& f) -> task<void> {
+                co_await sleep(5ms);
+                f.fetch_add(1);
+            }(f));
+            co_return;
+        });
+    }(finished)), std::logic_error);
+    EXPECT_EQ(finished.load(), 1);
+}
+
+TEST(CoInvoke, KeepsTheLambdaCapturesAliveWhileTheTaskRuns) {
+    runtime rt(conformance::fresh(2));
+    auto h = rt.spawn(co_invoke([name = std::string(64, 'x')]() -> task<std::size_t> {
+        co_await sleep(2ms);  // the temporary lambda is long gone; the copy in co_invoke is not
+        co_return name.size();
+    }));
+    EXPECT_EQ(h.join(), 64u);
+}
+
+}  // namespace
+}  // namespace blitz
