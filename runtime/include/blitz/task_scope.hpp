@@ -105,11 +105,11 @@ public:
     }
     bool await_ready() {
         t_ = current_task();
-        return check();
+        return check(/*link=*/false);
     }
     bool await_suspend(std::coroutine_handle<> h) {
         t_ = suspend_current(h, &ready, this);
-        return !check_or_link();
+        return !check(/*link=*/true);
     }
     void await_resume() const noexcept {}
 
@@ -117,20 +117,15 @@ private:
     bool cancel_requested() const noexcept {
         return t_ && (t_->load_state() & state::cancelled) != 0;
     }
-    bool check() {
+    // Done? If not and `link`, makes sure a fresh waker is linked for the last task's end.
+    bool check(bool link) {
         if (cancel_requested() && !aborted_) {
             aborted_ = true;
-            s_.abort_all();
+            s_.abort_all();  // outside the lock: a cancelled frame's guard takes it
         }
         std::lock_guard<std::mutex> l(s_.mu);
-        return s_.live == 0 && (!watch_cancel_ || aborted_);
-    }
-    // Checks; if not done, makes sure a fresh waker is linked.
-    bool check_or_link() {
-        if (check()) return true;
-        std::lock_guard<std::mutex> l(s_.mu);
         if (s_.live == 0 && (!watch_cancel_ || aborted_)) return true;
-        if (!node_.linked()) {
+        if (link && !node_.linked()) {
             node_.done.store(false, std::memory_order_relaxed);
             node_.w = t_->make_waker();
             s_.waiters.push_back(&node_);
@@ -140,7 +135,7 @@ private:
     static bool ready(const void* p) noexcept {
         auto* a = const_cast<scope_wait*>(static_cast<const scope_wait*>(p));
         // Every poll looks again: the wake may be the cancellation request, not the queue's.
-        return a->check_or_link();
+        return a->check(/*link=*/true);
     }
 
     scope_state& s_;

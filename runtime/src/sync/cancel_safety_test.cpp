@@ -23,6 +23,14 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// Occupies its worker (says so through `on`) until `go`: with one worker, work woken meanwhile
+// waits behind it, so a test can arrange grants, closes and aborts before anything runs.
+task<void> hold_worker(std::atomic<bool>& on, std::atomic<bool>& go) {
+    on.store(true);
+    while (!go.load()) std::this_thread::yield();
+    co_return;
+}
+
 // Defect 1: with both channels holding a value, a select over the two receives takes exactly
 // one of them; the other stays in its channel (sent == delivered + left), every round.
 TEST(CancelSafety, SelectOverTwoReadyReceivesTakesExactlyOneValue) {
@@ -62,10 +70,8 @@ TEST(CancelSafety, SelectGrantedOnBothBranchesGivesTheLoserBack) {
         }(rx1, rx2, waiting));
         // The one worker runs the select (it suspends on both), then the blocker, which holds
         // the worker while both values are granted.
-        auto blocker = rt.spawn([](std::atomic<bool>& go) -> task<void> {
-            while (!go.load()) std::this_thread::yield();
-            co_return;
-        }(release));
+        std::atomic<bool> on{false};
+        auto blocker = rt.spawn(hold_worker(on, release));
         while (!waiting.load()) std::this_thread::yield();
         std::this_thread::sleep_for(1ms);  // ordering only: the select has suspended by now
         (void)tx1.try_send(10);
@@ -88,11 +94,7 @@ TEST(CancelSafety, ValueGrantedToAnAbortedReceiverGoesToTheNextOne) {
     std::atomic<bool> blocking{false}, release{false};
     auto a = rt.spawn(recv_one(rx));
     auto b = rt.spawn(recv_one(rx));
-    auto blocker = rt.spawn([](std::atomic<bool>& on, std::atomic<bool>& go) -> task<void> {
-        on.store(true);
-        while (!go.load()) std::this_thread::yield();
-        co_return;
-    }(blocking, release));
+    auto blocker = rt.spawn(hold_worker(blocking, release));
     // One worker, injected in order: A and B have each suspended on recv when the blocker runs.
     while (!blocking.load()) std::this_thread::yield();
     ASSERT_TRUE(tx.try_send(42).sent());  // granted to A, which cannot run yet
@@ -109,13 +111,9 @@ TEST(CancelSafety, ValueGrantedToAnAbortedReceiverGoesToTheNextOne) {
 TEST(CancelSafety, TryRecvSaysClosedOnlyWhenNothingCanComeBack) {
     runtime rt(conformance::fresh(1));
     auto [tx, rx] = channel<int>(1);
-    std::atomic<bool> blocking{false}, release{false}, checked{false};
+    std::atomic<bool> blocking{false}, release{false};
     auto a = rt.spawn([](receiver<int> rx) -> task<std::optional<int>> { co_return co_await rx.recv(); }(rx));
-    auto blocker = rt.spawn([](std::atomic<bool>& on, std::atomic<bool>& go) -> task<void> {
-        on.store(true);
-        while (!go.load()) std::this_thread::yield();
-        co_return;
-    }(blocking, release));
+    auto blocker = rt.spawn(hold_worker(blocking, release));
     while (!blocking.load()) std::this_thread::yield();
     ASSERT_TRUE(tx.try_send(7).sent());
     { auto gone = std::move(tx); }
@@ -129,7 +127,6 @@ TEST(CancelSafety, TryRecvSaysClosedOnlyWhenNothingCanComeBack) {
     EXPECT_EQ(rx.try_recv(&st), std::optional<int>(7));
     EXPECT_FALSE(rx.try_recv(&st).has_value());
     EXPECT_EQ(st, receiver<int>::try_status::closed);
-    (void)checked;
 }
 
 blitz::task<int> answer_after(std::chrono::milliseconds d) {

@@ -106,8 +106,6 @@ public:
         h_.promise().set_continuation(c);
         return false;
     }
-    bool try_ready() { return false; }
-    bool suspend(std::coroutine_handle<>) { return true; }
     result take() {
         if constexpr (std::is_void_v<T>) {
             h_.promise().take_result();
@@ -153,7 +151,6 @@ public:
               }
           }) {}
 
-    bool start(std::coroutine_handle<>) { return false; }
     bool try_ready() { return aw().await_ready(); }
     bool suspend(std::coroutine_handle<> c) { return suspend_branch(aw(), c); }
     result take() {
