@@ -1,5 +1,6 @@
-// X checkers for what issue 6 has built so far: the blocking pool (X1), the semaphore (X2),
-// mutex and rwlock (X3), barrier, notify and once_cell (X4).
+// X checkers for the blocking pool (X1), the semaphore (X2), mutex and rwlock (X3), barrier,
+// notify and once_cell (X4), and B2 (the budget on always-ready sync awaits). The channel and
+// combinator checkers (X5-X7) are in checkers_chan.cpp.
 
 #include <algorithm>
 #include <atomic>
@@ -400,181 +401,6 @@ outcome check_x4(const run_params& p, bool faulty) {
     return o;
 }
 
-// ---- X5 -----------------------------------------------------------------------------------
-
-// Producers and consumers on all workers through small channels (most sends wait): every value
-// arrives exactly once, each consumer sees each producer's values in order, the length never
-// exceeds the capacity, and when the producers finish the consumers drain and see the end.
-outcome check_x5(const run_params& p, bool faulty) {
-    outcome o;
-    runtime rt(fresh(p.workers));
-    const std::uint32_t per = p.quick ? 500 : 5000;
-    constexpr int producers = 4, consumers = 3;
-    for (std::size_t cap : {std::size_t{1}, std::size_t{3}}) {
-        ++o.runs;
-        std::vector<std::atomic<std::uint8_t>> seen(producers * per);
-        std::atomic<long> order_breaks{0}, over_cap{0};
-        std::vector<join_handle<void>> hs;
-        {
-            auto [tx, rx] = channel<std::uint64_t>(cap);
-            tx.set_fault_drop_waiting_send(faulty);
-            for (int q = 0; q < producers; ++q) {
-                hs.push_back(rt.spawn([](sender<std::uint64_t> tx, std::uint64_t q, std::uint32_t n,
-                                         std::atomic<long>& over) -> task<void> {
-                    for (std::uint32_t i = 0; i < n; ++i) {
-                        (void)co_await tx.send((q << 32) | i);
-                        if (tx.len() > tx.capacity()) over.fetch_add(1);
-                    }
-                }(tx, static_cast<std::uint64_t>(q), per, over_cap)));
-            }
-            for (int c = 0; c < consumers; ++c) {
-                hs.push_back(rt.spawn([](receiver<std::uint64_t> rx, std::uint32_t per,
-                                         std::vector<std::atomic<std::uint8_t>>& seen,
-                                         std::atomic<long>& breaks) -> task<void> {
-                    std::int64_t last[producers] = {-1, -1, -1, -1};
-                    while (auto v = co_await rx.recv()) {
-                        const auto q = static_cast<std::size_t>(*v >> 32);
-                        const auto i = static_cast<std::int64_t>(*v & 0xffffffffu);
-                        if (i <= last[q]) breaks.fetch_add(1);
-                        last[q] = i;
-                        seen[q * per + static_cast<std::size_t>(i)].fetch_add(1);
-                    }
-                }(rx, per, seen, order_breaks)));
-            }
-        }
-        for (auto& h : hs) h.join();  // consumers end only if closing woke and drained them
-        std::size_t missing = 0, twice = 0;
-        for (auto& x : seen) {
-            ++o.events;
-            missing += x.load() == 0;
-            twice += x.load() > 1;
-        }
-        const std::string where = "capacity " + std::to_string(cap) + ": ";
-        if (missing) forbid(o, where + std::to_string(missing) + " sent values never received");
-        if (twice) forbid(o, where + std::to_string(twice) + " values received twice");
-        if (order_breaks.load()) forbid(o, where + "a producer's values arrived out of order");
-        if (over_cap.load()) forbid(o, where + "length above capacity");
-    }
-    return o;
-}
-
-// ---- X6 -----------------------------------------------------------------------------------
-
-// Oneshot: across many pairs where the sender sends or just goes (at random), and the receiver
-// may already be waiting, each receiver observes exactly one of value or closed. Broadcast:
-// fast and slow subscribers on all workers: for each, values in send order, and received +
-// lagged == sent. Watch: versions never go back and the last value is observed.
-outcome check_x6(const run_params& p, bool faulty) {
-    outcome o;
-    runtime rt(fresh(p.workers));
-    detail::fast_rng rng(p.seed);
-    {
-        ++o.runs;
-        const int pairs = p.quick ? 300 : 3000;
-        std::atomic<long> values{0}, closes{0}, sends{0};
-        std::vector<join_handle<void>> hs;
-        for (int i = 0; i < pairs; ++i) {
-            auto [tx, rx] = oneshot<int>();
-            hs.push_back(rt.spawn([](oneshot_receiver<int> rx, std::atomic<long>& v,
-                                     std::atomic<long>& c) -> task<void> {
-                auto r = co_await rx;
-                (r ? v : c).fetch_add(1);
-            }(std::move(rx), values, closes)));
-            const bool send = rng.bounded(2) == 0;
-            hs.push_back(rt.spawn([](oneshot_sender<int> tx, bool send, std::atomic<long>& s) -> task<void> {
-                co_await yield_now();
-                if (send && std::move(tx).send(1).sent()) s.fetch_add(1);
-            }(std::move(tx), send, sends)));
-        }
-        for (auto& h : hs) h.join();
-        o.events += static_cast<std::uint64_t>(pairs);
-        if (values.load() + closes.load() != pairs || values.load() != sends.load()) {
-            forbid(o, "oneshot: " + std::to_string(values.load()) + " values + " +
-                          std::to_string(closes.load()) + " closes for " + std::to_string(pairs) +
-                          " pairs and " + std::to_string(sends.load()) + " sends");
-        }
-    }
-    {
-        ++o.runs;
-        const int sent = p.quick ? 2000 : 20000;
-        auto [tx, rx0] = broadcast<int>(8);
-        tx.set_fault_hide_lag(faulty);
-        struct tally {
-            long received = 0, lagged = 0, breaks = 0;
-        };
-        std::vector<join_handle<tally>> hs;
-        for (int r = 0; r < 4; ++r) {
-            hs.push_back(rt.spawn([](broadcast_receiver<int> rx, bool slow) -> task<tally> {
-                tally t;
-                int last = -1;
-                for (;;) {
-                    auto m = co_await rx.recv();
-                    if (m.closed()) break;
-                    if (m.lagged()) {
-                        t.lagged += static_cast<long>(m.missed());
-                        last += static_cast<int>(m.missed());
-                        continue;
-                    }
-                    if (m.value() != last + 1) ++t.breaks;
-                    last = m.value();
-                    ++t.received;
-                    if (slow) co_await yield_now();
-                }
-                co_return t;
-            }(tx.subscribe(), r % 2 == 1)));
-        }
-        { auto drop = std::move(rx0); }
-        rt.block_on([](broadcast_sender<int> tx, int n) -> task<void> {
-            for (int i = 0; i < n; ++i) {
-                tx.send(i);
-                if (i % 16 == 0) co_await yield_now();
-            }
-        }(std::move(tx), sent));
-        for (auto& h : hs) {
-            const tally t = h.join();
-            ++o.events;
-            if (t.received + t.lagged != sent) {
-                forbid(o, "broadcast: received " + std::to_string(t.received) + " + lagged " +
-                              std::to_string(t.lagged) + " != sent " + std::to_string(sent));
-            }
-            if (t.breaks) forbid(o, "broadcast: values out of order");
-        }
-    }
-    {
-        ++o.runs;
-        auto [tx, rx] = watch<int>(0);
-        std::atomic<long> backwards{0};
-        std::vector<join_handle<int>> hs;
-        for (int r = 0; r < 3; ++r) {
-            hs.push_back(rt.spawn([](watch_receiver<int> rx, std::atomic<long>& back) -> task<int> {
-                int last = 0;
-                std::uint64_t version = 0;
-                while (co_await rx.changed()) {
-                    auto [v, ver] = rx.borrow_and_update();
-                    if (ver < version || v < last) back.fetch_add(1);
-                    version = ver;
-                    last = v;
-                }
-                co_return last;
-            }(rx, backwards)));
-        }
-        const int n = p.quick ? 1000 : 10000;
-        rt.block_on([](watch_sender<int> tx, int n) -> task<void> {
-            for (int i = 1; i <= n; ++i) {
-                tx.send(i);
-                if (i % 8 == 0) co_await yield_now();
-            }
-        }(std::move(tx), n));
-        for (auto& h : hs) {
-            ++o.events;
-            const int last = h.join();
-            if (last != n) forbid(o, "watch: a receiver ended at " + std::to_string(last) + ", not the last value " + std::to_string(n));
-        }
-        if (backwards.load()) forbid(o, "watch: a version or value went backward");
-    }
-    return o;
-}
-
 // ---- B2 -----------------------------------------------------------------------------------
 
 // A task looping on always-ready resources (a mutex; a channel it sends to and receives from)
@@ -617,10 +443,6 @@ std::vector<checker> sync_checkers() {
          "the mutex hands the lock to its newest waiter", check_x3},
         {"X4", "barrier: one leader per generation; notify: no permit accumulation; once_cell: once",
          "notify_one stores a permit per call", check_x4},
-        {"X5", "bounded channel: exactly once, per-producer order, len <= capacity, close drains",
-         "a send that had to wait reports success without delivering", check_x5},
-        {"X6", "oneshot: value xor closed; broadcast: in order, received + lagged == sent; watch",
-         "broadcast receivers skip lost values without reporting the lag", check_x6},
     };
 }
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 if [ "${1:-}" = "peers" ]; then
-  packages=(golang-go libasio-dev libtbb-dev cargo rustc librust-tokio-dev gnuplot-nox)
+  packages=(golang-go libasio-dev libtbb-dev cargo rustc librust-tokio-dev librust-tokio-macros-dev gnuplot-nox)
 else
   packages=(
     build-essential cmake ninja-build pkg-config git

@@ -455,6 +455,45 @@ rep notify_row(runtime& rt) {
     });
 }
 
+// ---- select and timeout ---------------------------------------------------------------------
+
+// A select over two receives that both hold a value: the first argument wins and the second is
+// dropped untouched (Tokio: select! with `biased;`). The cost of deciding inside the task.
+rep select_ready(runtime& rt) {
+    auto [tx1, rx1] = channel<std::uint64_t>(kOps);
+    auto [tx2, rx2] = channel<std::uint64_t>(1);
+    rt.block_on([](sender<std::uint64_t>& a, sender<std::uint64_t>& b) -> task<void> {
+        for (int i = 0; i < kOps; ++i) (void)co_await a.send(1);
+        (void)co_await b.send(2);
+    }(tx1, tx2));
+    std::uint64_t firsts = 0;
+    rep r = timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) {
+            auto v = co_await select(rx1.recv(), rx2.recv());
+            firsts += v.index() == 0;
+        }
+    });
+    check(firsts == static_cast<std::uint64_t>(kOps) && rx2.len() == 1, "select_ready: a loser was completed");
+    return r;
+}
+
+// A timeout around a receive that is ready: the deadline is computed and no timer is armed.
+rep timeout_ready(runtime& rt) {
+    auto [tx, rx] = channel<std::uint64_t>(kOps);
+    rt.block_on([](sender<std::uint64_t>& tx) -> task<void> {
+        for (int i = 0; i < kOps; ++i) (void)co_await tx.send(1);
+    }(tx));
+    std::uint64_t got = 0;
+    rep r = timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) {
+            auto v = co_await timeout(std::chrono::seconds(1), rx.recv());
+            got += !v.timed_out();
+        }
+    });
+    check(got == static_cast<std::uint64_t>(kOps), "timeout_ready: a ready receive timed out");
+    return r;
+}
+
 // ---- timers ---------------------------------------------------------------------------------
 
 // Arms a timer with a spread-out deadline (1 ms to 100 s ahead) and cancels it, `n` times.
@@ -554,6 +593,8 @@ const std::vector<workload>& workloads() {
         {"once_cell_set", kind::primitive, kOps, once_cell_set},
         {"barrier", kind::primitive, kOps, barrier_row},
         {"notify", kind::primitive, kOps, notify_row},
+        {"select_ready", kind::primitive, kOps, select_ready},
+        {"timeout_ready", kind::primitive, kOps, timeout_ready},
         {"timer_insert_cancel", kind::timer, kOps, timer_insert_cancel},
         {"timer_churn_1m", kind::timer, 1'000'000, timer_churn_1m},
         {"sleep_lateness_idle", kind::latency, 1, [](runtime& rt) { return sleep_lateness(rt, false); }},

@@ -163,6 +163,9 @@ struct config {
         bool steal_ignores_nodes = false;
         // X1: the blocking pool starts a thread for every job, ignoring its cap.
         bool blocking_ignores_cap = false;
+        // X7: a select also completes every other branch that is ready when it returns and
+        // discards their results (what spawning each branch as a task used to do).
+        bool select_completes_losers = false;
         // Runs on a worker right before it publishes itself as parked (after its own queues were
         // found empty); tests use it to land work in exactly that window.
         std::function<void(unsigned worker)> before_park_commit;

@@ -141,7 +141,8 @@ void semaphore::abandon(acquire_awaiter& a) noexcept {
         }
         // Whatever it was granted (partially while queued, or fully before it could resume)
         // goes to the next waiters (and the queued bit goes if it was the last).
-        give_locked(std::exchange(a.held_, 0), l, b);
+        const std::size_t back = std::exchange(a.held_, 0);
+        give_locked(faults_.lose_abandoned_grant ? 0 : back, l, b);
         if (std::exchange(a.queue_granted_, false) &&
             granted_waiting_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
             closed_.load(std::memory_order_seq_cst)) {

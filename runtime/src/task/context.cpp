@@ -29,6 +29,10 @@ bool fault_drop_exceptions() noexcept {
     return tl_worker && tl_worker->sched().cfg().debug.drop_exceptions;
 }
 
+bool fault_select_completes_losers() noexcept {
+    return tl_worker && tl_worker->sched().cfg().debug.select_completes_losers;
+}
+
 void set_current_task(task_header* t) noexcept { tl_task = t; }
 void set_current_worker(worker* w) noexcept { tl_worker = w; }
 

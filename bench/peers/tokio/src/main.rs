@@ -526,6 +526,43 @@ fn primitive(rt: &Runtime, name: &str) -> Rep {
                 }
             })
         }
+        "select_ready" => {
+            // Both receivers hold a value; `biased;` polls in order, as blitz's select decides
+            // (the first ready argument wins and the second is dropped untouched).
+            let (tx1, mut rx1) = mpsc::channel::<u64>(OPS);
+            let (tx2, mut rx2) = mpsc::channel::<u64>(1);
+            rt.block_on(async {
+                for _ in 0..OPS {
+                    tx1.send(1).await.unwrap();
+                }
+                tx2.send(2).await.unwrap();
+            });
+            let mut firsts = 0usize;
+            let r = timed(rt, async {
+                for _ in 0..OPS {
+                    tokio::select! {
+                        biased;
+                        _ = rx1.recv() => firsts += 1,
+                        _ = rx2.recv() => {}
+                    }
+                }
+            });
+            assert!(firsts == OPS && rx2.try_recv().is_ok(), "select_ready: a loser completed");
+            r
+        }
+        "timeout_ready" => {
+            let (tx, mut rx) = mpsc::channel::<u64>(OPS);
+            rt.block_on(async {
+                for _ in 0..OPS {
+                    tx.send(1).await.unwrap();
+                }
+            });
+            timed(rt, async {
+                for _ in 0..OPS {
+                    tokio::time::timeout(Duration::from_secs(1), rx.recv()).await.unwrap();
+                }
+            })
+        }
         _ => unreachable!(),
     }
 }
@@ -643,6 +680,8 @@ const WORKLOADS: &[(&str, &str, usize)] = &[
     ("once_cell_set", "primitive", OPS),
     ("barrier", "primitive", OPS),
     ("notify", "primitive", OPS),
+    ("select_ready", "primitive", OPS),
+    ("timeout_ready", "primitive", OPS),
     ("timer_insert_cancel", "timer", OPS),
     ("timer_churn_1m", "timer", 1_000_000),
     ("sleep_lateness_idle", "latency", 1),

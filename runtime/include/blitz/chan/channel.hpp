@@ -278,6 +278,14 @@ public:
     bool is_closed() const { return checked().ready_values().is_closed(); }
     std::size_t len() const { return checked().len(); }
 
+    // X5's negative control (conformance): a value granted to a receiver that is then dropped
+    // (aborted, timed out, lost a select) is not handed back; it stays unreachable in the buffer.
+    void set_fault_lose_abandoned_grant(bool on) {
+        semaphore::faults f;
+        f.lose_abandoned_grant = on;
+        checked().ready_values().set_faults(f);
+    }
+
 private:
     friend std::pair<sender<T>, receiver<T>> channel<T>(std::size_t);
     explicit receiver(std::shared_ptr<detail::chan_state<T>> s) noexcept : s_(std::move(s)) {

@@ -17,6 +17,8 @@ worker* current_worker() noexcept;
 scheduler* current_scheduler() noexcept;
 // K5's negative control: true when this worker's runtime drops escaping exceptions on purpose.
 bool fault_drop_exceptions() noexcept;
+// X7's negative control: true when this worker's runtime lets a select complete its losers.
+bool fault_select_completes_losers() noexcept;
 
 // Readiness check of a suspended awaitable: true when it may be resumed.
 using ready_fn = bool (*)(const void* awaiter) noexcept;

@@ -268,6 +268,7 @@ public:
 
     value_type await_resume() {
         if (won_ == n) won_ = scope_.active();
+        if (fault_select_completes_losers()) [[unlikely]] complete_ready_losers();
         scope_.leave();
         for_each_until([&](auto& b, unsigned i) {
             if (i != won_) b.lose();
@@ -290,6 +291,30 @@ private:
             unsigned i = 0;
             (void)((f(b, i++)) || ...);
         }, branches_);
+    }
+    // X7's negative control only: every losing awaitable branch that is ready now is completed
+    // and its result discarded (a value it received is lost), as a select that ran each branch
+    // as its own task did.
+    void complete_ready_losers() noexcept {
+        for_each_until([&](auto& b, unsigned i) {
+            if constexpr (!std::remove_reference_t<decltype(b)>::is_task_branch) {
+                if (i == won_) return false;
+                const scope_slot& sl = slots_[i];
+                bool ready = false;
+                if (sl.armed) {
+                    ready = sl.h && sl.ready && sl.ready(sl.ctx);  // not a nested select
+                } else if (i > won_ && i >= checked_) {
+                    ready = b.try_ready();  // never looked at: the plain ready path
+                }
+                if (ready) {
+                    try {
+                        (void)b.take();
+                    } catch (...) {
+                    }
+                }
+            }
+            return false;
+        });
     }
     template <std::size_t I>
     value_type take() {

@@ -190,11 +190,13 @@ public:
     // Waiters queued right now (a snapshot, for tests and metrics).
     std::size_t waiters() const;
 
-    // X2's negative controls (conformance): serve waiters newest first; let released permits
-    // sit in the free count while waiters are queued.
+    // Negative controls (conformance): serve waiters newest first and let released permits sit
+    // in the free count while waiters are queued (X2); lose what an abandoned waiter had been
+    // granted instead of passing it on (X5: a value granted to an aborted receiver is dropped).
     struct faults {
         bool lifo = false;
         bool float_permits = false;
+        bool lose_abandoned_grant = false;
     };
     void set_faults(faults f) noexcept { faults_ = f; }
 
