@@ -65,15 +65,21 @@ struct scope_state {
     }
 };
 
-// Lives in each scope task's frame: reports the frame's end to the scope.
+// A parameter of each scope task's frame: reports the frame's end to the scope, also when the
+// frame is destroyed without ever running (a tracked task that was never awaited).
 struct scope_guard {
     std::shared_ptr<scope_state> s;
-    ~scope_guard() { s->done(); }
+    explicit scope_guard(std::shared_ptr<scope_state> st) noexcept : s(std::move(st)) {}
+    scope_guard(scope_guard&&) noexcept = default;  // the moved-from guard reports nothing
+    scope_guard& operator=(scope_guard&&) = delete;
+    ~scope_guard() {
+        if (s) s->done();
+    }
 };
 
 template <class T>
-task<T> scope_task(task<T> t, std::shared_ptr<scope_state> s) {
-    scope_guard g{s};
+task<T> scope_task(task<T> t, scope_guard g) {
+    scope_state* s = g.s.get();
     try {
         if constexpr (std::is_void_v<T>) {
             co_await std::move(t);
@@ -182,7 +188,7 @@ public:
             std::lock_guard<std::mutex> l(s_->mu);
             ++s_->live;  // before the task can finish
         }
-        auto h = blitz::spawn(detail::scope_task(std::move(t), s_));
+        auto h = blitz::spawn(detail::scope_task(std::move(t), detail::scope_guard(s_)));
         detail::task_header* hdr = h.header_for_scope();
         hdr->ref();
         std::lock_guard<std::mutex> l(s_->mu);
@@ -275,6 +281,76 @@ auto scoped(F f) -> task<typename std::invoke_result_t<F&, task_scope&>::value_t
     if (child_error) std::rethrow_exception(child_error);
     if constexpr (!std::is_void_v<R>) co_return std::move(*out);
 }
+
+// Counts a group of tasks it does not own, and lets a task wait until all of them are done and
+// no more will come (Tokio's TaskTracker): for a graceful stop, close the tracker and await
+// wait(). Tasks are never aborted by the tracker, and dropping it changes nothing for them.
+//
+// 1. Inside a task, spawn(t) runs t on the current runtime, counted (spawn_with_handle(t) also
+//    returns its join handle); from any thread, rt.spawn(tracker.track(t)). track(t) returns t wrapped
+//    so that it is counted from now until its frame is gone (awaited, spawned, or destroyed
+//    without running).
+// 2. close() says no more tasks are expected (spawn and track still work; the count just has
+//    to reach zero again); reopen() takes that back.
+// 3. co_await wait() completes once the tracker is closed and no tracked task is left.
+//
+// Thread-safety: every member from any thread. One allocation per tracker, two per task.
+class task_tracker {
+public:
+    task_tracker() : s_(std::make_shared<detail::scope_state>()) { s_->live = 1; }  // 1: open
+    task_tracker(const task_tracker&) = delete;
+    task_tracker& operator=(const task_tracker&) = delete;
+
+    template <class T>
+    void spawn(task<T> t) {
+        (void)spawn_with_handle(std::move(t));
+    }
+    template <class T>
+    join_handle<T> spawn_with_handle(task<T> t) {
+        return blitz::spawn(track(std::move(t)));
+    }
+    template <class T>
+    task<T> track(task<T> t) {
+        {
+            std::lock_guard<std::mutex> l(s_->mu);
+            ++s_->live;
+        }
+        return detail::scope_task(std::move(t), detail::scope_guard(s_));
+    }
+    // Returns false if it was already closed.
+    bool close() {
+        {
+            std::lock_guard<std::mutex> l(s_->mu);
+            if (closed_) return false;
+            closed_ = true;
+        }
+        s_->done();  // the open count goes: waiters wake if nothing is left
+        return true;
+    }
+    // Returns false if it was open.
+    bool reopen() {
+        std::lock_guard<std::mutex> l(s_->mu);
+        if (!closed_) return false;
+        closed_ = false;
+        ++s_->live;
+        return true;
+    }
+    bool is_closed() const {
+        std::lock_guard<std::mutex> l(s_->mu);
+        return closed_;
+    }
+    // Tracked tasks whose frames are not gone yet.
+    std::size_t size() const {
+        std::lock_guard<std::mutex> l(s_->mu);
+        return s_->live - (closed_ ? 0 : 1);
+    }
+    // co_await tracker.wait(): closed and empty. Cancelling the waiter leaves the tasks alone.
+    detail::scope_wait wait() { return detail::scope_wait(*s_, false); }
+
+private:
+    std::shared_ptr<detail::scope_state> s_;  // live counts tasks, plus one while open
+    bool closed_ = false;                     // guarded by s_->mu
+};
 
 // Calls f(args...) (which returns a task) and awaits it inside a coroutine that owns f and the
 // arguments, so a lambda's captures live as long as the task runs:

@@ -1,4 +1,5 @@
-// task_scope, scoped and co_invoke (issue 13): tasks of a scope never outlive it.
+// task_scope, scoped, co_invoke and task_tracker (issue 13): tasks of a scope never outlive it;
+// a tracker counts tasks it does not own.
 
 #include "blitz/task_scope.hpp"
 
@@ -139,6 +140,77 @@ TEST(CoInvoke, KeepsTheLambdaCapturesAliveWhileTheTaskRuns) {
         co_return name.size();
     }));
     EXPECT_EQ(h.join(), 64u);
+}
+
+// task_tracker: wait() completes only once the tracker is closed and every tracked task is gone;
+// it never aborts them.
+TEST(TaskTracker, WaitCompletesOnlyWhenClosedAndEveryTaskIsDone) {
+    runtime rt(conformance::fresh(2));
+    task_tracker tr;
+    auto [tx, rx] = oneshot<int>();
+    std::atomic<int> finished{0};
+    rt.block_on([](task_tracker& tr, std::atomic<int>& finished) -> task<void> {
+        for (int i = 0; i < 8; ++i) {  // from inside a task: tr.spawn
+            tr.spawn([](std::atomic<int>& f) -> task<void> {
+                co_await sleep(1ms);
+                f.fetch_add(1);
+            }(finished));
+        }
+        co_return;
+    }(tr, finished));
+    // From a plain thread: rt.spawn(tr.track(t)).
+    (void)rt.spawn(tr.track([](oneshot_receiver<int> rx, std::atomic<int>& f) -> task<void> {
+        (void)co_await std::move(rx);  // held until the test releases it
+        f.fetch_add(1);
+    }(std::move(rx), finished)));
+    EXPECT_FALSE(tr.is_closed());
+    // Open: even with the tasks done, wait() does not complete.
+    auto waited = rt.block_on(timeout(20ms, tr.wait()));
+    EXPECT_TRUE(waited.timed_out());
+    EXPECT_TRUE(tr.close());
+    EXPECT_FALSE(tr.close());
+    // Closed, one task still held: still waiting, and the wait does not abort it.
+    waited = rt.block_on(timeout(20ms, tr.wait()));
+    EXPECT_TRUE(waited.timed_out());
+    EXPECT_EQ(tr.size(), 1u);
+    EXPECT_TRUE(std::move(tx).send(1).sent());
+    rt.block_on(tr.wait());
+    EXPECT_EQ(finished.load(), 9);
+    EXPECT_EQ(tr.size(), 0u);
+    // Reopened, it waits again for a close.
+    EXPECT_TRUE(tr.reopen());
+    EXPECT_TRUE(rt.block_on(timeout(5ms, tr.wait())).timed_out());
+    tr.close();
+    rt.block_on(tr.wait());
+}
+
+TEST(TaskTracker, ATrackedTaskThatNeverRunsStillCounts) {
+    runtime rt(conformance::fresh(1));
+    task_tracker tr;
+    {
+        auto t = tr.track([]() -> task<int> { co_return 1; }());
+        EXPECT_EQ(tr.size(), 1u);
+    }  // destroyed unstarted: its frame is gone, so it no longer counts
+    EXPECT_EQ(tr.size(), 0u);
+    auto awaited = tr.track([]() -> task<int> { co_return 7; }());
+    EXPECT_EQ(rt.block_on(std::move(awaited)), 7);
+    tr.close();
+    rt.block_on(tr.wait());
+}
+
+TEST(TaskTracker, DroppingTheTrackerLeavesItsTasksRunning) {
+    runtime rt(conformance::fresh(2));
+    std::atomic<bool> ran{false};
+    join_handle<void> h;
+    {
+        task_tracker tr;
+        h = rt.spawn(tr.track([](std::atomic<bool>& r) -> task<void> {
+            co_await sleep(5ms);
+            r.store(true);
+        }(ran)));
+    }
+    h.join();
+    EXPECT_TRUE(ran.load());
 }
 
 }  // namespace
