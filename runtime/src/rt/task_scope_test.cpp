@@ -114,6 +114,32 @@ TEST(TaskScope, ALosingSelectDropsTheScopeOnlyAfterItsTasks) {
     EXPECT_EQ(after_death.load(), 0);
 }
 
+// The winner is decided while the select is still starting its branches: the task branch has
+// spawned its scope's tasks (queued on the only worker, behind the selecting task) and the next
+// branch is already ready. The select must suspend until those tasks are gone, not drop the
+// branch at once (its scope would then block the only worker waiting for them: a hang, seen
+// under ASan with examples/pipeline's 2 ms deadline).
+TEST(TaskScope, ABranchReadyDuringSetupWaitsForTheLosersScope) {
+    runtime rt(conformance::fresh(1));
+    std::atomic<int> after_death{0};
+    auto r = rt.block_on([](std::atomic<int>& ad) -> task<std::size_t> {
+        auto [tx, rx] = channel<int>(1);
+        (void)co_await tx.send(1);
+        auto job = [](std::atomic<int>& ad) -> task<int> {
+            borrowed b(ad);
+            co_await scoped([&](task_scope& s) -> task<void> {
+                for (int i = 0; i < 8; ++i) s.spawn(toucher(b, 1ms));
+                co_await sleep(1h);
+            });
+            co_return 0;
+        };
+        auto v = co_await select(job(ad), rx.recv());
+        co_return v.index();
+    }(after_death));
+    EXPECT_EQ(r, 1u);
+    EXPECT_EQ(after_death.load(), 0);
+}
+
 TEST(TaskScope, FirstTaskExceptionIsRethrownOnceAllFinished) {
     runtime rt(conformance::fresh(2));
     std::atomic<int> finished{0};

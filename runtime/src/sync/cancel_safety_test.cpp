@@ -219,7 +219,7 @@ TEST(CancelSafety, ShieldDepthPastTheLimitThrowsAndLeavesTheTaskIntact) {
 // Defect 5: a destructor that spawns while the runtime shuts down gets a cancelled handle
 // instead of std::terminate.
 TEST(CancelSafety, SpawnFromADestructorDuringShutdownGivesACancelledHandle) {
-    std::atomic<int> cancelled_handles{0};
+    std::atomic<int> cancelled_handles{0}, started{0};
     {
         runtime rt(conformance::fresh(2));
         struct spawns_on_exit {
@@ -230,12 +230,14 @@ TEST(CancelSafety, SpawnFromADestructorDuringShutdownGivesACancelledHandle) {
             }
         };
         for (int i = 0; i < 4; ++i) {
-            rt.spawn([](std::atomic<int>* n) -> task<void> {
+            rt.spawn([](std::atomic<int>* n, std::atomic<int>* started) -> task<void> {
                 spawns_on_exit guard{n};
+                started->fetch_add(1);
                 co_await sleep(std::chrono::hours(1));
-            }(&cancelled_handles)).detach();
+            }(&cancelled_handles, &started)).detach();
         }
-        std::this_thread::sleep_for(2ms);
+        // Every frame must hold its guard (a task never polled has no guard to destroy).
+        while (started.load() < 4) std::this_thread::sleep_for(1ms);
     }  // shutdown destroys the four frames on this thread
     EXPECT_EQ(cancelled_handles.load(), 4);
 }

@@ -105,6 +105,13 @@ bool select_scope::resume_slot(unsigned i) noexcept {
     return true;
 }
 
+bool select_scope::win_during_setup(unsigned i, std::coroutine_handle<> c) noexcept {
+    if (losers_settled(i)) return true;
+    slots_[i] = scope_slot{c, nullptr, nullptr, true};
+    decided_ = static_cast<int>(i);
+    return false;
+}
+
 bool select_scope::ready(const void* self) noexcept {
     auto* s = const_cast<select_scope*>(static_cast<const select_scope*>(self));
     if (s->decided_ >= 0) {

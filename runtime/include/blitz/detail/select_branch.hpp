@@ -259,6 +259,12 @@ public:
             return finished;
         });
         if (won_ != n) {
+            // A task branch started before the winner may own a task_scope whose tasks borrow
+            // from its frame: the select returns only once they are gone (step 6).
+            if (!scope_.win_during_setup(won_, c)) {
+                scope_.install();
+                return true;
+            }
             scope_.leave();
             return false;
         }

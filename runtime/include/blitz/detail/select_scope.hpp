@@ -49,7 +49,8 @@ struct scope_slot {
 // 5. leave() (the select's await_resume, or its destructor on cancellation) makes the parent the
 //    innermost scope again, dropping any scope nested below this one (their branches lost).
 // 6. Before a decided winner is resumed, every drop_hook registered from a losing branch must
-//    settle: until then the scope stays suspended on the winner (the hook wakes the task).
+//    settle: until then the scope stays suspended on the winner (the hook wakes the task). This
+//    holds also for a branch that wins while the select is being set up (win_during_setup).
 //
 // Invariants: at most one branch is resumed per poll; a branch never chosen is never resumed;
 // the scope lives in the awaiting coroutine's frame (no allocation).
@@ -74,6 +75,12 @@ public:
     void record(std::coroutine_handle<> h, ready_fn ready, const void* ctx) noexcept;
 
     static bool ready(const void* self) noexcept;
+
+    // Branch i completed while the select was being set up (it did not suspend). True when
+    // every losing branch's drop hook has settled, so the select may return at once; otherwise
+    // the scope holds i as the decided winner, to be resumed through `c` (the awaiting
+    // coroutine) once the hooks have settled, and the caller must install() and suspend.
+    bool win_during_setup(unsigned i, std::coroutine_handle<> c) noexcept;
 
     // Registers `h` for the active slot of this scope and of every scope around it (the task's
     // poll only). remove_hooks unlinks them.
