@@ -210,9 +210,13 @@ task<void> recv_consumer(receiver<counted> a, receiver<counted> b, ledger& L, st
     }
 }
 
-void x5_random(outcome& o, const run_params& p, bool faulty) {
-    runtime rt(fresh(p.workers));
-    detail::fast_rng rng(p.seed * 31 + p.workers);
+using consumer_fn = task<void> (*)(receiver<counted>, receiver<counted>, ledger&, std::uint32_t);
+
+// One random run per capacity (1 and 3): three producers feed two channels and stop at random
+// points; `consume` coroutines are spawned and aborted at random; then the accounts.
+void random_run(outcome& o, runtime& rt, const run_params& p, std::uint64_t salt, bool lose_grants,
+                consumer_fn consume, const std::string& what) {
+    detail::fast_rng rng(p.seed * salt + p.workers);
     const std::uint32_t producers = 3, per = p.quick ? 300 : 3000;
     for (std::size_t cap : {std::size_t{1}, std::size_t{3}}) {
         ++o.runs;
@@ -221,8 +225,8 @@ void x5_random(outcome& o, const run_params& p, bool faulty) {
         {
             auto [ta, ra] = channel<counted>(cap);
             auto [tb, rb] = channel<counted>(cap);
-            ra.set_fault_lose_abandoned_grant(faulty);
-            rb.set_fault_lose_abandoned_grant(faulty);
+            ra.set_fault_lose_abandoned_grant(lose_grants);
+            rb.set_fault_lose_abandoned_grant(lose_grants);
             std::vector<join_handle<void>> prods;
             for (std::uint32_t q = 0; q < producers; ++q) {
                 const std::uint32_t n = per / 2 + rng.bounded(per / 2 + 1);  // stops at random
@@ -230,13 +234,18 @@ void x5_random(outcome& o, const run_params& p, bool faulty) {
             }
             { auto gone_a = std::move(ta), gone_b = std::move(tb); }
             consume_with_aborts(rt, prods, p.quick, rng, [&](std::uint32_t seed) {
-                return recv_consumer(ra, rb, L, seed);
+                return consume(ra, rb, L, seed);
             });
             while (ra.try_recv()) ++left;
             while (rb.try_recv()) ++left;
         }
-        L.verdict(o, left, "capacity " + std::to_string(cap) + " under aborts and timeouts: ");
+        L.verdict(o, left, "capacity " + std::to_string(cap) + " " + what);
     }
+}
+
+void x5_random(outcome& o, const run_params& p, bool faulty) {
+    runtime rt(fresh(p.workers));
+    random_run(o, rt, p, 31, faulty, recv_consumer, "under aborts and timeouts: ");
 }
 
 // ---- X5 -----------------------------------------------------------------------------------
@@ -521,29 +530,7 @@ outcome check_x7(const run_params& p, bool faulty) {
     config c = fresh(p.workers);
     c.debug.select_completes_losers = faulty;
     runtime rt(c);
-    detail::fast_rng rng(p.seed * 37 + p.workers);
-    const std::uint32_t producers = 3, per = p.quick ? 300 : 3000;
-    for (std::size_t cap : {std::size_t{1}, std::size_t{3}}) {
-        ++o.runs;
-        ledger L(producers * per);
-        long left = 0;
-        {
-            auto [ta, ra] = channel<counted>(cap);
-            auto [tb, rb] = channel<counted>(cap);
-            std::vector<join_handle<void>> prods;
-            for (std::uint32_t q = 0; q < producers; ++q) {
-                const std::uint32_t n = per / 2 + rng.bounded(per / 2 + 1);
-                prods.push_back(rt.spawn(produce(ta, tb, q * per, n, L)));
-            }
-            { auto gone_a = std::move(ta), gone_b = std::move(tb); }
-            consume_with_aborts(rt, prods, p.quick, rng, [&](std::uint32_t seed) {
-                return select_consumer(ra, rb, L, seed);
-            });
-            while (ra.try_recv()) ++left;
-            while (rb.try_recv()) ++left;
-        }
-        L.verdict(o, left, "capacity " + std::to_string(cap) + " under select, timeout and aborts: ");
-    }
+    random_run(o, rt, p, 37, false, select_consumer, "under select, timeout and aborts: ");
     return o;
 }
 

@@ -95,19 +95,21 @@ TEST(TaskScope, AbortingTheOwnerWaitsForTheTasks) {
     EXPECT_EQ(after_death.load(), 0);
 }
 
+// A frame whose scope runs 8 tasks borrowing from it until the frame is dropped.
+task<int> scope_of_touchers(std::atomic<int>& ad) {
+    borrowed b(ad);
+    co_await scoped([&](task_scope& s) -> task<void> {
+        for (int i = 0; i < 8; ++i) s.spawn(toucher(b, 1ms));
+        co_await sleep(1h);
+    });
+    co_return 0;
+}
+
 TEST(TaskScope, ALosingSelectDropsTheScopeOnlyAfterItsTasks) {
     runtime rt(conformance::fresh(1));  // one worker: the idle tasks are cancelled in place
     std::atomic<int> after_death{0};
     auto r = rt.block_on([](std::atomic<int>& ad) -> task<bool> {
-        auto job = [](std::atomic<int>& ad) -> task<int> {
-            borrowed b(ad);
-            co_await scoped([&](task_scope& s) -> task<void> {
-                for (int i = 0; i < 8; ++i) s.spawn(toucher(b, 1ms));
-                co_await sleep(1h);
-            });
-            co_return 0;
-        };
-        auto t = co_await timeout(5ms, job(ad));
+        auto t = co_await timeout(5ms, scope_of_touchers(ad));
         co_return t.timed_out();
     }(after_death));
     EXPECT_TRUE(r);
@@ -125,15 +127,7 @@ TEST(TaskScope, ABranchReadyDuringSetupWaitsForTheLosersScope) {
     auto r = rt.block_on([](std::atomic<int>& ad) -> task<std::size_t> {
         auto [tx, rx] = channel<int>(1);
         (void)co_await tx.send(1);
-        auto job = [](std::atomic<int>& ad) -> task<int> {
-            borrowed b(ad);
-            co_await scoped([&](task_scope& s) -> task<void> {
-                for (int i = 0; i < 8; ++i) s.spawn(toucher(b, 1ms));
-                co_await sleep(1h);
-            });
-            co_return 0;
-        };
-        auto v = co_await select(job(ad), rx.recv());
+        auto v = co_await select(scope_of_touchers(ad), rx.recv());
         co_return v.index();
     }(after_death));
     EXPECT_EQ(r, 1u);
