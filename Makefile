@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Thin wrapper over the CMake presets. `make run` and `make test` install missing system
 # packages first (scripts/deps.sh), then configure, build and run.
 

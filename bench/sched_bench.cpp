@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The report's workloads (bench/common/bench_workloads.cpp: the scheduler workloads with the
 // definitions of Tokio's multi-threaded runtime benchmarks, skynet, fib, the primitives and the
 // timers) as Google Benchmark rows, 4 workers as Tokio's benches use and one per hardware

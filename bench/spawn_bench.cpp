@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Micro-benchmarks of the runtime core: spawn+join round trips and the local ring.
 
 #include <benchmark/benchmark.h>

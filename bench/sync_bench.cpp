@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sync primitives and channels on the uncontended path: time per operation and heap
 // allocations per operation (issue 6 asks for none; the benchmark issue compares with Tokio).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Micro-benchmarks of the timer wheel and driver: what arming and cancelling a timer costs.
 
 #include <benchmark/benchmark.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `blitz bench`: runs blitz and each peer on the same workloads, interleaved (for every
 // repetition, one child process per implementation in turn: A B C A B C ...), keeps every
 // repetition and writes the report: bench.json (everything), bench.md (tables, targets, machine

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // `blitz bench`: the benchmark report (issue 7). Runs blitz's workloads (bench/common/) and the
 // same workloads in each peer (bench/peers/), interleaved repetition by repetition, and writes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The demo workload `blitz demo` runs (and `make run` shows).
 

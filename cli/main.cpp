@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The blitz binary: the demo, the benchmark report and the conformance suite.
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "topo.hpp"
 
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // `blitz topo`: the machine (or a synthetic topology) and the worker -> PU -> core -> node map.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The conformance harness's checker interface (issue 4): one checker per INVARIANTS.md id.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Helpers shared by the checker files: probed configs, first-violation notes, event visits and
 // a chi-square bound.

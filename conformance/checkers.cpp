@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The first checkers (Q4, Q5, L2, L3, G2, G4, B1, I4, K3, T3, T4), each with its negative control.
 
 #include <algorithm>

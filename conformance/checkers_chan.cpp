@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Channel and combinator checkers: the bounded channel (X5, also under cancellation), oneshot,
 // broadcast and watch (X6), and select, race and timeout (X7). The cancellation runs count
 // payload objects: each value sent is delivered once or left in its channel (sent == delivered

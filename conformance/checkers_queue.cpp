@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Q: the local run queue. Q1-Q3 drive one ring against a deque model (a paused thief stands in
 // for concurrent stealing, so every interleaving point is chosen by the seed); Q6 runs the ring
 // with real thieves plus runtime-level exactly-once oracles; Q7 reads victim walks from probes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // L, G and I: the LIFO slot, the global queue and work-finding order, idle coordination.
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // X checkers for the blocking pool (X1), the semaphore (X2), mutex and rwlock (X3), barrier,
 // notify and once_cell (X4), and B2 (the budget on always-ready sync awaits). The channel and
 // combinator checkers (X5-X7) are in checkers_chan.cpp.

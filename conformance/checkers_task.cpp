@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // K: the task state word and lifecycle (K3 lives in checkers.cpp).
 
 #include <atomic>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // T: the timer wheel and timers end to end (T3 and T4 live in checkers.cpp).
 
 #include <algorithm>

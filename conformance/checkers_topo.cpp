@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // N checkers: placement and pinning (N1), placement maps (N2), node-local worker memory (N3)
 // and NUMA-aware victim order (N4). Each runs on this machine and on every synthetic shape.
 

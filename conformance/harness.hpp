@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Runs the checkers over configs, runs each negative control, prints and writes the table.
 

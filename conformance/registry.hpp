@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Each checker file contributes its group; all_checkers() orders them as INVARIANTS.md does.
 

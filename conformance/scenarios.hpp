@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Scenarios shared by the unit tests and the conformance checkers.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // settle(): wait until a runtime is quiescent (every worker parked, nobody searching) and return
 // its metrics. Counters that two sides update at different moments (a claim and the claimed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The placement every checker's runtime uses in the current pass of the suite (unpinned, or
 // pinned with a policy). The harness sets it between runs; checkers start their configs from

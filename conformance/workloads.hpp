@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Reference workloads shared by the demo, the tests, the stress suite and (later) the
 // conformance harness. Each returns a value whose correct result is known in closed form, so a

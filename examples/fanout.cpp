@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Example: fan out work across the runtime's workers and gather the results.
 //
 //   build/release/example_fanout

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A small pipeline: a producer feeds a bounded channel, four workers square the numbers (the
 // heavy ones on the blocking pool), a mutex guards the running total, and a timeout races the
 // whole job against a deadline. Exit status 0 when the total is right.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the Debian packages blitz needs, only when something is missing.
 # Quiet and fast (one dpkg-query) when everything is present; safe without a terminal.
 # `deps.sh peers` installs the benchmark peers' toolchains instead (make peers / make bench):

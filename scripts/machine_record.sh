@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Prints the machine record (Markdown) that goes beside every number in results/.
 set -u
 cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The blocking pool under stress (X1), also under ThreadSanitizer: jobs from many tasks on all
 // workers with small caps and a 1 ms keep-alive (threads retire and return constantly), and
 // shutdowns that race with submission. Every job is run or cancelled exactly once, the cap

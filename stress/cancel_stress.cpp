@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Issue 13: exactly-once under cancellation, also under ThreadSanitizer. Producers send counted
 // payloads into two bounded channels while consumers receive through select (two receives and a
 // short sleep), timeout around a receive, and plain recv; a controller aborts consumers at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The bounded channel under stress (X5), also under ThreadSanitizer: producers and consumers on
 // all workers with tiny and larger capacities, so most sends wait. Every value arrives exactly
 // once, each consumer sees each producer's values in order, and closing drains everything.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Randomized stress of the local ring: one owner pushing (with overflow into the global queue)
 // and popping, several thieves stealing and re-stealing from each other. Every task must come
 // out exactly once (Q6) and no ring may ever report more than its capacity (Q1).

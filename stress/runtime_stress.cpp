@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Randomized end-to-end stress of the runtime, over worker counts 1-16 (oversubscribed on small
 // machines). Verdicts come from results and counters, never from elapsed time.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Stress size: quick by default (what `make test` runs); BLITZ_STRESS_SCALE=N multiplies it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sync primitives under stress on all workers (X2-X4), also run under ThreadSanitizer: the mutex
 // counter equals the increments, semaphore permits are conserved through random aborts of
 // waiting and granted acquirers, notify loses no wakeup, barriers elect one leader per

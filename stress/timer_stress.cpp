@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Randomized stress of the timer wheel and driver. Runs are bounded by time (scaled by
 // BLITZ_STRESS_SCALE); verdicts come from the model and counters, never from elapsed time.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target: the input bytes are a program of insert / cancel / advance operations run on
 // the wheel and on an ordered-multimap model; any difference aborts. Built with clang only
 // (BLITZ_FUZZ, on in the asan-ubsan preset); ctest runs it for a bounded number of inputs.

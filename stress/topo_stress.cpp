@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Placement under stress: NUMA-aware stealing on synthetic shapes (16 workers on the machine's
 // real cores, so thieves race constantly) and pinned workers on this machine. Every task runs
 // exactly once and nothing is left at shutdown, whichever tier a thief takes it from.

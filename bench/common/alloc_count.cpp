@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "alloc_count.hpp"
 
 // Sanitizer runtimes bring their own operator new and delete; under them nothing is counted

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Heap allocation counting for the benchmarks: a replacement of the global operator new (in
 // alloc_count.cpp) that counts every allocation made by the calling thread, and, while switched

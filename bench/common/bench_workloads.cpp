@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // blitz's definitions of the benchmark workloads. The scheduler workloads keep the definitions of
 // Tokio's benches/rt_multi_threaded.rs: where each spawn comes from and how completion is
 // signalled (a blocking signal to the plain thread, as Tokio's benches use std::sync::mpsc).

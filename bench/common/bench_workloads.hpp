@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz's side of the benchmark workloads (issue 7): one definition of each workload, used by the
 // Google Benchmark suite (bench/sched_bench.cpp) and by the report's runner (`blitz bench`, via

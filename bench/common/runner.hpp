@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The runner side of the benchmark report: runs blitz's workloads and prints one JSON object per
 // workload in the schema every peer prints (bench/peers/README.md). `blitz bench` starts it as a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // blitz-noprobes: the benchmark runner (`blitz bench-run`) linked against a runtime built with
 // every probe site compiled out, so that the report can set probes compiled in but off against
 // compiled out, pair by pair.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // futex_wake: what parking costs on this machine. A thread sleeps on a futex word; another
 // wakes it after 1 ms of quiet and waits for its reply. Reports the one-way latency (wake call
 // to the sleeper running) and the round trip, p50 and p99, for three placements: both threads

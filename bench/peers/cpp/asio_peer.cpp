@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Asio peer: the spawn-style workloads as handlers posted to one asio::io_context run by N
 // threads (libasio-dev, standalone Asio). A "task" is a posted handler; there is no join
 // handle, so completion is a counter and a semaphore, as in the blitz definitions.

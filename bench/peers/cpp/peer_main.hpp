@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The shared main of the C++ peers (Asio, oneTBB): parses --workers N --reps N --filter RE
 // --allocs, runs each matching workload (one untimed warm-up, then the timed repetitions, then

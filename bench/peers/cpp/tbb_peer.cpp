@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The oneTBB peer: skynet, fib and the remote spawn shape with tbb::task_group inside a
 // task_arena of N slots (libtbb-dev). The arena's slot count is the worker count; the thread
 // that enters the arena takes one slot, as TBB always does.

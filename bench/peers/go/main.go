@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Go peer: blitz's benchmark workloads (bench/common/bench_workloads.cpp) written with
 // goroutines, channels and package sync, printing one JSON object per workload (schema in
 // ../README.md). Workloads Go's standard library has no counterpart for (broadcast, watch,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::spawn_blocking: run blocking or CPU-heavy code on the runtime's blocking pool (X1).
 

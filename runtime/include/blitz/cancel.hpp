@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::cancel_shield: defers cancellation of the current task while it is alive (K4).
 

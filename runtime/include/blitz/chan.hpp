@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Channels (issue 6): bounded MPMC, unbounded MPSC, oneshot, broadcast and watch.
 

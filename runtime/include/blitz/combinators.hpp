@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // join, select and race: wait for several things at once and combine their outcomes.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::config: every tunable of the runtime, defaulting to the reference design's constants.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::join_handle<T>: the owner's end of a spawned task.
 

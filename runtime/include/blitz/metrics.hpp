@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::metrics: counters the runtime keeps per worker and globally (DESIGN.md section 4).
 

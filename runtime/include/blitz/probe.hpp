@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Probe events: what the scheduler decided, recorded per worker when config::probes is on.
 // The conformance checkers read these streams (DESIGN.md section 4).

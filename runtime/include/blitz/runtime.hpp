@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::runtime: the multi-threaded work-stealing runtime, and blitz::spawn.
 

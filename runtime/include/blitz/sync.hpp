@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Async synchronization primitives for tasks (issue 6): semaphore, mutex, rwlock, notify,
 // barrier, once_cell, cancellation_token.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::task<T>: the lazy coroutine type every blitz task is written as.
 

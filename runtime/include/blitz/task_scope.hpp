@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::task_scope and blitz::scoped: a group of spawned tasks that cannot outlive the code
 // that started them, so they may borrow from it; and blitz::co_invoke, which keeps a callable

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Timers: sleep, sleep_until, interval, timeout and timeout_at.
 

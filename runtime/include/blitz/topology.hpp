@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Topology and placement (issue 5): where each worker runs and where its memory lives.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::waker: a type-erased, reference-counted handle that reschedules whoever is waiting.
 

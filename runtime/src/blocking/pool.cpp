@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "blocking/pool.hpp"
 
 #include <pthread.h>

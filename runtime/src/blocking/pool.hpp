@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blocking_pool: threads for spawn_blocking, created on demand and retired when idle (X1).
 

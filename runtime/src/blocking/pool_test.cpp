@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The blocking pool (X1): values and exceptions reach the handle, the thread cap holds, idle
 // threads retire, shutdown cancels queued jobs, pool threads do not inherit a worker's PU.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "probe/probe_ring.hpp"
 
 #include <bit>

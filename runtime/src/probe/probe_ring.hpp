@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // probe_ring: one worker's fixed-size, single-producer, single-consumer ring of probe events.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Probe rings and the event streams a runtime records (DESIGN.md section 4).
 
 #include "probe/probe_ring.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "blitz/config.hpp"
 
 #include <algorithm>

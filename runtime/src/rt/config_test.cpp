@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Configuration validation: each bad field raises config_error naming field, value and range.
 
 #include "blitz/config.hpp"

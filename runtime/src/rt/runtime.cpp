@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "blitz/runtime.hpp"
 
 #include <atomic>

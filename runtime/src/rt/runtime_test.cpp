@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // End-to-end runtime tests: spawn, join, yield, exceptions, cancellation, LIFO behaviour and
 // shutdown (INVARIANTS K3-K5, L1-L3, I1, I2).
 

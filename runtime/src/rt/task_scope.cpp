@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "blitz/task_scope.hpp"
 
 #include <thread>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // task_scope, scoped, co_invoke and task_tracker (issue 13): tasks of a scope never outlive it;
 // a tracker counts tasks it does not own.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The one place lock-free cores take their atomics from. A model-checking build defines
 // BLITZ_MODEL_ATOMIC_HEADER to swap in an instrumented atomic with the same interface.

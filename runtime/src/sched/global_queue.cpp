@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "sched/global_queue.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // global_queue: the runtime-wide injection queue for tasks scheduled from outside a worker.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // global_queue: FIFO, lock-free emptiness, fair-share batch size in one acquisition (G1, G2).
 
 #include "sched/global_queue.hpp"

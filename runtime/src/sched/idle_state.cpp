@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "sched/idle_state.hpp"
 
 #include <bit>

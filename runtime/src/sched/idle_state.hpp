@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // idle_state: who is searching and who is parked, shared by all workers (I1-I3, I6).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // idle_state: searcher cap (I1), parked bitmap and ctz claim (I2, I3), wake reasons (I6).
 
 #include "sched/idle_state.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "sched/local_queue.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // local_queue: a worker's fixed-capacity, single-producer, multi-stealer ring of tasks.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unit tests for local_queue (INVARIANTS Q1-Q6).
 
 #include "sched/local_queue.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // parker: puts one worker thread to sleep on a futex word until unparked or timed out (I5).
 

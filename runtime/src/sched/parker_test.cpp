@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // parker: tokens are never lost (I5).
 
 #include "sched/parker.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Pure scheduling formulas, kept apart from the worker so tests can check them exactly.
 

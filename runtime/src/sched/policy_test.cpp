@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Victim choice (Q7) and the adaptive global-queue interval (G5).
 
 #include "sched/policy.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // fast_rng: the per-worker generator used to pick steal victims (Q7).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "sched/scheduler.hpp"
 
 #include <algorithm>

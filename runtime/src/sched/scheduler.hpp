@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // scheduler: the multi-threaded work-stealing scheduler behind blitz::runtime.
 

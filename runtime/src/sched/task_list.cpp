@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "sched/task_list.hpp"
 
 namespace blitz::detail {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // task_list: the tasks one owner spawned, so that shutdown can find tasks that sit in no queue
 // (K3).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // task_list: tasks join at spawn, leave at once when they complete on the owner, and are swept
 // out otherwise; the list stays within a constant factor of the live tasks; shutdown pops the
 // rest (K3's bookkeeping for tasks that sit in no queue).

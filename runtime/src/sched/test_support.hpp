@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Helpers for tests and checkers: stand-alone task headers that are never run, and a gate that
 // holds plain threads (blocking-pool jobs) until opened.

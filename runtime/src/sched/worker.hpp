@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // worker: one scheduler thread with its LIFO slot, ring, batch buffer, parker and counters.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Issue 13: nothing lost under cancellation. Each test names the defect it pins down; each
 // failed on the tree before the fix (select spawned its branches and discarded a loser's value;
 // a closed channel's queued receiver got the end while a granted value could still come back;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "blitz/sync/cancellation_token.hpp"
 
 namespace blitz {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Oneshot, unbounded, broadcast and watch channels (X6).
 
 #include <gtest/gtest.h>

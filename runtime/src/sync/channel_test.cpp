@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The bounded MPMC channel (X5): FIFO, capacity, waiting sends that deliver, close and drain,
 // values handed back when receivers are gone, cancellation while waiting.
 

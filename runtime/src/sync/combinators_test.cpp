@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // join, select and race, and timeout around them.
 
 #include <gtest/gtest.h>

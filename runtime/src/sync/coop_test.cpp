@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // B2: awaits on always-ready resources count against a per-poll budget, so a task looping on
 // them cannot keep its worker from the other tasks (scenario in conformance/scenarios.hpp).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "blitz/sync/notify.hpp"
 
 #include <stdexcept>

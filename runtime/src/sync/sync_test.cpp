@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unit tests of the sync primitives (issue 6, X2-X4): order, partial grants, cancellation,
 // leaders per generation, permit non-accumulation, once-only initialization.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "task/alloc_stats.hpp"
 
 #include <mutex>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Process-wide counters of task allocations (K3 checks and the demo's bytes-per-task figure),
 // kept per thread so that counting costs no shared-cache-line traffic on the spawn path.

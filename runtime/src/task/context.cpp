@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "blitz/detail/context.hpp"
 
 #include "blitz/detail/select_scope.hpp"

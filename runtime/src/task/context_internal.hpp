@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Setters for the thread-local context (runtime-internal; readers are in blitz/detail/context.hpp).
 

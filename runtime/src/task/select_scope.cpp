@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "blitz/detail/select_scope.hpp"
 
 #include <stdexcept>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "blitz/detail/task_header.hpp"
 
 #include <cassert>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The task state word (K1) and its transitions (K2, K4, K5), driven directly on a header.
 
 #include "blitz/detail/task_header.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // test_event: a minimal one-waiter event for runtime tests (the real primitives come with the
 // sync issue). set() wakes the waiter through its waker, exactly as a real primitive would.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "blitz/time.hpp"
 
 #include "sched/scheduler.hpp"

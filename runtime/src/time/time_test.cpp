@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Timers wired into the runtime: sleep, interval, timeout, paused time (T4-T6, I5).
 
 #include "blitz/time.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // timer_driver: the runtime's clock and timer wheel, shared by all workers (T4-T6, I5).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "time/timer_wheel.hpp"
 
 #include <cassert>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // timer_wheel: a hierarchical timing wheel of intrusive entries, in ticks of 1 ms (T1-T5).
 

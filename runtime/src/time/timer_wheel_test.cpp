@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // timer_wheel: level choice (T1), next expiry (T2), cascading (T3), firing and overflow (T4),
 // cancel (T5); and a differential test against an ordered-multimap model.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // wheel_model: a timer_wheel driven side by side with an ordered-multimap model. Shared by the
 // wheel's differential test, the stress driver, the fuzz target and the T3 conformance checker;

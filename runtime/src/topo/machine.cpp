@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "topo/machine.hpp"
 
 #include <hwloc.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // machine: a plain description of a topology (packages, NUMA nodes, cores, PUs, distances),
 // loaded once with hwloc so that placement and victim order are pure functions over it.

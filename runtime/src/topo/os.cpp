@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "topo/os.hpp"
 
 #include <numa.h>

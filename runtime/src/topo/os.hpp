@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The operating-system side of placement: thread affinity (sched_setaffinity and
 // sched_getaffinity on the calling thread) and NUMA memory (libnuma).

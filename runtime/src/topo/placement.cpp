@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "topo/placement.hpp"
 
 #include <algorithm>

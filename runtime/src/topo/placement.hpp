@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Placement: which PU each worker gets (N2), and the order in which a thief visits victims (N4).
 // Pure functions over a machine description, so synthetic shapes test them exactly.

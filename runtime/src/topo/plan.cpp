@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "topo/plan.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // plan: everything the scheduler needs to place its workers, computed before any thread starts.
 

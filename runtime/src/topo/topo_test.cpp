@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Topology loading, placement maps, victim tiers and pinned runtimes (issue 5, N1-N4).
 
 #include <gtest/gtest.h>

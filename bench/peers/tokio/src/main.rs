@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Tokio peer: blitz's benchmark workloads (bench/common/bench_workloads.cpp) written against
 // Debian's tokio crate, printing one JSON object per workload (schema in ../README.md).
 // Flags: --workers N --reps N --filter F --allocs (F: a workload name as ^name$, or a substring).

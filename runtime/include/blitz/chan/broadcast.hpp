@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::broadcast<T>(capacity): every subscriber sees every value sent after it subscribed, in
 // order, or learns how many it missed (X6).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::channel<T>(capacity): a bounded multi-producer, multi-consumer channel (X5).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // cond_awaiter: waits until a condition over a channel's state holds. The building block of the
 // oneshot, unbounded, broadcast and watch channels.

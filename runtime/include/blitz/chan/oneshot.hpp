@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::oneshot<T>(): one value from one sender to one receiver (X6).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::unbounded_channel<T>(): many senders, one receiver, no capacity limit.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::watch<T>(initial): a versioned latest value; receivers wait for changes (X6).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Thread-local runtime context: which worker, scheduler and task the calling thread is running.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The branches a select can wait on, and the awaiter that drives them inside the awaiting task
 // (the machinery behind blitz::select, race and timeout).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // select_scope: lets one task wait on several awaitables (and run several inline tasks) at once,
 // so that select, race and timeout decide a winner inside the awaiting task (issue 13, X7).

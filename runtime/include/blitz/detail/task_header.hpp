@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // task_header: the type-erased, scheduler-visible part of a spawned task.
 

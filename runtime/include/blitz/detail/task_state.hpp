@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The 64-bit packed task state word (INVARIANTS K1) and its pure helpers.
 

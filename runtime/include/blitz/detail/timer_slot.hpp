@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // timer_entry and timer_slot: what an awaitable embeds to wait on the timer wheel, so arming a
 // timer allocates nothing. The wheel and its driver are private (runtime/src/time/).

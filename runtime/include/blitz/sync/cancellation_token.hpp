@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::cancellation_token: a cancel signal shared by tasks, with child tokens.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::mutex and blitz::rwlock: async locks for tasks, built on the FIFO semaphore (X3).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::notify and blitz::barrier (X4).
 

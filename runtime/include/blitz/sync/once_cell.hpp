@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::once_cell: a value initialized once, by the first caller, possibly asynchronously (X4).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // blitz::semaphore: a counting, FIFO, async semaphore (X2), and the RAII permit it hands out.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Intrusive waiter queues shared by the sync primitives and channels (issue 6).
 //
