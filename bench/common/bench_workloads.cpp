@@ -325,12 +325,17 @@ rep channel_send(runtime& rt) {
     return r;
 }
 
+// Sends n ones into a channel with room for them (untimed set-up of the receive rows).
+void fill(runtime& rt, sender<std::uint64_t>& tx, int n) {
+    rt.block_on([](sender<std::uint64_t>& tx, int n) -> task<void> {
+        for (int i = 0; i < n; ++i) (void)co_await tx.send(1);
+    }(tx, n));
+}
+
 // Receives from a channel filled beforehand (untimed).
 rep channel_recv(runtime& rt) {
     auto [tx, rx] = channel<std::uint64_t>(kOps);
-    rt.block_on([](sender<std::uint64_t>& tx) -> task<void> {
-        for (int i = 0; i < kOps; ++i) (void)co_await tx.send(1);
-    }(tx));
+    fill(rt, tx, kOps);
     return timed_task(rt, [&]() -> task<void> {
         for (int i = 0; i < kOps; ++i) (void)co_await rx.recv();
     });
@@ -463,10 +468,8 @@ rep notify_row(runtime& rt) {
 rep select_ready(runtime& rt) {
     auto [tx1, rx1] = channel<std::uint64_t>(kOps);
     auto [tx2, rx2] = channel<std::uint64_t>(1);
-    rt.block_on([](sender<std::uint64_t>& a, sender<std::uint64_t>& b) -> task<void> {
-        for (int i = 0; i < kOps; ++i) (void)co_await a.send(1);
-        (void)co_await b.send(2);
-    }(tx1, tx2));
+    fill(rt, tx1, kOps);
+    fill(rt, tx2, 1);
     std::uint64_t firsts = 0;
     rep r = timed_task(rt, [&]() -> task<void> {
         for (int i = 0; i < kOps; ++i) {
@@ -481,9 +484,7 @@ rep select_ready(runtime& rt) {
 // A timeout around a receive that is ready: the deadline is computed and no timer is armed.
 rep timeout_ready(runtime& rt) {
     auto [tx, rx] = channel<std::uint64_t>(kOps);
-    rt.block_on([](sender<std::uint64_t>& tx) -> task<void> {
-        for (int i = 0; i < kOps; ++i) (void)co_await tx.send(1);
-    }(tx));
+    fill(rt, tx, kOps);
     std::uint64_t got = 0;
     rep r = timed_task(rt, [&]() -> task<void> {
         for (int i = 0; i < kOps; ++i) {

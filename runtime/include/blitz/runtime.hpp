@@ -20,17 +20,9 @@ namespace blitz {
 namespace detail {
 class scheduler;
 
-// What co_await of an A gives.
-template <class A>
-struct awaited {
-    using type = decltype(std::declval<A&>().await_resume());
-};
-template <class A>
-requires member_co_await<A>
-struct awaited<A> {
-    using type = decltype(std::declval<A&&>().operator co_await().await_resume());
-};
-template <class A, class R = typename awaited<A>::type>
+// Awaits `a` inside a task made for it (for block_on); R is what co_await of an A gives, as a
+// select branch over it would see it.
+template <class A, class R = branch_raw_result<A>>
 task<R> await_in_task(A& a) {
     if constexpr (std::is_void_v<R>) {
         co_await static_cast<A&&>(a);

@@ -43,19 +43,24 @@ void submit_blocking(scheduler* s, std::shared_ptr<blocking_job> job) {
     s->blocking().submit(std::move(job));
 }
 
-scheduler* blocking_target() {
+namespace {
+// The current worker's scheduler or, in a destructor run by a shutdown, the draining one (the
+// spawn then completes at once as cancelled); nullptr on a plain thread.
+scheduler* current_or_draining() noexcept {
     if (scheduler* s = current_scheduler()) return s;
-    // A destructor run by a shutdown: the spawn completes at once as cancelled.
-    if (scheduler* s = draining_scheduler()) return s;
+    return draining_scheduler();
+}
+}  // namespace
+
+scheduler* blocking_target() {
+    if (scheduler* s = current_or_draining()) return s;
     throw std::logic_error(
         "blitz::spawn_blocking: no runtime on this thread; call runtime::spawn_blocking from "
         "outside a task");
 }
 
 scheduler* spawn_target() {
-    if (scheduler* s = current_scheduler()) return s;
-    // A destructor run by a shutdown: the spawn completes at once as cancelled.
-    if (scheduler* s = draining_scheduler()) return s;
+    if (scheduler* s = current_or_draining()) return s;
     throw std::logic_error(
         "blitz::spawn: no runtime on this thread; call runtime::spawn from outside a task");
 }

@@ -144,18 +144,20 @@ void semaphore::abandon(acquire_awaiter& a) noexcept {
         // goes to the next waiters (and the queued bit goes if it was the last).
         const std::size_t back = std::exchange(a.held_, 0);
         give_locked(faults_.lose_abandoned_grant ? 0 : back, l, b);
-        if (std::exchange(a.queue_granted_, false) &&
-            granted_waiting_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-            closed_.load(std::memory_order_seq_cst)) {
+        if (std::exchange(a.queue_granted_, false) && last_grant_gone()) {
             close_waiters_locked(l, b);  // the last grant came back to nobody: the end now
         }
     }
     b.flush();
 }
 
+bool semaphore::last_grant_gone() noexcept {
+    return granted_waiting_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+           closed_.load(std::memory_order_seq_cst);
+}
+
 void semaphore::grant_taken() noexcept {
-    if (granted_waiting_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-        closed_.load(std::memory_order_seq_cst)) {
+    if (last_grant_gone()) {
         detail::wake_batch b;
         std::unique_lock<std::mutex> l(mu_);
         if (!grants_outstanding()) close_waiters_locked(l, b);

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/detail/context.hpp"
 
-#include "blitz/detail/select_scope.hpp"
-
 #include <stdexcept>
 #include <utility>
 
+#include "blitz/detail/select_scope.hpp"
 #include "sched/scheduler.hpp"
 #include "sched/worker.hpp"
 #include "task/context_internal.hpp"

@@ -324,24 +324,20 @@ void task_header::ref() noexcept {
     assert(refs_of(prev) < max_refs && "task reference count overflow");
 }
 
-void task_header::unref(std::uint32_t n) noexcept {
-    // acq_rel: the last dropper must see every other holder's writes before freeing
-    auto prev = state_.fetch_sub(n * ref_one, std::memory_order_acq_rel);
-    assert(refs_of(prev) >= n && "task reference count underflow");
-    if (refs_of(prev) != n) return;
-    if (frame_alive_) root_.destroy();  // runs free_task_frame, which only marks it dead
-    release_block(this);
-}
+void task_header::unref(std::uint32_t n) noexcept { drop_refs(n * ref_one, n); }
 
 void task_header::drop_handle(bool interested) noexcept {
     // One RMW drops the handle's reference and, unless it was detached, its join interest (the
     // bit is set while the handle holds it, so subtracting it clears it).
-    const std::uint64_t dec = ref_one + (interested ? join_interest : 0);
-    // acq_rel: as in unref
+    drop_refs(ref_one + (interested ? join_interest : 0), 1);
+}
+
+void task_header::drop_refs(std::uint64_t dec, std::uint32_t n) noexcept {
+    // acq_rel: the last dropper must see every other holder's writes before freeing
     auto prev = state_.fetch_sub(dec, std::memory_order_acq_rel);
-    assert(refs_of(prev) >= 1 && "task reference count underflow");
-    if (refs_of(prev) != 1) return;
-    if (frame_alive_) root_.destroy();
+    assert(refs_of(prev) >= n && "task reference count underflow");
+    if (refs_of(prev) != n) return;
+    if (frame_alive_) root_.destroy();  // runs free_task_frame, which only marks it dead
     release_block(this);
 }
 

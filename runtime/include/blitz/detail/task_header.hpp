@@ -124,6 +124,11 @@ public:
     bool spawned_ = false;
     bool frame_alive_ = true;
     bool failed_ = false;  // an exception escaped the coroutine (set by its promise)
+
+private:
+    // Subtracts `dec` from the state (n references and any flag bits with them); the holder of
+    // the last reference destroys the frame if it is alive and frees the block.
+    void drop_refs(std::uint64_t dec, std::uint32_t n) noexcept;
 };
 
 // Bytes placed in front of every task<T> frame for its header, rounded to the frame alignment.

@@ -86,21 +86,13 @@ public:
                 coop_yield_ = true;
                 return false;
             }
-            if (s_.try_take(n_)) {
-                held_ = n_;
-                detail::coop_spend();
-                return true;
-            }
+            if (take_free()) return true;
             // acquire: pairs with close(); what was released before it is visible now
             if (!s_.closed_.load(std::memory_order_acquire)) return false;
             // Closed: permits released before the close may have landed after the failed take,
             // and a grant outstanding to a waiter may still come back (it is abandoned): only
             // when neither holds is the semaphore finished for this request.
-            if (s_.try_take(n_)) {
-                held_ = n_;
-                detail::coop_spend();
-                return true;
-            }
+            if (take_free()) return true;
             if (s_.grants_outstanding()) return false;  // wait in the queue for it
             closed_ = true;
             return true;
@@ -124,6 +116,13 @@ public:
 
     private:
         friend class semaphore;
+        // Takes all n permits from the free count at once, or nothing.
+        bool take_free() noexcept {
+            if (!s_.try_take(n_)) return false;
+            held_ = n_;
+            detail::coop_spend();
+            return true;
+        }
         static bool ready(const void* p) noexcept {
             auto* a = const_cast<acquire_awaiter*>(static_cast<const acquire_awaiter*>(p));
             if (a->coop_yield_) {
@@ -213,8 +212,11 @@ private:
     bool try_take(std::size_t n) noexcept;
     bool enqueue(acquire_awaiter& a, detail::task_header* t) noexcept;
     void abandon(acquire_awaiter& a) noexcept;
-    // A waiter granted in the queue resumed (or was abandoned): one grant fewer outstanding.
+    // A waiter granted in the queue resumed: one grant fewer outstanding.
     void grant_taken() noexcept;
+    // One grant fewer outstanding; true if it was the last and the semaphore is closed (the
+    // queue's waiters are then to be completed empty).
+    bool last_grant_gone() noexcept;
     // Under mu_, once closed with no grant outstanding: completes every queued waiter empty.
     void close_waiters_locked(std::unique_lock<std::mutex>& l, detail::wake_batch& b) noexcept;
     // Hands n permits to waiters in order, the rest to the free count. Under mu_; flushes the
