@@ -11,7 +11,7 @@
 #include "blitz/blitz.hpp"
 #include "checker_util.hpp"
 #include "registry.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "scenarios.hpp"
 #include "settle.hpp"
 #include "task/test_event.hpp"

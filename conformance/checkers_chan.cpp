@@ -17,7 +17,7 @@
 
 #include "checker_util.hpp"
 #include "registry.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 
 namespace blitz::conformance {
 namespace {

@@ -14,7 +14,7 @@
 #include "registry.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/local_queue.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "workloads.hpp"
 
 namespace blitz::conformance {

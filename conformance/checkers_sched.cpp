@@ -17,7 +17,7 @@
 #include "sched/idle_state.hpp"
 #include "sched/parker.hpp"
 #include "sched/policy.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "sched/worker.hpp"
 #include "workloads.hpp"
 

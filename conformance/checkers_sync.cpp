@@ -15,7 +15,7 @@
 #include "checker_util.hpp"
 #include "scenarios.hpp"
 #include "registry.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "sched/test_support.hpp"
 
 namespace blitz::conformance {

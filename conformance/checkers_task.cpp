@@ -10,7 +10,7 @@
 
 #include "checker_util.hpp"
 #include "registry.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "task/test_event.hpp"
 
 namespace blitz::conformance {

@@ -12,16 +12,17 @@
 #include "checker_util.hpp"
 #include "workloads.hpp"
 #include "registry.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "sched/worker.hpp"
 #include "topo/machine.hpp"
-#include "topo/os.hpp"
+#include "base/os.hpp"
 #include "topo/placement.hpp"
 
 namespace blitz::conformance {
 namespace {
 
 namespace topo = detail::topo;
+namespace os = detail::os;
 using topo::machine;
 
 std::string cpus_text(const std::vector<unsigned>& v) {
@@ -52,8 +53,8 @@ struct sample {
 task<void> record_site(sample& s, int yields) {
     for (int i = 0; i <= yields; ++i) {
         if (i) co_await yield_now();
-        s.cpu = topo::current_cpu();
-        s.cpus = topo::this_thread_cpus();
+        s.cpu = os::current_cpu();
+        s.cpus = os::this_thread_cpus();
         s.worker.store(static_cast<int>(detail::current_worker()->index()), std::memory_order_release);
     }
 }
@@ -86,7 +87,7 @@ outcome check_n1(const run_params& p, bool faulty) {
         o.applicable = false;  // one PU: there is no wrong PU to bind to
         return o;
     }
-    const std::vector<unsigned> process = topo::this_thread_cpus();
+    const std::vector<unsigned> process = os::this_thread_cpus();
     for (auto policy : {placement_policy::compact, placement_policy::scatter}) {
         config c = placed(p, policy, w);
         c.debug.bind_wrong_pu = faulty;
@@ -258,7 +259,7 @@ outcome check_n3(const run_params& p, bool faulty) {
     runtime rt(c);
     const placement_report& r = rt.placement();
     ++o.runs;
-    const bool several = m.thissystem && nodes > 1 && topo::kernel_numa_nodes() > 1;
+    const bool several = m.thissystem && nodes > 1 && os::kernel_numa_nodes() > 1;
     bool off_node0 = false;
     for (const worker_placement& wp : r.workers) {
         ++o.events;

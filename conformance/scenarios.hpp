@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "sched/worker.hpp"
 #include "settle.hpp"
 #include "suite.hpp"

@@ -11,7 +11,7 @@
 
 #include "sched/global_queue.hpp"
 #include "sched/local_queue.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "sched/test_support.hpp"
 #include "stress_scale.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "stress_scale.hpp"
 #include "task/test_event.hpp"
 #include "settle.hpp"

@@ -11,7 +11,7 @@
 
 #include "blitz/blitz.hpp"
 #include "suite.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "scenarios.hpp"
 #include "stress_scale.hpp"
 

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "stress_scale.hpp"
 #include "time/timer_driver.hpp"
 #include "time/timer_wheel.hpp"

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "topo/os.hpp"
+#include "base/os.hpp"
 
 namespace blitz::detail {
 
@@ -48,7 +48,7 @@ void blocking_pool::submit(std::shared_ptr<blocking_job> job) {
 
 void blocking_pool::thread_main() {
     pthread_setname_np(pthread_self(), opt_.thread_name.substr(0, 15).c_str());
-    if (!opt_.cpus.empty()) topo::set_this_thread_cpus(opt_.cpus);
+    if (!opt_.cpus.empty()) os::set_this_thread_cpus(opt_.cpus);
     std::unique_lock<std::mutex> l(mu_);
     for (;;) {
         if (!queue_.empty()) {

@@ -14,7 +14,7 @@
 
 #include "blitz/blitz.hpp"
 #include "sched/test_support.hpp"
-#include "topo/os.hpp"
+#include "base/os.hpp"
 
 namespace blitz {
 namespace {
@@ -136,20 +136,20 @@ TEST(BlockingPool, AwaitingTaskSeesCancellationAtShutdown) {
 }
 
 TEST(BlockingPool, PoolThreadsDoNotInheritAPinnedWorkersPu) {
-    const std::vector<unsigned> process = detail::topo::this_thread_cpus();
+    const std::vector<unsigned> process = detail::os::this_thread_cpus();
     if (process.size() < 2) GTEST_SKIP() << "needs two CPUs to tell a pinned set from the process's";
     config c;
     c.topology.policy = placement_policy::compact;
     c.workers = 1;
     runtime rt(c);
     const auto seen = rt.block_on([]() -> task<std::vector<unsigned>> {
-        co_return co_await spawn_blocking([] { return detail::topo::this_thread_cpus(); });
+        co_return co_await spawn_blocking([] { return detail::os::this_thread_cpus(); });
     }());
     EXPECT_EQ(seen, process);
     c.topology.pin_blocking_pool = true;
     runtime pinned(c);
     const auto seen_pinned = pinned.block_on([]() -> task<std::vector<unsigned>> {
-        co_return co_await spawn_blocking([] { return detail::topo::this_thread_cpus(); });
+        co_return co_await spawn_blocking([] { return detail::os::this_thread_cpus(); });
     }());
     EXPECT_EQ(seen_pinned, std::vector<unsigned>{static_cast<unsigned>(pinned.placement().workers[0].pu)});
 }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "blitz/probe.hpp"
-#include "sched/atomic.hpp"
+#include "base/atomic.hpp"
 
 // BLITZ_PROBES=0 compiles every probe site out; the default keeps them in, switched at run time
 // by config::probes (one predictable branch per site when off).

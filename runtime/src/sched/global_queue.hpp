@@ -6,7 +6,7 @@
 #include <mutex>
 
 #include "blitz/detail/task_header.hpp"
-#include "sched/atomic.hpp"
+#include "base/atomic.hpp"
 
 namespace blitz::detail {
 

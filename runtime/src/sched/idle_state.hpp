@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "sched/atomic.hpp"
+#include "base/atomic.hpp"
 
 namespace blitz::detail {
 

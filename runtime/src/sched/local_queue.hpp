@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "blitz/detail/task_header.hpp"
-#include "sched/atomic.hpp"
+#include "base/atomic.hpp"
 
 namespace blitz::detail {
 

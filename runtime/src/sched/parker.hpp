@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "sched/atomic.hpp"
+#include "base/atomic.hpp"
 
 namespace blitz::detail {
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 
 namespace blitz::detail {
 namespace {

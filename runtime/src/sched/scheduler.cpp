@@ -9,10 +9,10 @@
 #include <string>
 
 #include "blitz/detail/context.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "task/alloc_stats.hpp"
 #include "task/context_internal.hpp"
-#include "topo/os.hpp"
+#include "base/os.hpp"
 
 namespace blitz::detail {
 namespace {
@@ -30,7 +30,7 @@ blocking_pool::options blocking_options(const config& cfg, const topo::plan& pla
             std::sort(o.cpus.begin(), o.cpus.end());
             o.cpus.erase(std::unique(o.cpus.begin(), o.cpus.end()), o.cpus.end());
         } else {
-            o.cpus = topo::this_thread_cpus();  // the constructing thread's set: the process's
+            o.cpus = os::this_thread_cpus();  // the constructing thread's set: the process's
         }
     }
     return o;
@@ -73,12 +73,12 @@ void scheduler::make_workers() {
         // N3: the worker's state, ring included, on its own node when the kernel has several.
         std::unique_ptr<worker, worker_free> w;
         if (const int node = plan_.memory_kernel_node[i]; node >= 0) {
-            if (void* mem = topo::alloc_on_node(sizeof(worker), node)) {
+            if (void* mem = os::alloc_on_node(sizeof(worker), node)) {
                 try {
                     w = std::unique_ptr<worker, worker_free>(
                         new (mem) worker(*this, i, mix_seed(base + i)), worker_free{true});
                 } catch (...) {
-                    topo::free_on_node(mem, sizeof(worker));
+                    os::free_on_node(mem, sizeof(worker));
                     throw;
                 }
                 wp.memory_bound = true;
@@ -88,7 +88,7 @@ void scheduler::make_workers() {
             }
         }
         if (!w) w = std::unique_ptr<worker, worker_free>(new worker(*this, i, mix_seed(base + i)));
-        if (plan_.placed && !plan_.report.synthetic) wp.memory_node_observed = topo::node_of(w.get());
+        if (plan_.placed && !plan_.report.synthetic) wp.memory_node_observed = os::node_of(w.get());
         workers_.push_back(std::move(w));
     }
     if (!plan_.placed) return;
@@ -113,7 +113,7 @@ void scheduler::worker_free::operator()(worker* w) const noexcept {
         return;
     }
     w->~worker();
-    topo::free_on_node(w, sizeof(worker));
+    os::free_on_node(w, sizeof(worker));
 }
 
 void scheduler::on_worker_start(unsigned index) noexcept {
@@ -121,8 +121,8 @@ void scheduler::on_worker_start(unsigned index) noexcept {
     worker_placement& wp = plan_.report.workers[index];
     const int cpu = plan_.bind_cpu[index];
     if (cpu >= 0) {
-        const std::string err = topo::bind_this_thread(static_cast<unsigned>(cpu));
-        wp.observed_cpus = topo::this_thread_cpus();
+        const std::string err = os::bind_this_thread(static_cast<unsigned>(cpu));
+        wp.observed_cpus = os::this_thread_cpus();
         // N1, from inside the thread: the kernel's own view must be exactly the PU bound.
         wp.bound = err.empty() && wp.observed_cpus == std::vector<unsigned>{static_cast<unsigned>(cpu)};
         if (!err.empty()) {
@@ -132,7 +132,7 @@ void scheduler::on_worker_start(unsigned index) noexcept {
                       std::to_string(wp.observed_cpus.size()) + " CPUs";
         }
     } else {
-        wp.observed_cpus = topo::this_thread_cpus();
+        wp.observed_cpus = os::this_thread_cpus();
     }
     start_latch_->count_down();  // release: the report entry above is complete
 }

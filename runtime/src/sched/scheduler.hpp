@@ -11,7 +11,7 @@
 #include "blitz/config.hpp"
 #include "blitz/metrics.hpp"
 #include "blocking/pool.hpp"
-#include "sched/atomic.hpp"
+#include "base/atomic.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/idle_state.hpp"
 #include "sched/task_list.hpp"

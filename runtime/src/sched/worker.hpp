@@ -10,10 +10,10 @@
 #include "blitz/metrics.hpp"
 #include "blitz/probe.hpp"
 #include "probe/probe_ring.hpp"
-#include "sched/atomic.hpp"
+#include "base/atomic.hpp"
 #include "sched/local_queue.hpp"
 #include "sched/parker.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "sched/task_list.hpp"
 #include "topo/placement.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 
 namespace blitz {
 namespace {

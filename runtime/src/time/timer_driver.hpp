@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "blitz/detail/timer_slot.hpp"
-#include "sched/atomic.hpp"
+#include "base/atomic.hpp"
 #include "time/timer_wheel.hpp"
 
 namespace blitz::detail {

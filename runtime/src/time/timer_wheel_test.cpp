@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "sched/rng.hpp"
+#include "base/rng.hpp"
 #include "time/wheel_model.hpp"
 
 namespace blitz::detail {

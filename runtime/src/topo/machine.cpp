@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "blitz/topology.hpp"
-#include "topo/os.hpp"
+#include "base/os.hpp"
 
 namespace blitz::detail::topo {
 namespace {
@@ -95,7 +95,7 @@ machine load_machine(const std::string& source) {
     // On this machine only the CPUs the calling thread may use count (taskset, numactl,
     // a container's cpuset): placing a worker elsewhere would fail or escape the user's limit.
     std::vector<unsigned> allowed;
-    if (source.empty()) allowed = this_thread_cpus();
+    if (source.empty()) allowed = os::this_thread_cpus();
     auto usable = [&](unsigned os) {
         return allowed.empty() || std::binary_search(allowed.begin(), allowed.end(), os);
     };

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "topo/machine.hpp"
-#include "topo/os.hpp"
+#include "base/os.hpp"
 
 namespace blitz {
 namespace {
@@ -115,7 +115,7 @@ plan make_plan(const config& cfg, unsigned workers, bool inspect) {
     // Node-local memory needs a real machine whose kernel agrees it has several nodes: libnuma
     // "succeeds" on a one-node machine by placing the pages on node 0.
     const bool memory_requests = p.placed && o.numa_memory && m.thissystem && m.nodes.size() > 1 &&
-                                 kernel_numa_nodes() > 1;
+                                 os::kernel_numa_nodes() > 1;
     for (unsigned w = 0; w < workers; ++w) {
         worker_placement wp;
         wp.worker = w;

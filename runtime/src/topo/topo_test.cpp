@@ -16,7 +16,7 @@
 
 #include "blitz/blitz.hpp"
 #include "topo/machine.hpp"
-#include "topo/os.hpp"
+#include "base/os.hpp"
 #include "topo/placement.hpp"
 #include "topo/plan.hpp"
 
@@ -246,7 +246,7 @@ TEST(TopoConfig, ValidationNamesTheField) {
 // ---- runtimes -----------------------------------------------------------------------------
 
 task<int> where_am_i() {
-    co_return current_cpu();
+    co_return os::current_cpu();
 }
 
 TEST(TopoRuntime, PinnedWorkersRunOnlyOnTheirPu) {
@@ -283,9 +283,9 @@ TEST(TopoRuntime, WorkersDefaultToOnePerEligiblePu) {
 
 TEST(TopoRuntime, PlacementStaysInsideTheCallersCpuSet) {
     // Like `taskset -c <last CPU> app`: compact may only use the CPUs the process was given.
-    const std::vector<unsigned> all = this_thread_cpus();
+    const std::vector<unsigned> all = os::this_thread_cpus();
     if (all.size() < 2) GTEST_SKIP() << "needs two CPUs";
-    ASSERT_EQ(set_this_thread_cpus({all.back()}), "");
+    ASSERT_EQ(os::set_this_thread_cpus({all.back()}), "");
     {
         config c;
         c.topology.policy = placement_policy::compact;
@@ -296,7 +296,7 @@ TEST(TopoRuntime, PlacementStaysInsideTheCallersCpuSet) {
         c.workers = 2;
         EXPECT_THROW(runtime again(c), topology_error);
     }
-    ASSERT_EQ(set_this_thread_cpus(all), "");
+    ASSERT_EQ(os::set_this_thread_cpus(all), "");
 }
 
 TEST(TopoRuntime, TooManyPinnedWorkersIsAnError) {
@@ -320,7 +320,7 @@ TEST(TopoRuntime, SyntheticTopologyPlansButBindsNothing) {
     runtime rt(numa_scatter_on_two_by_two());
     const placement_report& r = rt.placement();
     EXPECT_TRUE(r.synthetic);
-    const std::vector<unsigned> process = this_thread_cpus();
+    const std::vector<unsigned> process = os::this_thread_cpus();
     for (const worker_placement& w : r.workers) {
         EXPECT_FALSE(w.bound);
         EXPECT_FALSE(w.memory_bound);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "topo/os.hpp"
+#include "base/os.hpp"
 
 #include <numa.h>
 #include <numaif.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <memory>
 
-namespace blitz::detail::topo {
+namespace blitz::detail::os {
 namespace {
 
 // CPU sets sized for any machine the kernel supports, not just the 1024 CPUs of cpu_set_t.
@@ -78,4 +78,4 @@ int node_of(const void* p) noexcept {
     return status >= 0 ? status : -1;
 }
 
-}  // namespace blitz::detail::topo
+}  // namespace blitz::detail::os

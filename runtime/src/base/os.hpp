@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The operating-system side of placement: thread affinity (sched_setaffinity and
+// The operating-system side of placement (used by topo/ and the blocking pool): thread affinity (sched_setaffinity and
 // sched_getaffinity on the calling thread) and NUMA memory (libnuma).
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
-namespace blitz::detail::topo {
+namespace blitz::detail::os {
 
 // Binds the calling thread to the CPU with OS index `cpu`. Returns an empty string, or the
 // reason it failed (strerror text).
@@ -31,4 +31,4 @@ void free_on_node(void* p, std::size_t bytes) noexcept;
 // The kernel node holding the page at `p` (which must be touched), or -1 when unknown.
 int node_of(const void* p) noexcept;
 
-}  // namespace blitz::detail::topo
+}  // namespace blitz::detail::os
