@@ -32,7 +32,7 @@ subsystem() {
     blitz/config.hpp | blitz/metrics.hpp | blitz/probe.hpp | blitz/topology.hpp) echo base ;;
     blitz/waker.hpp | blitz/task.hpp | blitz/join_handle.hpp | blitz/yield.hpp | blitz/cancel.hpp) echo task ;;
     blitz/detail/context.hpp | blitz/detail/task_header.hpp | blitz/detail/task_state.hpp) echo task ;;
-    blitz/detail/select_scope.hpp | blitz/detail/select_branch.hpp) echo task ;;
+    blitz/detail/select_scope.hpp | blitz/detail/select_branch.hpp | blitz/detail/spawn.hpp) echo task ;;
     blitz/time.hpp | blitz/detail/timer_api.hpp | blitz/detail/timer_slot.hpp) echo time ;;
     blitz/sync.hpp | blitz/sync/* | blitz/chan.hpp | blitz/chan/*) echo sync ;;
     blitz/blocking.hpp) echo blocking ;;

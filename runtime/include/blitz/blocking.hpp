@@ -21,7 +21,7 @@ namespace blitz {
 
 namespace detail {
 
-class scheduler;
+class blocking_pool;
 
 // One job: the pool runs it (or cancels it at shutdown) exactly once; the handle waits for it.
 // Completion is published by `state_` (release) after the result is stored; the waker is taken
@@ -103,9 +103,10 @@ private:
     std::exception_ptr err_;
 };
 
-// Hands a job to the pool of `s` (cancels it at once if the pool is shutting down).
-void submit_blocking(scheduler* s, std::shared_ptr<blocking_job> job);
-scheduler* blocking_target();  // the current worker's scheduler; throws outside a runtime
+// Hands a job to pool `p` (cancels it at once if the pool is shutting down).
+void submit_blocking(blocking_pool* p, std::shared_ptr<blocking_job> job);
+// The current runtime's pool (or the draining one's); throws std::logic_error on a plain thread.
+blocking_pool* blocking_target();
 
 }  // namespace detail
 

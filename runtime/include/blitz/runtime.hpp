@@ -9,6 +9,7 @@
 #include "blitz/blocking.hpp"
 #include "blitz/config.hpp"
 #include "blitz/detail/select_branch.hpp"
+#include "blitz/detail/spawn.hpp"
 #include "blitz/join_handle.hpp"
 #include "blitz/metrics.hpp"
 #include "blitz/probe.hpp"
@@ -18,7 +19,8 @@
 namespace blitz {
 
 namespace detail {
-class scheduler;
+class blocking_pool;
+class runtime_core;
 
 // Awaits `a` inside a task made for it (for block_on); R is what co_await of an A gives, as a
 // select branch over it would see it.
@@ -29,26 +31,6 @@ task<R> await_in_task(A& a) {
     } else {
         co_return co_await static_cast<A&&>(a);
     }
-}
-void submit_spawn(scheduler* s, task_header* t) noexcept;
-scheduler* spawn_target();  // the current worker's scheduler; throws outside a runtime
-
-template <class T>
-join_handle<T> spawn_on(scheduler* s, task<T> t) {
-    if (!t.valid()) throw std::invalid_argument("blitz::spawn: the task is empty");
-    auto h = t.release();
-    if (h.done()) {
-        h.destroy();
-        throw std::invalid_argument("blitz::spawn: the task has already run to completion");
-    }
-    task_header* hdr = h.promise().header();
-    if (!hdr) {
-        h.destroy();
-        throw std::logic_error("blitz::spawn: the task frame was not heap-allocated");
-    }
-    hdr->init_spawned(s, h);
-    submit_spawn(s, hdr);
-    return join_handle<T>(hdr);
 }
 }  // namespace detail
 
@@ -74,7 +56,7 @@ public:
 
     template <class T>
     join_handle<T> spawn(task<T> t) {
-        return detail::spawn_on(sched_.get(), std::move(t));
+        return detail::spawn_on(sched_, std::move(t));
     }
 
     // Runs f() on the blocking pool (X1); see blitz::spawn_blocking.
@@ -82,7 +64,7 @@ public:
     auto spawn_blocking(F f) -> blocking_handle<std::invoke_result_t<F&>> {
         using T = std::invoke_result_t<F&>;
         auto job = std::make_shared<detail::blocking_job_of<T, F>>(std::move(f));
-        detail::submit_blocking(sched_.get(), job);
+        detail::submit_blocking(pool_, job);
         return blocking_handle<T>(std::move(job));
     }
 
@@ -117,7 +99,9 @@ public:
     void shutdown();
 
 private:
-    std::unique_ptr<detail::scheduler> sched_;
+    std::unique_ptr<detail::runtime_core> core_;  // rt/runtime_core.hpp: owns every part
+    detail::task_scheduler* sched_ = nullptr;     // core_'s, for the inline spawn path
+    detail::blocking_pool* pool_ = nullptr;       // core_'s, for spawn_blocking
 };
 
 // Spawns onto the runtime running the calling task (L1: it lands in this worker's LIFO slot).

@@ -28,10 +28,6 @@ namespace blitz {
 
 namespace detail {
 
-// Cancels `t` on this thread if it is idle (it is not queued or running anywhere, so nobody
-// else will); otherwise requests cancellation as abort() does. Returns at once either way.
-void cancel_here_if_idle(task_header* t) noexcept;
-
 // What a scope and its tasks share (the tasks' guards may outlive a scope destroyed by a
 // runtime shutdown). Guarded by mu: the task list, the first error and the wait queue.
 struct scope_state {

@@ -13,7 +13,6 @@
 #include "blitz/detail/task_header.hpp"
 #include "blitz/detail/timer_api.hpp"
 #include "blitz/join_handle.hpp"
-#include "blitz/runtime.hpp"
 #include "blitz/task.hpp"
 
 namespace blitz {

@@ -4,11 +4,24 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <thread>
 
 #include "base/os.hpp"
+#include "task/context_internal.hpp"
 
 namespace blitz::detail {
+
+void submit_blocking(blocking_pool* p, std::shared_ptr<blocking_job> job) {
+    p->submit(std::move(job));
+}
+
+blocking_pool* blocking_target() {
+    if (const runtime_context* r = current_or_draining_runtime()) return r->blocking;
+    throw std::logic_error(
+        "blitz::spawn_blocking: no runtime on this thread; call runtime::spawn_blocking from "
+        "outside a task");
+}
 
 blocking_pool::blocking_pool(options o) : opt_(std::move(o)) {}
 

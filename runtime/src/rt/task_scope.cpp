@@ -4,30 +4,8 @@
 #include <thread>
 
 #include "blitz/detail/select_scope.hpp"
-#include "sched/scheduler.hpp"
-#include "task/context_internal.hpp"
 
 namespace blitz {
-
-namespace detail {
-
-void cancel_here_if_idle(task_header* t) noexcept {
-    // Not idle: it is queued or running, and whoever polls it next completes it as cancelled.
-    if (!t->request_cancel()) return;
-    // Idle: the cancel request made us the owner of its one queue entry; play the worker that
-    // would pop it.
-    const std::uint64_t s = t->transition_to_running();
-    if (state::cancel_due(s)) {
-        t->sched_->complete_task(t, /*cancelled=*/true, 1);
-        return;
-    }
-    // Shielded: hand it back as a poll that found nothing ready would.
-    if (t->transition_after_poll() == task_header::after_poll::rescheduled) {
-        t->sched_->schedule(t, /*is_yield=*/false);
-    }
-}
-
-}  // namespace detail
 
 task_scope::task_scope() : s_(std::make_shared<detail::scope_state>()), drop_wait_(this) {
     owner_ = detail::current_task();
@@ -68,7 +46,7 @@ void task_scope::abort_and_wait_blocking() noexcept {
     }
     s_->abort_all();
     // A runtime shutting down destroys the rest itself (its workers are gone: waiting would hang).
-    if (detail::draining_scheduler()) return;
+    if (!detail::current_runtime() && detail::current_or_draining_runtime()) return;
     for (;;) {
         {
             std::lock_guard<std::mutex> l(s_->mu);

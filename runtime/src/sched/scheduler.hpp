@@ -2,27 +2,49 @@
 #pragma once
 // scheduler: the multi-threaded work-stealing scheduler behind blitz::runtime.
 
-#include <latch>
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "base/atomic.hpp"
 #include "blitz/config.hpp"
 #include "blitz/metrics.hpp"
-#include "blocking/pool.hpp"
-#include "base/atomic.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/idle_state.hpp"
+#include "sched/park.hpp"
 #include "sched/task_list.hpp"
+#include "sched/victim_tiers.hpp"
 #include "sched/worker.hpp"
-#include "time/timer_driver.hpp"
-#include "topo/plan.hpp"
+#include "task/schedule.hpp"
 
 namespace blitz::detail {
 
+struct runtime_context;
+
+// What the composition root (rt/) gives a scheduler besides the config: the worker count, the
+// driver the workers park in, the context to install on their threads, and the placement hooks.
+struct scheduler_setup {
+    unsigned workers = 1;
+    park_driver* driver = nullptr;             // required; outlives the scheduler
+    const runtime_context* context = nullptr;  // opaque here: installed on each worker thread
+    // Called first thing on worker i's thread (binding it to its PU, N1). Must not throw.
+    std::function<void(unsigned)> on_worker_start;
+    // Memory for worker i's state (N3: on its node), or nullptr for the default allocation;
+    // `release_worker_memory` gives it back. Both empty: default allocation for everyone.
+    std::function<void*(unsigned, std::size_t)> worker_memory;
+    std::function<void(void*, std::size_t)> release_worker_memory;
+    // Per worker, when placed: its victims in tiers (N4; empty: a uniform random walk) and its
+    // distance class (0 node, 1 package, 2 remote) to every worker (steal counters).
+    std::vector<victim_tiers> tiers;
+    std::vector<std::vector<std::uint8_t>> distances;
+};
+
 // Owns the workers, the global queue, the idle state and the list of tasks spawned from
-// threads that are not its workers (each worker lists the tasks spawned on it).
+// threads that are not its workers (each worker lists the tasks spawned on it). It is the
+// task_scheduler of every task spawned on it.
 //
 // Protocol for a task (see task_header for the state word):
 //   1. spawn(): records the task in the spawning worker's list (or, from another thread, in
@@ -30,22 +52,28 @@ namespace blitz::detail {
 //      queue otherwise). No lock on a worker.
 //   2. schedule(): called by whoever created a queue entry (wake, reschedule, abort) to place it;
 //      a push that makes work visible to others calls notify_parked() (I3).
-//   3. complete_task(): the single exit for a task, by completion or cancellation.
+//   3. task_header::complete() is the single exit for a task; release() takes a task that
+//      completed on the worker that spawned it out of that worker's list.
 //   4. shutdown(): stops and joins the workers, cancels every listed task that has not
 //      completed, then drains every queue, until nothing is left (K3).
 //
 // Invariants: every spawned task is completed exactly once; after shutdown() returns no task of
 // this scheduler is queued or listed.
 // Thread-safety: spawn, schedule and metrics from any thread; shutdown once, not from a worker.
-class scheduler {
+class scheduler final : public task_scheduler {
 public:
-    explicit scheduler(const config& cfg);  // cfg must be validated; starts the workers
+    // cfg must be validated; starts the workers (each calls setup.on_worker_start first).
+    scheduler(const config& cfg, scheduler_setup setup);
     ~scheduler();
     scheduler(const scheduler&) = delete;
     scheduler& operator=(const scheduler&) = delete;
 
-    void spawn(task_header* t) noexcept;
-    void schedule(task_header* t, bool is_yield) noexcept;
+    // ---- task_scheduler ----
+    void spawn(task_header* t) noexcept override;
+    void schedule(task_header* t, bool is_yield) noexcept override;
+    bool release(task_header* t) noexcept override;
+    void unhandled_exception(task_header* t) noexcept override;
+
     void notify_parked() noexcept;
     // After a worker pushed to its own queues: that worker is awake and runs the task if nobody
     // steals it, so waking a parked one only adds parallelism. It is skipped when a racy read
@@ -56,9 +84,9 @@ public:
     }
     // True if any ring or the global queue holds a task (the last searcher's final check).
     bool work_pending() const noexcept;
-    void complete_task(task_header* t, bool cancelled, std::uint32_t refs_to_drop) noexcept;
-    // An exception ended a task whose handle is gone: config::on_unhandled_exception.
-    void report_unhandled(task_header* t) noexcept;
+    // True on one of this scheduler's worker threads.
+    bool on_own_worker() const noexcept;
+    // Stops and joins the workers, then cancels and drains every task (K3). Not from a worker.
     void shutdown();
 
     runtime_metrics metrics() const;
@@ -70,15 +98,12 @@ public:
                                               .count());
     }
     const config& cfg() const noexcept { return cfg_; }
-    // Where each worker runs and what it saw there (complete once the constructor returns).
-    const placement_report& placement() const noexcept { return plan_.report; }
-    // Called by each worker thread first thing: binds it to its PU (if placed), records what
-    // sched_getaffinity reports from inside the thread, and signals the constructor.
+    // Worker threads call these first and last thing.
     void on_worker_start(unsigned index) noexcept;
+    void on_worker_stop() noexcept;
     unsigned num_workers() const noexcept { return nworkers_; }
     global_queue& global() noexcept { return global_; }
-    timer_driver& timers() noexcept { return timers_; }
-    blocking_pool& blocking() noexcept { return blocking_; }
+    park_driver& driver() noexcept { return *driver_; }
     idle_state& idle() noexcept { return idle_; }
     worker& worker_at(unsigned i) noexcept { return *workers_[i]; }
     bool shutting_down() const noexcept {
@@ -88,29 +113,24 @@ public:
 private:
     void cancel_all_and_drain() noexcept;
     void make_workers();
-    // Waits for every worker's on_worker_start; throws topology_error for a failed binding
-    // unless best effort (after stopping the workers).
-    void await_binding();
 
-    // Frees a worker the way it was allocated: node-local (libnuma) or with delete.
+    // Frees a worker the way it was allocated: through the setup's release hook or with delete.
     struct worker_free {
-        bool node_local = false;
+        const std::function<void(void*, std::size_t)>* release = nullptr;
         void operator()(worker* w) const noexcept;
     };
 
     const config cfg_;
-    topo::plan plan_;  // before nworkers_: the plan decides the worker count
+    scheduler_setup setup_;
     const unsigned nworkers_;
+    park_driver* const driver_;
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-    timer_driver timers_;  // declared before the workers: they use it until joined
-    blocking_pool blocking_;
     global_queue global_;
     idle_state idle_;
     std::mutex foreign_mu_;
     task_list foreign_tasks_;  // guarded by foreign_mu_
     atomic<std::uint64_t> foreign_spawned_{0};
     std::vector<std::unique_ptr<worker, worker_free>> workers_;
-    std::unique_ptr<std::latch> start_latch_;  // placed runtimes: counts workers through start
     std::vector<std::thread> threads_;
     atomic<bool> shutdown_{false};
     bool joined_ = false;

@@ -9,11 +9,16 @@
 
 #include "sched/policy.hpp"
 #include "sched/scheduler.hpp"
-#include "task/context_internal.hpp"
 
 namespace blitz::detail {
 
 using clock = std::chrono::steady_clock;
+
+namespace {
+thread_local worker* tl_worker = nullptr;
+}  // namespace
+
+worker* current_worker() noexcept { return tl_worker; }
 
 worker::worker(scheduler& s, unsigned index, std::uint64_t seed)
     : sched_(s),
@@ -35,8 +40,8 @@ void worker::run() {
     std::string name = cfg_.thread_name + std::to_string(index_);
     name.resize(std::min<std::size_t>(name.size(), 15));  // the kernel's limit
     pthread_setname_np(pthread_self(), name.c_str());
-    set_current_worker(this);
-    sched_.on_worker_start(index_);  // bind to the placed PU first (N1)
+    tl_worker = this;
+    sched_.on_worker_start(index_);  // the runtime's context, and the placed PU first (N1)
 
     while (!sched_.shutting_down()) {
         bump(c_ticks);
@@ -46,7 +51,7 @@ void worker::run() {
         // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
         // keep firing while some other worker is stuck in a long poll (T6). I/O joins here
         // with the I/O driver.
-        if (const std::size_t fired = sched_.timers().fire_due()) {
+        if (const std::size_t fired = sched_.driver().maintain()) {
             BLITZ_PROBE(*this, probe_kind::timer_fire, 0, fired);
         }
         unsigned polls = 0;
@@ -77,7 +82,8 @@ void worker::run() {
         searching_ = false;
         sched_.idle().transition_from_searching();
     }
-    set_current_worker(nullptr);
+    sched_.on_worker_stop();
+    tl_worker = nullptr;
 }
 
 std::uint64_t worker::end_tick(unsigned polls, clock::time_point start) noexcept {
@@ -254,32 +260,15 @@ void worker::run_task(task_header* t) noexcept {
         BLITZ_PROBE(*this, probe_kind::search_end, last ? 1 : 0);
         if (last) sched_.notify_parked();
     }
-    const std::uint64_t s = t->transition_to_running();
     bump(c_polls);
     BLITZ_PROBE(*this, probe_kind::poll, static_cast<std::uint32_t>(source_),
                 reinterpret_cast<std::uintptr_t>(t), choice_);
     ++polls_since_global_;
-    if (state::cancel_due(s) ||
-        (cfg_.debug.abort_ignores_shield && (s & state::cancelled))) [[unlikely]] {
-        sched_.complete_task(t, /*cancelled=*/true, 1);
-        return;
-    }
-    // B2: a fresh cooperative budget for this poll (the readiness check may already spend it).
-    tl_coop_budget = cfg_.coop_budget_per_poll ? static_cast<int>(cfg_.coop_budget_per_poll) : -1;
-    if (t->ready_fn_ && !t->ready_fn_(t->ready_ctx_)) {
-        // A stray wake: the awaitable it is suspended on is not ready. Stay suspended.
-        bump(c_stray_wakes);
-    } else {
-        t->ready_fn_ = nullptr;
-        set_current_task(t);
-        t->resume_point_.resume();
-        set_current_task(nullptr);
-    }
-    if (t->root_.done()) {
-        sched_.complete_task(t, /*cancelled=*/false, 1);
-        return;
-    }
-    if (t->transition_after_poll() == task_header::after_poll::rescheduled) {
+    bool stray = false;
+    const int budget = cfg_.coop_budget_per_poll ? static_cast<int>(cfg_.coop_budget_per_poll) : -1;
+    const auto outcome = t->poll(budget, cfg_.debug.abort_ignores_shield, stray);
+    if (stray) bump(c_stray_wakes);
+    if (outcome == task_header::poll_outcome::rescheduled) {
         // Woken while running (or yielded, or cancellation became due): back of the ring.
         requeue_given_back(t);
         // A task that gives the worker back ranks below work waiting outside (as a yield in
@@ -358,7 +347,9 @@ void worker::park() noexcept {
         transitioning_to_park_ = false;
         return;
     }
-    const bool got_token = parker_.park(park_for());
+    // I5: no longer than the park timeout, nor past the next timer expiry (the driver's part).
+    const bool got_token = sched_.driver().park(
+        parker_, std::chrono::duration_cast<std::chrono::nanoseconds>(cfg_.park_timeout));
     if (idle.unmark_parked(index_)) {
         // I6: our bit was still set, so nobody claimed us. Without a token the park timed out;
         // with one, it was shutdown's unpark (claims never leave stale tokens, see below).
@@ -402,12 +393,7 @@ bool worker::spin_for_work() const noexcept {
     return false;
 }
 
-std::chrono::nanoseconds worker::park_for() const noexcept {
-    // I5: no longer than the park timeout, nor past the next timer expiry.
-    auto d = std::chrono::duration_cast<std::chrono::nanoseconds>(cfg_.park_timeout);
-    if (auto next = sched_.timers().until_next()) d = std::min(d, *next);
-    return d;
-}
+void worker::unpark() noexcept { sched_.driver().unpark(parker_); }
 
 void worker::take_claim_token() noexcept {
     // A claimer always unparks the worker it claimed, right after the claim. Waiting for that

@@ -15,7 +15,7 @@
 #include "sched/parker.hpp"
 #include "base/rng.hpp"
 #include "sched/task_list.hpp"
-#include "topo/placement.hpp"
+#include "sched/victim_tiers.hpp"
 
 // Records a probe event on worker `w` when probes are on; the arguments are not evaluated
 // otherwise. With BLITZ_PROBES=0 the site compiles to nothing.
@@ -33,6 +33,10 @@
 namespace blitz::detail {
 
 class scheduler;
+class worker;
+
+// The worker this thread is, or nullptr on any other thread.
+worker* current_worker() noexcept;
 
 // A worker runs ticks of at most budget_per_tick polls (B1) and finds work in this order (G3):
 //   0. the global queue first when `interval` polls have passed since its last check (G4)
@@ -87,7 +91,7 @@ public:
 
     // Before the thread starts: NUMA-aware stealing (N4) walks these tiers instead of one random
     // ring over all workers; distances classify successful steals for the counters.
-    void set_victim_tiers(topo::victim_tiers t) {
+    void set_victim_tiers(victim_tiers t) {
         tiers_ = std::move(t);
         tiered_ = true;
     }
@@ -96,7 +100,7 @@ public:
     scheduler& sched() noexcept { return sched_; }
     unsigned index() const noexcept { return index_; }
     local_queue& ring() noexcept { return ring_; }
-    void unpark() noexcept { parker_.unpark(); }
+    void unpark() noexcept;
     worker_metrics snapshot() const noexcept;
 
     // Shutdown only, after the thread was joined: hands every queued task to `f`.
@@ -153,7 +157,6 @@ private:
     void push_ring(task_header* t) noexcept;
     void park() noexcept;
     void take_claim_token() noexcept;
-    std::chrono::nanoseconds park_for() const noexcept;
     // Puts a task that gave this worker back (a yield, a wake while running) at the ring's
     // tail, waking a parked worker only if there is more here than that task.
     void requeue_given_back(task_header* t) noexcept;
@@ -195,8 +198,8 @@ private:
     std::unique_ptr<probe_ring> probes_;      // null when config::probes is off
     task_list owned_;  // tasks spawned on this worker, until they complete (here) or are swept
     bool tiered_ = false;                  // NUMA-aware stealing
-    topo::victim_tiers tiers_;             // when tiered_
-    std::vector<std::uint8_t> distance_to_;  // topo::distance per worker; empty: not placed
+    victim_tiers tiers_;                   // when tiered_
+    std::vector<std::uint8_t> distance_to_;  // distance class per worker; empty: not placed
 
     // ---- read by other threads ----
     alignas(cache_line) atomic<std::uint64_t> counters_[c_count];

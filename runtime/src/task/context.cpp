@@ -4,37 +4,45 @@
 #include <stdexcept>
 #include <utility>
 
+#include "blitz/config.hpp"
 #include "blitz/detail/select_scope.hpp"
-#include "sched/scheduler.hpp"
-#include "sched/worker.hpp"
+#include "blitz/detail/spawn.hpp"
+#include "blitz/detail/task_header.hpp"
 #include "task/context_internal.hpp"
+#include "task/schedule.hpp"
 
 namespace blitz::detail {
 
 namespace {
 thread_local task_header* tl_task = nullptr;
-thread_local worker* tl_worker = nullptr;
-thread_local scheduler* tl_draining = nullptr;
+thread_local const runtime_context* tl_runtime = nullptr;
+thread_local const runtime_context* tl_draining = nullptr;
 }  // namespace
 
-scheduler* draining_scheduler() noexcept { return tl_draining; }
-draining_scope::draining_scope(scheduler* s) noexcept : prev_(std::exchange(tl_draining, s)) {}
+draining_scope::draining_scope(const runtime_context* r) noexcept
+    : prev_(std::exchange(tl_draining, r)) {}
 draining_scope::~draining_scope() { tl_draining = prev_; }
 
 task_header* current_task() noexcept { return tl_task; }
-worker* current_worker() noexcept { return tl_worker; }
-scheduler* current_scheduler() noexcept { return tl_worker ? &tl_worker->sched() : nullptr; }
-
-bool fault_drop_exceptions() noexcept {
-    return tl_worker && tl_worker->sched().cfg().debug.drop_exceptions;
+const runtime_context* current_runtime() noexcept { return tl_runtime; }
+const runtime_context* current_or_draining_runtime() noexcept {
+    return tl_runtime ? tl_runtime : tl_draining;
 }
 
+bool fault_drop_exceptions() noexcept { return tl_runtime && tl_runtime->cfg->debug.drop_exceptions; }
+
 bool fault_select_completes_losers() noexcept {
-    return tl_worker && tl_worker->sched().cfg().debug.select_completes_losers;
+    return tl_runtime && tl_runtime->cfg->debug.select_completes_losers;
+}
+
+task_scheduler* spawn_target() {
+    if (const runtime_context* r = current_or_draining_runtime()) return r->sched;
+    throw std::logic_error(
+        "blitz::spawn: no runtime on this thread; call runtime::spawn from outside a task");
 }
 
 void set_current_task(task_header* t) noexcept { tl_task = t; }
-void set_current_worker(worker* w) noexcept { tl_worker = w; }
+void set_current_runtime(const runtime_context* r) noexcept { tl_runtime = r; }
 
 task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, const void* awaiter) {
     task_header* t = tl_task;

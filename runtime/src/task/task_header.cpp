@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/detail/task_header.hpp"
 
+#include <atomic>
 #include <cassert>
 #include <new>
+#include <stdexcept>
 
-#include "sched/scheduler.hpp"
+#include "blitz/detail/spawn.hpp"
+#include "blitz/join_handle.hpp"
 #include "task/alloc_stats.hpp"
+#include "task/context_internal.hpp"
+#include "task/schedule.hpp"
 
 namespace blitz::detail {
 namespace {
@@ -141,8 +146,10 @@ task_header* claim_fresh_header(const void* promise) noexcept {
     return h;
 }
 
+void submit_spawn(task_scheduler* s, task_header* t) noexcept { s->spawn(t); }
+
 // ---- lifecycle ----
-void task_header::init_spawned(scheduler* s, std::coroutine_handle<> root) noexcept {
+void task_header::init_spawned(task_scheduler* s, std::coroutine_handle<> root) noexcept {
     sched_ = s;
     root_ = root;
     resume_point_ = root;
@@ -151,6 +158,59 @@ void task_header::init_spawned(scheduler* s, std::coroutine_handle<> root) noexc
     // relaxed: the task is published later by a queue push (lock or release store)
     state_.store(3 * ref_one | join_interest | lifecycle_bits(lifecycle::scheduled),
                  std::memory_order_relaxed);
+}
+
+task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_shield,
+                                            bool& stray) noexcept {
+    const std::uint64_t s = transition_to_running();
+    if (cancel_due(s) || (fault_ignore_shield && (s & cancelled))) [[unlikely]] {
+        complete(/*cancelled=*/true, 1);
+        return poll_outcome::completed;
+    }
+    // B2: a fresh cooperative budget for this poll (the readiness check may already spend it).
+    tl_coop_budget = coop_budget;
+    if (ready_fn_ && !ready_fn_(ready_ctx_)) {
+        // A stray wake: the awaitable it is suspended on is not ready. Stay suspended.
+        stray = true;
+    } else {
+        ready_fn_ = nullptr;
+        set_current_task(this);
+        resume_point_.resume();
+        set_current_task(nullptr);
+    }
+    if (root_.done()) {
+        complete(/*cancelled=*/false, 1);
+        return poll_outcome::completed;
+    }
+    return transition_after_poll() == after_poll::rescheduled ? poll_outcome::rescheduled
+                                                              : poll_outcome::idle;
+}
+
+std::uint64_t task_header::finish(bool was_cancelled) noexcept {
+    // Completed or cancelled, the frame goes now: its locals and by-value parameters (a channel
+    // sender, a lock guard) are released at completion, as with Tokio. The result stays in its
+    // slot in front of the header; the memory stays until the last reference.
+    destroy_frame();
+    const std::uint64_t prev = transition_to_complete(was_cancelled);
+    wake_join_waiter(prev);
+    return prev;
+}
+
+void task_header::complete(bool was_cancelled, std::uint32_t refs) noexcept {
+    const std::uint64_t prev = finish(was_cancelled);
+    // Failed with nobody to tell: the handle was dropped or detached before this.
+    if (failed_ && !was_cancelled && !(prev & join_interest)) [[unlikely]] {
+        sched_->unhandled_exception(this);
+    }
+    // Completed on the thread that owns its list entry: the list's reference goes with the
+    // others and the memory is reused at once. (Elsewhere the task stays listed until its owner
+    // sweeps: the list has no lock.)
+    if (sched_->release(this)) ++refs;
+    unref(refs);
+}
+
+void task_header::cancel_for_shutdown() noexcept {
+    if (!is_complete()) finish(/*was_cancelled=*/true);
 }
 
 std::uint64_t task_header::transition_to_running() noexcept {
@@ -348,6 +408,81 @@ waker task_header::make_waker() noexcept {
 
 void task_header::destroy_frame() noexcept {
     if (frame_alive_) root_.destroy();
+}
+
+// ---- abort, yield and joins from plain threads ----
+
+void abort_task(task_header* t) noexcept {
+    if (t->request_cancel()) t->sched_->schedule(t, /*is_yield=*/false);
+}
+
+void mark_yielded(task_header* t) noexcept {
+    // Waking oneself while RUNNING sets `notified`: after this poll the worker puts the task at
+    // the ring tail (K2), which is exactly a yield.
+    t->transition_to_scheduled(/*consume=*/false);
+}
+
+namespace {
+
+// A waker that releases a blocked plain thread. Reference-counted so a late wake never touches
+// a finished waiter's stack.
+struct thread_signal {
+    std::atomic<std::uint32_t> refs{1};
+    std::atomic<std::uint32_t> fired{0};
+
+    static void wake_by_ref(void* p) noexcept {
+        auto* s = static_cast<thread_signal*>(p);
+        s->fired.store(1, std::memory_order_release);  // release: the result is published
+        s->fired.notify_one();
+    }
+    static void drop(void* p) noexcept {
+        auto* s = static_cast<thread_signal*>(p);
+        // acq_rel: the last dropper frees after every other use
+        if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
+    }
+    static void wake(void* p) noexcept {
+        wake_by_ref(p);
+        drop(p);
+    }
+    static void* clone(void* p) noexcept {
+        static_cast<thread_signal*>(p)->refs.fetch_add(1, std::memory_order_relaxed);
+        return p;
+    }
+};
+constexpr waker_vtable thread_signal_vtable{thread_signal::wake, thread_signal::wake_by_ref,
+                                            thread_signal::clone, thread_signal::drop};
+
+}  // namespace
+
+void wait_blocking(task_header* t) {
+    if (current_runtime()) {
+        throw std::logic_error(
+            "blitz: join()/block_on() would block a runtime worker; use co_await inside tasks");
+    }
+    auto* sig = new thread_signal();
+    sig->refs.fetch_add(1, std::memory_order_relaxed);  // ours, besides the waker's
+    if (t->set_join_waker(waker(sig, &thread_signal_vtable))) {
+        // acquire: pairs with the release in wake_by_ref
+        while (sig->fired.load(std::memory_order_acquire) == 0) sig->fired.wait(0);
+    }
+    thread_signal::drop(sig);
+}
+
+
+void cancel_here_if_idle(task_header* t) noexcept {
+    // Not idle: it is queued or running, and whoever polls it next completes it as cancelled.
+    if (!t->request_cancel()) return;
+    // Idle: the cancel request made us the owner of its one queue entry; play the worker that
+    // would pop it.
+    const std::uint64_t s = t->transition_to_running();
+    if (state::cancel_due(s)) {
+        t->complete(/*cancelled=*/true, 1);
+        return;
+    }
+    // Shielded: hand it back as a poll that found nothing ready would.
+    if (t->transition_after_poll() == task_header::after_poll::rescheduled) {
+        t->sched_->schedule(t, /*is_yield=*/false);
+    }
 }
 
 }  // namespace blitz::detail

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/time.hpp"
 
-#include "sched/scheduler.hpp"
+#include "task/context_internal.hpp"
 #include "time/timer_driver.hpp"
 
 namespace blitz {
@@ -9,7 +9,7 @@ namespace blitz {
 namespace detail {
 
 timer_driver& current_timers() {
-    if (scheduler* s = current_scheduler()) return s->timers();
+    if (const runtime_context* r = current_runtime()) return *r->timers;
     throw std::logic_error(
         "blitz: timers need a runtime: await sleep/interval/timeout inside a blitz task");
 }
@@ -22,7 +22,7 @@ bool timers_disarm(timer_driver& d, timer_slot& s) noexcept { return d.disarm(s)
 }  // namespace detail
 
 instant now() noexcept {
-    if (detail::scheduler* s = detail::current_scheduler()) return s->timers().now();
+    if (const detail::runtime_context* r = detail::current_runtime()) return r->timers->now();
     return std::chrono::steady_clock::now();
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "blitz/config.hpp"
+#include "sched/victim_tiers.hpp"
 #include "topo/machine.hpp"
 
 namespace blitz::detail::topo {
@@ -29,14 +30,9 @@ struct worker_site {
     unsigned node = 0, package = 0;
 };
 
-// A thief's victims grouped by distance: victims[0, end[0]) share its node, [end[0], end[1])
-// its package, [end[1], end[2]) are the rest. Within a tier, workers are in index order (the
-// walk picks a random start in each tier). `flat` puts everyone in one tier (N4's negative
-// control).
-struct victim_tiers {
-    std::vector<unsigned> victims;
-    unsigned end[3] = {0, 0, 0};
-};
+// Worker `self`'s victims in tiers by distance (sched/victim_tiers.hpp). `flat` puts everyone
+// in one tier (N4's negative control).
+using detail::victim_tiers;
 victim_tiers tiers_for(const std::vector<worker_site>& sites, unsigned self, bool flat = false);
 
 inline distance distance_between(const worker_site& a, const worker_site& b) noexcept {

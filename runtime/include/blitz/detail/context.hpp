@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Thread-local runtime context: which worker, scheduler and task the calling thread is running.
+// Thread-local runtime context: which runtime the calling thread serves and which task it runs.
 
 #include <coroutine>
 
 namespace blitz::detail {
 
-class scheduler;
 class task_header;
-class worker;
+struct runtime_context;
 
 // The task whose poll is running on this thread, or nullptr.
 task_header* current_task() noexcept;
-// The worker this thread is, or nullptr on a plain thread.
-worker* current_worker() noexcept;
-// The scheduler of the current worker, or nullptr on a plain thread.
-scheduler* current_scheduler() noexcept;
+// The runtime whose worker this thread is, or nullptr on a plain thread.
+const runtime_context* current_runtime() noexcept;
+// current_runtime(), or else the runtime whose shutdown is destroying task frames on this thread
+// (a destructor that spawns reaches it and gets a cancelled handle), or nullptr.
+const runtime_context* current_or_draining_runtime() noexcept;
 // K5's negative control: true when this worker's runtime drops escaping exceptions on purpose.
 bool fault_drop_exceptions() noexcept;
 // X7's negative control: true when this worker's runtime lets a select complete its losers.

@@ -14,7 +14,7 @@
 
 namespace blitz::detail {
 
-class scheduler;
+class task_scheduler;
 class task_list;
 class select_scope;
 
@@ -46,7 +46,26 @@ public:
     task_header& operator=(const task_header&) = delete;
 
     // ---- set by spawn (before the task is published) ----
-    void init_spawned(scheduler* s, std::coroutine_handle<> root) noexcept;
+    void init_spawned(task_scheduler* s, std::coroutine_handle<> root) noexcept;
+
+    // ---- one poll, for the worker that took the task from a queue (states 2 and 3) ----
+    enum class poll_outcome { completed, idle, rescheduled };
+    // Moves the task to RUNNING, then completes it as cancelled if cancellation is due (K4; with
+    // `fault_ignore_shield`, K4's negative control, whenever it was requested); otherwise resumes
+    // it with a fresh cooperative budget of `coop_budget` awaits (B2, -1: none), unless the
+    // awaitable it waits on says the wake was stray (`stray` is then set and it stays
+    // suspended). A finished coroutine is completed; otherwise the task goes IDLE or back to
+    // SCHEDULED, and on `rescheduled` the caller owns the queue entry and requeues it.
+    poll_outcome poll(int coop_budget, bool fault_ignore_shield, bool& stray) noexcept;
+
+    // ---- the single exit (state 5) ----
+    // Destroys the frame, publishes COMPLETE (cancelled or not), wakes the join waiter, reports
+    // an exception nobody will see (task_scheduler::unhandled_exception), then drops `refs`
+    // references, plus the owner list's when the scheduler releases the task on this thread.
+    void complete(bool cancelled, std::uint32_t refs) noexcept;
+    // Shutdown's form, after the workers stopped: cancels the task if it has not completed
+    // (frame, state, join waiter); the caller drops the references it holds.
+    void cancel_for_shutdown() noexcept;
 
     // ---- lifecycle transitions (see the state machine above) ----
     std::uint64_t transition_to_running() noexcept;  // returns the state after the transition
@@ -99,7 +118,7 @@ public:
 
     // ---- fields ----
     std::atomic<std::uint64_t> state_{0};
-    scheduler* sched_ = nullptr;
+    task_scheduler* sched_ = nullptr;  // whoever runs it (task/schedule.hpp)
     std::coroutine_handle<> root_{};          // the spawned coroutine (frame owner)
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
     ready_fn ready_fn_ = nullptr;             // readiness check of the awaitable suspended on
@@ -126,10 +145,16 @@ public:
     bool failed_ = false;  // an exception escaped the coroutine (set by its promise)
 
 private:
+    // Destroys the frame, publishes COMPLETE and wakes the join waiter; returns the state before.
+    std::uint64_t finish(bool cancelled) noexcept;
     // Subtracts `dec` from the state (n references and any flag bits with them); the holder of
     // the last reference destroys the frame if it is alive and frees the block.
     void drop_refs(std::uint64_t dec, std::uint32_t n) noexcept;
 };
+
+// Cancels `t` on this thread if it is idle (it is not queued or running anywhere, so nobody
+// else will); otherwise requests cancellation as abort() does. Returns at once either way.
+void cancel_here_if_idle(task_header* t) noexcept;
 
 // Bytes placed in front of every task<T> frame for its header, rounded to the frame alignment.
 inline constexpr std::size_t header_prefix_size =

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Turning a task<T> into a spawned task on a scheduler (runtime::spawn and blitz::spawn).
+
+#include <stdexcept>
+
+#include "blitz/detail/task_header.hpp"
+#include "blitz/join_handle.hpp"
+#include "blitz/task.hpp"
+
+namespace blitz::detail {
+
+class task_scheduler;
+
+void submit_spawn(task_scheduler* s, task_header* t) noexcept;
+// The current runtime's scheduler (or the draining one's, see current_or_draining_runtime);
+// throws std::logic_error on a plain thread.
+task_scheduler* spawn_target();
+
+template <class T>
+join_handle<T> spawn_on(task_scheduler* s, task<T> t) {
+    if (!t.valid()) throw std::invalid_argument("blitz::spawn: the task is empty");
+    auto h = t.release();
+    if (h.done()) {
+        h.destroy();
+        throw std::invalid_argument("blitz::spawn: the task has already run to completion");
+    }
+    task_header* hdr = h.promise().header();
+    if (!hdr) {
+        h.destroy();
+        throw std::logic_error("blitz::spawn: the task frame was not heap-allocated");
+    }
+    hdr->init_spawned(s, h);
+    submit_spawn(s, hdr);
+    return join_handle<T>(hdr);
+}
+}  // namespace blitz::detail

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+#include "rt/runtime_core.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "base/os.hpp"
+#include "topo/placement.hpp"
+
+namespace blitz::detail {
+
+// ---- driver_stack ----
+
+std::size_t driver_stack::maintain() noexcept { return timers_.fire_due(); }
+
+bool driver_stack::park(parker& p, std::chrono::nanoseconds max) noexcept {
+    if (auto next = timers_.until_next()) max = std::min(max, *next);
+    return p.park(max);
+}
+
+void driver_stack::unpark(parker& p) noexcept { p.unpark(); }
+
+// ---- runtime_core ----
+
+namespace {
+
+blocking_pool::options blocking_options(const config& cfg, const topo::plan& plan) {
+    blocking_pool::options o;
+    o.max_threads = cfg.blocking_threads_max;
+    o.keep_alive = cfg.blocking_keep_alive;
+    o.fault_ignore_cap = cfg.debug.blocking_ignores_cap;
+    if (plan.placed && !plan.report.synthetic) {
+        if (cfg.topology.pin_blocking_pool) {
+            for (int cpu : plan.bind_cpu) {
+                if (cpu >= 0) o.cpus.push_back(static_cast<unsigned>(cpu));
+            }
+            std::sort(o.cpus.begin(), o.cpus.end());
+            o.cpus.erase(std::unique(o.cpus.begin(), o.cpus.end()), o.cpus.end());
+        } else {
+            o.cpus = os::this_thread_cpus();  // the constructing thread's set: the process's
+        }
+    }
+    return o;
+}
+
+}  // namespace
+
+runtime_core::runtime_core(const config& cfg)
+    : cfg_(cfg),
+      plan_(topo::make_plan(cfg_)),
+      timers_(cfg_.start_paused, cfg_.debug.timers_fire_early),
+      blocking_(blocking_options(cfg_, plan_)),
+      drivers_(timers_),
+      ctx_{nullptr, &timers_, &blocking_, &cfg_},
+      start_latch_(plan_.placed ? std::make_unique<std::latch>(plan_.report.workers.size())
+                                : nullptr),
+      sched_(cfg_, make_setup()) {
+    // Before any task exists: spawns reach the scheduler through the context from here on.
+    ctx_.sched = &sched_;
+    if (start_latch_) await_binding();
+}
+
+scheduler_setup runtime_core::make_setup() {
+    scheduler_setup s;
+    const unsigned n = static_cast<unsigned>(plan_.report.workers.size());
+    s.workers = n;
+    s.driver = &drivers_;
+    s.context = &ctx_;
+    if (!plan_.placed) return s;
+    s.on_worker_start = [this](unsigned i) { bind_worker(i); };
+    if (std::any_of(plan_.memory_kernel_node.begin(), plan_.memory_kernel_node.end(),
+                    [](int node) { return node >= 0; })) {
+        // N3: the worker's state, ring included, on its own node when the kernel has several.
+        s.worker_memory = [this](unsigned i, std::size_t bytes) -> void* {
+            const int node = plan_.memory_kernel_node[i];
+            if (node < 0) return nullptr;
+            worker_placement& wp = plan_.report.workers[i];
+            void* mem = os::alloc_on_node(bytes, node);
+            if (mem) {
+                wp.memory_bound = true;
+            } else {
+                wp.note += (wp.note.empty() ? "" : "; ") +
+                           std::string("node-local allocation on node ") + std::to_string(node) +
+                           " failed; default allocation";
+            }
+            return mem;
+        };
+        s.release_worker_memory = [](void* p, std::size_t bytes) { os::free_on_node(p, bytes); };
+    }
+    // Placed workers know how far every other worker is (steal counters) and, with NUMA-aware
+    // stealing, walk their victims nearest tier first (N4).
+    s.distances.resize(n);
+    for (unsigned i = 0; i < n; ++i) {
+        s.distances[i].resize(n);
+        for (unsigned j = 0; j < n; ++j) {
+            s.distances[i][j] =
+                static_cast<std::uint8_t>(topo::distance_between(plan_.sites[i], plan_.sites[j]));
+        }
+        if (cfg_.topology.numa_stealing) {
+            s.tiers.push_back(topo::tiers_for(plan_.sites, i, cfg_.debug.steal_ignores_nodes));
+        }
+    }
+    return s;
+}
+
+void runtime_core::bind_worker(unsigned index) noexcept {
+    worker_placement& wp = plan_.report.workers[index];
+    const int cpu = plan_.bind_cpu[index];
+    if (cpu >= 0) {
+        const std::string err = os::bind_this_thread(static_cast<unsigned>(cpu));
+        wp.observed_cpus = os::this_thread_cpus();
+        // N1, from inside the thread: the kernel's own view must be exactly the PU bound.
+        wp.bound = err.empty() && wp.observed_cpus == std::vector<unsigned>{static_cast<unsigned>(cpu)};
+        if (!err.empty()) {
+            wp.note = "cannot bind to PU " + std::to_string(cpu) + ": " + err;
+        } else if (!wp.bound) {
+            wp.note = "bound to PU " + std::to_string(cpu) + " but sched_getaffinity reports " +
+                      std::to_string(wp.observed_cpus.size()) + " CPUs";
+        }
+    } else {
+        wp.observed_cpus = os::this_thread_cpus();
+    }
+    start_latch_->count_down();  // release: the report entry above is complete
+}
+
+void runtime_core::await_binding() {
+    start_latch_->wait();  // acquire: every worker's report entry is visible
+    if (!plan_.report.synthetic) {
+        for (unsigned i = 0; i < plan_.report.workers.size(); ++i) {
+            plan_.report.workers[i].memory_node_observed = os::node_of(&sched_.worker_at(i));
+        }
+    }
+    if (cfg_.topology.best_effort) return;
+    for (const worker_placement& wp : plan_.report.workers) {
+        if (plan_.bind_cpu[wp.worker] >= 0 && !wp.bound) {
+            const std::string msg = "worker " + std::to_string(wp.worker) + ": " + wp.note +
+                                    " (set topology.best_effort to run unbound)";
+            shutdown();
+            throw topology_error(msg);
+        }
+    }
+}
+
+runtime_core::~runtime_core() {
+    try {
+        shutdown();
+    } catch (const std::exception& e) {
+        // Destroying a runtime from one of its own tasks, or a failed thread join: there is no
+        // way to finish the destructor correctly, so fail loudly instead of terminating mutely.
+        std::fprintf(stderr, "blitz: fatal: runtime destroyed incorrectly: %s\n", e.what());
+        std::abort();
+    }
+}
+
+void runtime_core::shutdown() {
+    if (sched_.on_own_worker()) {
+        throw std::logic_error("blitz: a runtime cannot be shut down from one of its own tasks");
+    }
+    // The blocking pool first, while the workers still run: queued jobs are cancelled, running
+    // ones finish and wake their tasks normally, and no pool thread outlives the runtime.
+    blocking_.shutdown();
+    sched_.shutdown();
+}
+
+runtime_metrics runtime_core::metrics() const {
+    runtime_metrics m = sched_.metrics();
+    m.timers_fired = timers_.fired_total();
+    m.timers_pending = timers_.pending();
+    m.timer_cascades = timers_.cascades();
+    const blocking_pool::stats b = blocking_.snapshot();
+    m.blocking_threads = b.threads;
+    m.blocking_idle = b.idle;
+    m.blocking_queued = b.queued;
+    m.blocking_peak_threads = b.peak_threads;
+    m.blocking_spawned_threads = b.spawned_threads;
+    return m;
+}
+
+}  // namespace blitz::detail

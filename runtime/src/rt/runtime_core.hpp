@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// runtime_core: the composition root. It owns every part of a runtime and wires them; no other
+// subsystem knows more than the interface it is handed.
+
+#include <latch>
+#include <memory>
+
+#include "blitz/config.hpp"
+#include "blitz/metrics.hpp"
+#include "blitz/topology.hpp"
+#include "blocking/pool.hpp"
+#include "sched/park.hpp"
+#include "sched/scheduler.hpp"
+#include "task/context_internal.hpp"
+#include "time/timer_driver.hpp"
+#include "topo/plan.hpp"
+
+namespace blitz::detail {
+
+// The drivers a parked worker waits in, stacked behind sched/'s park interface: the timer
+// driver now, the I/O driver next. maintain() fires due timers; park() sleeps on the worker's
+// futex no longer than the next timer expiry (I5).
+class driver_stack final : public park_driver {
+public:
+    explicit driver_stack(timer_driver& timers) noexcept : timers_(timers) {}
+    std::size_t maintain() noexcept override;
+    bool park(parker& p, std::chrono::nanoseconds max) noexcept override;
+    void unpark(parker& p) noexcept override;
+
+private:
+    timer_driver& timers_;
+};
+
+// Construction, in member order: the validated config; the placement plan (topology, PU and
+// node per worker); the timer driver; the blocking pool; the driver stack; the context the
+// worker threads carry; the scheduler, which starts the workers, each of which binds itself
+// through on_worker_start. Then it waits for the bindings (placed runtimes) and throws
+// topology_error for one that failed unless topology.best_effort.
+//
+// Shutdown: the blocking pool first (its queued jobs are cancelled, running ones finish and wake
+// their tasks while the workers still run), then the scheduler (stop, join, cancel, drain).
+// Members are destroyed in reverse: the scheduler before the drivers its workers used.
+// Thread-safety: as blitz::runtime.
+class runtime_core {
+public:
+    explicit runtime_core(const config& cfg);  // cfg must be validated
+    ~runtime_core();
+    runtime_core(const runtime_core&) = delete;
+    runtime_core& operator=(const runtime_core&) = delete;
+
+    void shutdown();
+    runtime_metrics metrics() const;
+    const config& cfg() const noexcept { return cfg_; }
+    const placement_report& placement() const noexcept { return plan_.report; }
+    scheduler& sched() noexcept { return sched_; }
+    timer_driver& timers() noexcept { return timers_; }
+    blocking_pool& blocking() noexcept { return blocking_; }
+
+private:
+    scheduler_setup make_setup();
+    // Worker `index`'s thread, first thing: binds it to its PU and records what the kernel
+    // reports from inside the thread (N1).
+    void bind_worker(unsigned index) noexcept;
+    // Waits for every worker's binding; throws topology_error for a failed one unless best effort.
+    void await_binding();
+
+    const config cfg_;
+    topo::plan plan_;  // its report is completed by the workers (bind_worker) and await_binding
+    timer_driver timers_;
+    blocking_pool blocking_;
+    driver_stack drivers_;
+    runtime_context ctx_;
+    std::unique_ptr<std::latch> start_latch_;  // placed runtimes: counts workers through start
+    scheduler sched_;                          // last: its workers use everything above
+};
+
+}  // namespace blitz::detail

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// park_driver: everything the workers know about timers and I/O. rt/ implements it with its
+// driver stack (the timer driver today, the I/O driver next); sched/ sees only this.
+
+#include <chrono>
+#include <cstddef>
+
+#include "sched/parker.hpp"
+
+namespace blitz::detail {
+
+// Thread-safety: every method from any worker thread; unpark() from any thread.
+class park_driver {
+public:
+    // Non-blocking work due at the start of every tick (B1): fire due timers, later reap I/O
+    // completions. Returns how many tasks it woke (probes only).
+    virtual std::size_t maintain() noexcept = 0;
+    // Sleeps on `p` (the calling worker's parker) for at most `max`, and no longer than the
+    // drivers need (the next timer expiry, I5). Returns true iff woken by an unpark of `p`.
+    virtual bool park(parker& p, std::chrono::nanoseconds max) noexcept = 0;
+    // Wakes the worker sleeping on `p`, or makes its next park return at once.
+    virtual void unpark(parker& p) noexcept = 0;
+
+protected:
+    ~park_driver() = default;
+};
+
+// A driver with nothing to drive: parks on the futex for the whole `max`. For schedulers built
+// without a runtime (unit tests of sched/).
+class plain_park_driver final : public park_driver {
+public:
+    std::size_t maintain() noexcept override { return 0; }
+    bool park(parker& p, std::chrono::nanoseconds max) noexcept override { return p.park(max); }
+    void unpark(parker& p) noexcept override { p.unpark(); }
+};
+
+}  // namespace blitz::detail
