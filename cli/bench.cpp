@@ -260,7 +260,9 @@ std::vector<impl> implementations(const bench_options& o) {
     const char* env = std::getenv("BLITZ_PEERS_DIR");
     const std::string peers = env ? env : here + "/../peers";
     std::vector<impl> v;
-    v.push_back({"blitz", {here + "/blitz", "bench-run", "--peer", "blitz"}, ""});
+    // blitz-runner: the library users link (no negative controls compiled in), not this binary.
+    v.push_back({"blitz", {here + "/blitz-runner", "--peer", "blitz"}, ""});
+    if (!fs::exists(v.back().argv[0])) v.back().missing = "blitz-runner not built";
     if (o.topology.policy != placement_policy::none) {
         v.back().argv.push_back("--pin");
         v.back().argv.push_back(to_string(o.topology.policy));
@@ -273,7 +275,7 @@ std::vector<impl> implementations(const bench_options& o) {
         if (p == "tbb") i.argv = {peers + "/tbb-peer"};
         if (p.rfind("spin", 0) == 0) {
             i.name = "blitz-" + p;
-            i.argv = {here + "/blitz", "bench-run", "--peer", i.name, "--park-spin-us", p.substr(4)};
+            i.argv = {here + "/blitz-runner", "--peer", i.name, "--park-spin-us", p.substr(4)};
             if (o.topology.policy != placement_policy::none) {
                 i.argv.push_back("--pin");
                 i.argv.push_back(to_string(o.topology.policy));

@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "blitz/testing.hpp"
 #include "checker_util.hpp"
 #include "registry.hpp"
 #include "base/rng.hpp"
@@ -145,7 +146,7 @@ void x5_give_back(outcome& o, bool quick, bool faulty) {
         left += rt.spawn([](std::uint32_t id, bool close, recv_result& ra, recv_result& rb,
                             ledger& L, bool faulty) -> task<long> {
             auto [tx, rx] = channel<counted>(2);
-            rx.set_fault_lose_abandoned_grant(faulty);
+            testing::set_fault_lose_abandoned_grant(rx, faulty);
             auto ha = spawn(recv_once(rx, ra, L));
             co_await let_others_run();  // A waits in the channel's queue
             auto hb = spawn(recv_once(rx, rb, L));
@@ -226,8 +227,8 @@ void random_run(outcome& o, runtime& rt, const run_params& p, std::uint64_t salt
         {
             auto [ta, ra] = channel<counted>(cap);
             auto [tb, rb] = channel<counted>(cap);
-            ra.set_fault_lose_abandoned_grant(lose_grants);
-            rb.set_fault_lose_abandoned_grant(lose_grants);
+            testing::set_fault_lose_abandoned_grant(ra, lose_grants);
+            testing::set_fault_lose_abandoned_grant(rb, lose_grants);
             std::vector<join_handle<void>> prods;
             for (std::uint32_t q = 0; q < producers; ++q) {
                 const std::uint32_t n = per / 2 + rng.bounded(per / 2 + 1);  // stops at random
@@ -269,8 +270,8 @@ outcome check_x5(const run_params& p, bool faulty) {
         std::vector<join_handle<void>> hs;
         {
             auto [tx, rx] = channel<std::uint64_t>(cap);
-            tx.set_fault_drop_waiting_send(faulty);
-        rx.set_fault_lose_abandoned_grant(faulty);
+            testing::set_fault_drop_waiting_send(tx, faulty);
+        testing::set_fault_lose_abandoned_grant(rx, faulty);
             for (int q = 0; q < producers; ++q) {
                 hs.push_back(rt.spawn([](sender<std::uint64_t> tx, std::uint64_t q, std::uint32_t n,
                                          std::atomic<long>& over) -> task<void> {
@@ -354,7 +355,7 @@ outcome check_x6(const run_params& p, bool faulty) {
         ++o.runs;
         const int sent = p.quick ? 2000 : 20000;
         auto [tx, rx0] = broadcast<int>(8);
-        tx.set_fault_hide_lag(faulty);
+        testing::set_fault_hide_lag(tx, faulty);
         struct tally {
             long received = 0, lagged = 0, breaks = 0;
         };

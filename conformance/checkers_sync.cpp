@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "blitz/testing.hpp"
 #include "checker_util.hpp"
 #include "scenarios.hpp"
 #include "registry.hpp"
@@ -135,10 +136,10 @@ task<void> take_and_hold(semaphore& s, std::size_t n, int id, std::vector<int>& 
 // random chunks. After every release: no permit is free while anyone waits, grants complete in
 // arrival order (as sets per release), and an aborted waiter's partial grant moves on. At the
 // end every permit put in is accounted for.
-task<void> x2_ordered(std::uint64_t seed, semaphore::faults f, outcome& o) {
+task<void> x2_ordered(std::uint64_t seed, testing::semaphore_faults f, outcome& o) {
     detail::fast_rng rng(seed);
     semaphore s(0);
-    s.set_faults(f);
+    testing::set_faults(s, f);
     std::vector<int> order;
     std::vector<semaphore_permit> kept;
     std::vector<join_handle<void>> hs;
@@ -259,7 +260,7 @@ outcome check_x3(const run_params& p, bool faulty) {
         ++o.runs;
         rt.block_on([](outcome& o, bool faulty) -> task<void> {
             mutex m;
-            m.raw().set_faults({.lifo = faulty, .float_permits = false});
+            testing::set_faults(m.raw(), {.lifo = faulty, .float_permits = false});
             std::vector<int> order;
             auto g = co_await m.lock();
             std::vector<join_handle<void>> hs;
@@ -372,7 +373,7 @@ outcome check_x4(const run_params& p, bool faulty) {
     }
     // Notify: permits do not accumulate; notify_all stores none.
     notify n;
-    n.set_fault_accumulate(faulty);
+    testing::set_fault_accumulate(n, faulty);
     for (int i = 0; i < 3; ++i) n.notify_one();
     ++o.events;
     if (n.stored_permits() > 1) forbid(o, std::to_string(n.stored_permits()) + " notify permits stored");

@@ -30,6 +30,7 @@ subsystem() {
     p=${p#runtime/include/}
     case "$p" in
     blitz/config.hpp | blitz/metrics.hpp | blitz/probe.hpp | blitz/topology.hpp) echo base ;;
+    blitz/detail/faults.hpp | blitz/testing/*) echo base ;;
     blitz/waker.hpp | blitz/task.hpp | blitz/join_handle.hpp | blitz/yield.hpp | blitz/cancel.hpp) echo task ;;
     blitz/detail/context.hpp | blitz/detail/task_header.hpp | blitz/detail/task_state.hpp) echo task ;;
     blitz/detail/select_scope.hpp | blitz/detail/select_branch.hpp | blitz/detail/spawn.hpp) echo task ;;
@@ -37,6 +38,7 @@ subsystem() {
     blitz/sync.hpp | blitz/sync/* | blitz/chan.hpp | blitz/chan/*) echo sync ;;
     blitz/blocking.hpp) echo blocking ;;
     blitz/runtime.hpp | blitz/task_scope.hpp | blitz/combinators.hpp | blitz/blitz.hpp) echo rt ;;
+    blitz/testing.hpp) echo rt ;;
     blitz/*) echo "unmapped:$p" ;;
     probe/*) echo base ;;
     */*) echo "${p%%/*}" ;;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// blitz-noprobes: the benchmark runner (`blitz bench-run`) linked against a runtime built with
-// every probe site compiled out, so that the report can set probes compiled in but off against
-// compiled out, pair by pair.
+// The benchmark runner as its own binary: blitz-runner (the library users link, the report's
+// blitz rows) and blitz-noprobes (every probe site compiled out, so the report can set probes
+// compiled in but off against compiled out, pair by pair). `blitz bench-run` is the same runner
+// inside the blitz binary, which carries the conformance suite's faults build.
 
 #include <exception>
+#include <filesystem>
 #include <iostream>
 
 #include "runner.hpp"
@@ -12,7 +14,7 @@ int main(int argc, char** argv) {
     try {
         return blitz::bench::runner_main(argc, argv);
     } catch (const std::exception& e) {
-        std::cerr << "blitz-noprobes: " << e.what() << "\n";
+        std::cerr << std::filesystem::path(argv[0]).filename().string() << ": " << e.what() << "\n";
         return 2;
     }
 }

@@ -105,7 +105,7 @@ public:
     requires std::is_convertible_v<U&&, T>
     void return_value(U&& v) { slot_->template emplace<1>(std::forward<U>(v)); }
     void unhandled_exception() noexcept {
-        if (!detail::fault_drop_exceptions()) slot_->template emplace<2>(std::current_exception());
+        if (!BLITZ_FAULT(detail::fault_drop_exceptions())) slot_->template emplace<2>(std::current_exception());
         if (header()) header()->failed_ = true;
     }
 
@@ -130,7 +130,7 @@ public:
     task<void> get_return_object() noexcept;
     void return_void() noexcept {}
     void unhandled_exception() noexcept {
-        if (!detail::fault_drop_exceptions()) *slot_ = std::current_exception();
+        if (!BLITZ_FAULT(detail::fault_drop_exceptions())) *slot_ = std::current_exception();
         if (header()) header()->failed_ = true;
     }
     void take_result() { take_from<void>(*slot_); }

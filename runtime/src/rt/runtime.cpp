@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/runtime.hpp"
 
+#include "blitz/detail/faults.hpp"
 #include "rt/runtime_core.hpp"
 
 namespace blitz {
 
 runtime::runtime(const config& cfg) {
-    if (cfg.debug.clamp_workers_silently && cfg.workers > config::max_workers) {
+    if (BLITZ_FAULT(cfg.debug.clamp_workers_silently) && cfg.workers > config::max_workers) {
         // I7's negative control: the bug of quietly running fewer workers than asked for.
         config capped = cfg;
         capped.workers = config::max_workers;

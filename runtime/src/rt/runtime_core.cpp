@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/os.hpp"
+#include "blitz/detail/faults.hpp"
 #include "topo/placement.hpp"
 
 namespace blitz::detail {
@@ -31,7 +32,7 @@ blocking_pool::options blocking_options(const config& cfg, const topo::plan& pla
     blocking_pool::options o;
     o.max_threads = cfg.blocking_threads_max;
     o.keep_alive = cfg.blocking_keep_alive;
-    o.fault_ignore_cap = cfg.debug.blocking_ignores_cap;
+    o.fault_ignore_cap = BLITZ_FAULT(cfg.debug.blocking_ignores_cap);
     if (plan.placed && !plan.report.synthetic) {
         if (cfg.topology.pin_blocking_pool) {
             for (int cpu : plan.bind_cpu) {
@@ -51,7 +52,7 @@ blocking_pool::options blocking_options(const config& cfg, const topo::plan& pla
 runtime_core::runtime_core(const config& cfg)
     : cfg_(cfg),
       plan_(topo::make_plan(cfg_)),
-      timers_(cfg_.start_paused, cfg_.debug.timers_fire_early),
+      timers_(cfg_.start_paused, BLITZ_FAULT(cfg_.debug.timers_fire_early)),
       blocking_(blocking_options(cfg_, plan_)),
       drivers_(timers_),
       ctx_{nullptr, &timers_, &blocking_, &cfg_},
@@ -100,7 +101,7 @@ scheduler_setup runtime_core::make_setup() {
                 static_cast<std::uint8_t>(topo::distance_between(plan_.sites[i], plan_.sites[j]));
         }
         if (cfg_.topology.numa_stealing) {
-            s.tiers.push_back(topo::tiers_for(plan_.sites, i, cfg_.debug.steal_ignores_nodes));
+            s.tiers.push_back(topo::tiers_for(plan_.sites, i, BLITZ_FAULT(cfg_.debug.steal_ignores_nodes)));
         }
     }
     return s;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sched/idle_state.hpp"
 
+#include "blitz/detail/faults.hpp"
+
 #include <bit>
 
 namespace blitz::detail {
@@ -44,14 +46,14 @@ bool idle_state::should_notify(unsigned* searching_seen) noexcept {
     // class comment).
     const unsigned searching = searching_.fetch_add(0, std::memory_order_seq_cst);
     if (searching_seen) *searching_seen = searching;
-    if (searching != 0 && !faults_.ignore_searchers) return false;
+    if (searching != 0 && !BLITZ_FAULT(faults_.ignore_searchers)) return false;
     return parked_.load(std::memory_order_seq_cst) != 0;
 }
 
 std::optional<idle_state::claim> idle_state::claim_parked() noexcept {
     std::uint64_t bm = bitmap_.load(std::memory_order_seq_cst);
     while (bm != 0) {
-        const unsigned i = faults_.claim_highest ? 63u - static_cast<unsigned>(std::countl_zero(bm))
+        const unsigned i = BLITZ_FAULT(faults_.claim_highest) ? 63u - static_cast<unsigned>(std::countl_zero(bm))
                                                  : static_cast<unsigned>(std::countr_zero(bm));
         const std::uint64_t bit = std::uint64_t{1} << i;
         const std::uint64_t prev = bitmap_.fetch_and(~bit, std::memory_order_seq_cst);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "blitz/detail/faults.hpp"
 #include "sched/global_queue.hpp"
 
 namespace blitz::detail {
@@ -18,7 +19,7 @@ local_queue::push_result local_queue::push(task_header* t, global_queue& g,
         // acquire: pairs with a thief's release of the steal head, so its copies are done
         std::uint64_t h = head_.load(std::memory_order_acquire);
         std::uint32_t steal = steal_of(h);
-        const std::uint32_t bound = faults_.full_check_uses_real_head ? real_of(h) : steal;
+        const std::uint32_t bound = BLITZ_FAULT(faults_.full_check_uses_real_head) ? real_of(h) : steal;
         if (tail - bound < capacity) {
             // relaxed: the release store of tail_ below publishes the slot
             slots_[tail & mask].store(t, std::memory_order_relaxed);
@@ -31,7 +32,7 @@ local_queue::push_result local_queue::push(task_header* t, global_queue& g,
             g.push(t);
             return {1};
         }
-        const std::uint32_t n = overflow_all ? capacity : capacity / 2;
+        const std::uint32_t n = BLITZ_FAULT(overflow_all) ? capacity : capacity / 2;
         if (overflow(t, real_of(h), n, g)) return {n + 1};
         // A thief claimed between our load and the CAS; look again.
     }
@@ -60,7 +61,7 @@ bool local_queue::overflow(task_header* t, std::uint32_t head, std::uint32_t n,
 }
 
 task_header* local_queue::pop() noexcept {
-    if (faults_.pop_from_tail) [[unlikely]] {
+    if (BLITZ_FAULT(faults_.pop_from_tail)) [[unlikely]] {
         // Q3's fault (single-threaded use only): take the newest task, LIFO.
         const std::uint32_t tail = tail_.load(std::memory_order_relaxed);
         if (real_of(head_.load(std::memory_order_acquire)) == tail) return nullptr;
@@ -73,7 +74,7 @@ task_header* local_queue::pop() noexcept {
         std::uint32_t real = real_of(h);
         std::uint32_t steal = steal_of(h);
         std::uint32_t tail = tail_.load(std::memory_order_relaxed);  // relaxed: owner writes it
-        if (real == tail || (faults_.pop_compares_indices && real > tail)) return nullptr;
+        if (real == tail || (BLITZ_FAULT(faults_.pop_compares_indices) && real > tail)) return nullptr;
         std::uint32_t next_real = real + 1;
         // The steal head follows the real head only when no steal is in progress.
         std::uint64_t next = steal == real ? pack(next_real, next_real) : pack(steal, next_real);
@@ -102,11 +103,11 @@ local_queue::steal_result local_queue::steal_into(local_queue& dst, std::uint32_
         // acquire: pairs with the owner's release of tail_, so the slots below are visible
         std::uint32_t tail = tail_.load(std::memory_order_acquire);
         avail = tail - real;
-        n = steal_all ? avail : avail - avail / 2;   // ceil(avail / 2)
+        n = BLITZ_FAULT(steal_all) ? avail : avail - avail / 2;   // ceil(avail / 2)
         n = std::min({n, max_steal, dst_free + 1});  // +1: the first task is run, not stored
         if (n == 0) return {};
         // acq_rel: the claim orders our slot reads after it; failure reloads h
-        const std::uint32_t claimed = faults_.steal_claims_one_less ? n - 1 : n;
+        const std::uint32_t claimed = BLITZ_FAULT(faults_.steal_claims_one_less) ? n - 1 : n;
         if (head_.compare_exchange_weak(h, pack(steal, real + claimed), std::memory_order_acq_rel,
                                         std::memory_order_acquire)) {
             break;

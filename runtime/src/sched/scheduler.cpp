@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/rng.hpp"
+#include "blitz/detail/faults.hpp"
 #include "task/alloc_stats.hpp"
 #include "task/context_internal.hpp"
 
@@ -19,9 +20,9 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
       nworkers_(setup_.workers),
       driver_(setup_.driver),
       idle_(nworkers_, cfg.limit_searchers,
-            idle_faults{cfg.debug.claim_highest_parked, cfg.debug.wake_despite_searchers}) {
+            idle_faults{BLITZ_FAULT(cfg.debug.claim_highest_parked), BLITZ_FAULT(cfg.debug.wake_despite_searchers)}) {
     assert(driver_ != nullptr);
-    global_.set_fault_locked_empty(cfg.debug.locked_global_empty);
+    global_.set_fault_locked_empty(BLITZ_FAULT(cfg.debug.locked_global_empty));
     make_workers();
     threads_.reserve(nworkers_);
     try {
@@ -218,7 +219,7 @@ void scheduler::cancel_all_and_drain() noexcept {
             t->unref();  // the queue entry's reference
         };
         for (auto& w : workers_) w->drain(drop);
-        if (!cfg_.debug.shutdown_skips_global_queue) {
+        if (!BLITZ_FAULT(cfg_.debug.shutdown_skips_global_queue)) {
             while (task_header* t = global_.pop()) drop(t);
         }
         if (!any) break;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "blitz/detail/faults.hpp"
 #include "sched/policy.hpp"
 #include "sched/scheduler.hpp"
 
@@ -111,7 +112,7 @@ void worker::note_choice(std::uint64_t extra) noexcept {
 }
 
 task_header* worker::next_task() noexcept {
-    if (polls_since_global_ >= interval_ && !cfg_.debug.skip_periodic_global_check) {  // G4: the periodic check comes first when due
+    if (polls_since_global_ >= interval_ && !BLITZ_FAULT(cfg_.debug.skip_periodic_global_check)) {  // G4: the periodic check comes first when due
         polls_since_global_ = 0;
         bump(c_global_periodic);
         note_choice(choice_periodic);
@@ -123,7 +124,7 @@ task_header* worker::next_task() noexcept {
         source_ = poll_source::batch;
         return batch_[batch_head_++];
     }
-    if (cfg_.debug.ring_before_lifo) {  // G3's negative control: the ring jumps the LIFO slot
+    if (BLITZ_FAULT(cfg_.debug.ring_before_lifo)) {  // G3's negative control: the ring jumps the LIFO slot
         if (task_header* t = ring_.pop()) {
             bump(c_ring_pops);
             source_ = poll_source::ring;
@@ -191,13 +192,13 @@ task_header* worker::search() noexcept {
         if (task_header* t = steal_tiered()) return t;
     } else if (w > 1) {
         // Q7: a uniform random start among the other workers, then each of them once.
-        const unsigned start = cfg_.debug.fixed_victim_start ? 0 : rng_.bounded(w - 1);
+        const unsigned start = BLITZ_FAULT(cfg_.debug.fixed_victim_start) ? 0 : rng_.bounded(w - 1);
         [[maybe_unused]] std::uint64_t visited = 0;  // probe only: the victims this walk tried
         for (unsigned i = 0; i < w - 1; ++i) {
             const unsigned victim = nth_victim(index_, start, i, w);
             if (probes_on()) visited |= std::uint64_t{1} << victim;
             auto r = sched_.worker_at(victim).ring_.steal_into(ring_, cfg_.max_steal,
-                                                               cfg_.debug.steal_all);
+                                                               BLITZ_FAULT(cfg_.debug.steal_all));
             if (r.first) {
                 BLITZ_PROBE(*this, probe_kind::steal_walk, nth_victim(index_, start, 0, w), visited,
                             i + 1);
@@ -227,7 +228,7 @@ task_header* worker::steal_tiered() noexcept {
                 visited |= std::uint64_t{1} << victim;
             }
             auto r = sched_.worker_at(victim).ring_.steal_into(ring_, cfg_.max_steal,
-                                                               cfg_.debug.steal_all);
+                                                               BLITZ_FAULT(cfg_.debug.steal_all));
             if (r.first) {
                 BLITZ_PROBE(*this, probe_kind::steal_walk, first, visited, tried);
                 return take_stolen(victim, r);
@@ -266,7 +267,7 @@ void worker::run_task(task_header* t) noexcept {
     ++polls_since_global_;
     bool stray = false;
     const int budget = cfg_.coop_budget_per_poll ? static_cast<int>(cfg_.coop_budget_per_poll) : -1;
-    const auto outcome = t->poll(budget, cfg_.debug.abort_ignores_shield, stray);
+    const auto outcome = t->poll(budget, BLITZ_FAULT(cfg_.debug.abort_ignores_shield), stray);
     if (stray) bump(c_stray_wakes);
     if (outcome == task_header::poll_outcome::rescheduled) {
         // Woken while running (or yielded, or cancellation became due): back of the ring.
@@ -275,7 +276,7 @@ void worker::run_task(task_header* t) noexcept {
         // Tokio is deferred behind injected tasks): the next pick makes the periodic global
         // check due now. G4 asks for a check at least every interval polls; this only adds
         // checks, and they go through the periodic path that G3 expects first when due.
-        if (!cfg_.debug.skip_periodic_global_check) polls_since_global_ = interval_;
+        if (!BLITZ_FAULT(cfg_.debug.skip_periodic_global_check)) polls_since_global_ = interval_;
     }
 }
 
@@ -305,7 +306,7 @@ void worker::requeue_given_back(task_header* t) noexcept {
 }
 
 void worker::push_ring(task_header* t) noexcept {
-    auto r = ring_.push(t, sched_.global(), cfg_.debug.overflow_all);
+    auto r = ring_.push(t, sched_.global(), BLITZ_FAULT(cfg_.debug.overflow_all));
     if (r.overflowed) {
         bump(c_overflows);
         bump(c_overflowed_tasks, r.overflowed);
@@ -326,14 +327,16 @@ void worker::park() noexcept {
         transitioning_to_park_ = false;
         return;
     }
+#if BLITZ_FAULTS
     if (cfg_.debug.before_park_commit) cfg_.debug.before_park_commit(index_);
+#endif
     const bool was_searching = searching_;
     const bool last_searcher = idle.mark_parked(index_, searching_);
     searching_ = false;
     bump(c_parks);
     if (was_searching) BLITZ_PROBE(*this, probe_kind::search_end, last_searcher ? 1 : 0);
     BLITZ_PROBE(*this, probe_kind::park, last_searcher ? 1 : 0, idle.bitmap());
-    const bool final_check = last_searcher && !cfg_.debug.skip_last_searcher_check;
+    const bool final_check = last_searcher && !BLITZ_FAULT(cfg_.debug.skip_last_searcher_check);
     if ((final_check && sched_.work_pending()) || sched_.shutting_down()) {
         // I4: the last searcher found work in its final check; do not sleep.
         bump(c_park_cancels);
@@ -357,7 +360,7 @@ void worker::park() noexcept {
             bump(c_unparks_spurious);
             BLITZ_PROBE(*this, probe_kind::unpark, 2, idle.bitmap());
         } else {
-            bump(cfg_.debug.miscount_timeout_wakes ? c_unparks_notified : c_unparks_timeout);
+            bump(BLITZ_FAULT(cfg_.debug.miscount_timeout_wakes) ? c_unparks_notified : c_unparks_timeout);
             BLITZ_PROBE(*this, probe_kind::unpark, 1, idle.bitmap());
             woke_by_timeout_ = true;
         }

@@ -67,7 +67,7 @@ public:
     // yield or when the LIFO is disabled (L1). Owner thread only.
     void schedule_local(task_header* t, bool is_yield) noexcept;
     bool accepts_local() const noexcept {
-        return !transitioning_to_park_ || cfg_.debug.lifo_while_parking;
+        return !transitioning_to_park_ || BLITZ_FAULT(cfg_.debug.lifo_while_parking);
     }
     // The LIFO slot's occupant. Owner thread only (tests check L1 with it).
     const task_header* lifo_peek() const noexcept { return lifo_; }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/sync/notify.hpp"
 
+#include "blitz/detail/faults.hpp"
+
 #include <stdexcept>
 
 namespace blitz {
@@ -30,7 +32,7 @@ void notify::notify_one() {
         if (detail::wait_node* w = waiters_.front()) {
             static_cast<awaiter*>(w->owner)->by_one_ = true;
             b.complete(w);
-        } else if (permits_ == 0 || fault_accumulate_) {
+        } else if (permits_ == 0 || BLITZ_FAULT(fault_accumulate_)) {
             ++permits_;
         }
     }
@@ -92,7 +94,7 @@ bool barrier::arrive(awaiter& a, detail::task_header* t) {
     arrived_ = 0;
     ++generation_;
     detail::complete_all(waiters_, l, b, [&](detail::wait_node* w) noexcept {
-        if (fault_all_lead_) static_cast<awaiter*>(w->owner)->leader_ = true;
+        if (BLITZ_FAULT(fault_all_lead_)) static_cast<awaiter*>(w->owner)->leader_ = true;
     });
     a.node_.done.store(true, std::memory_order_release);
     l.unlock();

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/sync/semaphore.hpp"
 
+#include "blitz/detail/faults.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -37,7 +39,7 @@ void semaphore::settle_locked(std::size_t n) noexcept {
     for (;;) {
         // (X2's float_permits control drops the bit too, so floating permits can be taken past
         // the queue, which is the fault it injects.)
-        const std::size_t bit = waiters_.empty() || faults_.float_permits ? 0 : (cur & queued_bit);
+        const std::size_t bit = waiters_.empty() || BLITZ_FAULT(faults_.float_permits) ? 0 : (cur & queued_bit);
         const std::size_t next = ((cur >> 1) + n) << 1 | bit;
         // release: pairs with try_take (the permits and what came before them)
         if (permits_.compare_exchange_weak(cur, next, std::memory_order_release,
@@ -87,12 +89,12 @@ bool semaphore::enqueue(acquire_awaiter& a, detail::task_header* t) noexcept {
 }
 
 detail::wait_node* semaphore::next_waiter() noexcept {
-    return faults_.lifo ? waiters_.back() : waiters_.front();  // the control serves newest first
+    return BLITZ_FAULT(faults_.lifo) ? waiters_.back() : waiters_.front();  // the control serves newest first
 }
 
 void semaphore::give_locked(std::size_t n, std::unique_lock<std::mutex>& l,
                             detail::wake_batch& b) noexcept {
-    while (n > 0 && !faults_.float_permits) {
+    while (n > 0 && !BLITZ_FAULT(faults_.float_permits)) {
         detail::wait_node* w = next_waiter();
         if (!w) break;
         auto* a = static_cast<acquire_awaiter*>(w->owner);
@@ -143,7 +145,7 @@ void semaphore::abandon(acquire_awaiter& a) noexcept {
         // Whatever it was granted (partially while queued, or fully before it could resume)
         // goes to the next waiters (and the queued bit goes if it was the last).
         const std::size_t back = std::exchange(a.held_, 0);
-        give_locked(faults_.lose_abandoned_grant ? 0 : back, l, b);
+        give_locked(BLITZ_FAULT(faults_.lose_abandoned_grant) ? 0 : back, l, b);
         if (std::exchange(a.queue_granted_, false) && last_grant_gone()) {
             close_waiters_locked(l, b);  // the last grant came back to nobody: the end now
         }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "blitz/testing.hpp"
 #include "blitz/blitz.hpp"
 #include "suite.hpp"
 
@@ -101,7 +102,7 @@ TEST(Semaphore, LifoFaultServesNewestFirst) {
     runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {
         semaphore s(0);
-        s.set_faults({.lifo = true});
+        testing::set_faults(s, {.lifo = true});
         std::vector<int> log;
         std::vector<join_handle<void>> hs;
         for (int i = 0; i < 3; ++i) {

@@ -29,11 +29,13 @@ const runtime_context* current_or_draining_runtime() noexcept {
     return tl_runtime ? tl_runtime : tl_draining;
 }
 
+#if BLITZ_FAULTS
 bool fault_drop_exceptions() noexcept { return tl_runtime && tl_runtime->cfg->debug.drop_exceptions; }
 
 bool fault_select_completes_losers() noexcept {
     return tl_runtime && tl_runtime->cfg->debug.select_completes_losers;
 }
+#endif
 
 task_scheduler* spawn_target() {
     if (const runtime_context* r = current_or_draining_runtime()) return r->sched;

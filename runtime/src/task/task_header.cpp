@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "blitz/detail/faults.hpp"
 #include "blitz/detail/spawn.hpp"
 #include "blitz/join_handle.hpp"
 #include "task/alloc_stats.hpp"
@@ -163,7 +164,7 @@ void task_header::init_spawned(task_scheduler* s, std::coroutine_handle<> root) 
 task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_shield,
                                             bool& stray) noexcept {
     const std::uint64_t s = transition_to_running();
-    if (cancel_due(s) || (fault_ignore_shield && (s & cancelled))) [[unlikely]] {
+    if (cancel_due(s) || (BLITZ_FAULT(fault_ignore_shield) && (s & cancelled))) [[unlikely]] {
         complete(/*cancelled=*/true, 1);
         return poll_outcome::completed;
     }
@@ -266,7 +267,7 @@ bool task_header::transition_to_scheduled(bool consume, bool fault_enqueue_runni
     for (;;) {
         std::uint64_t ns;
         bool enqueue = false;
-        if (fault_enqueue_running && lifecycle_of(s) == lifecycle::running) [[unlikely]] {
+        if (BLITZ_FAULT(fault_enqueue_running) && lifecycle_of(s) == lifecycle::running) [[unlikely]] {
             ns = s + (consume ? 0 : ref_one);
             if (state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel,
                                              std::memory_order_acquire)) {

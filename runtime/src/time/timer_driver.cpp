@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "time/timer_driver.hpp"
 
+#include "blitz/detail/faults.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -23,7 +25,7 @@ std::uint64_t timer_driver::deadline_tick(clock::time_point t) const noexcept {
     const auto d = std::chrono::duration_cast<duration>(t - origin_);
     const std::uint64_t whole = static_cast<std::uint64_t>(d / tick);
     const std::uint64_t up = whole + (d % tick != duration::zero() ? 1 : 0);  // never early
-    if (fire_early_ && up > 0) return std::min(up - 1, max_tick);
+    if (BLITZ_FAULT(fire_early_) && up > 0) return std::min(up - 1, max_tick);
     return std::min(up, max_tick);
 }
 

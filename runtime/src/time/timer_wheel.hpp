@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "blitz/detail/faults.hpp"
 #include "blitz/detail/timer_slot.hpp"
 
 namespace blitz::detail {
@@ -120,7 +121,7 @@ std::size_t timer_wheel::advance(std::uint64_t now, F&& fire) {
             elapsed_ = x->deadline;
             if (x->level > 0) ++cascades_;
             timer_entry* list = take_slot(x->level, x->slot);
-            if (faults_.no_cascade && x->level > 0) {
+            if (BLITZ_FAULT(faults_.no_cascade) && x->level > 0) {
                 for (timer_entry* e = list; e;) {
                     timer_entry* next = e->next;
                     e->prev = e->next = nullptr;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "blitz/detail/faults.hpp"
 #include "blitz/topology.hpp"
 
 namespace blitz::detail::topo {
@@ -90,7 +91,7 @@ std::vector<unsigned> place_workers(const machine& m, const topology_options& o,
         return out;
     }
 
-    if (fault_scatter_ignores_nodes) {
+    if (BLITZ_FAULT(fault_scatter_ignores_nodes)) {
         // N2's negative control: "spread" as one worker per core in PU order, blind to nodes.
         std::vector<unsigned> all;
         for (unsigned rank = 0; all.size() < eligible; ++rank) {

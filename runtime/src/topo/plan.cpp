@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <sstream>
 
-#include "topo/machine.hpp"
 #include "base/os.hpp"
+#include "blitz/detail/faults.hpp"
+#include "topo/machine.hpp"
 
 namespace blitz {
 namespace {
@@ -110,7 +111,7 @@ plan make_plan(const config& cfg, unsigned workers, bool inspect) {
         }
     }
     std::vector<unsigned> where;
-    if (p.placed) where = place_workers(m, o, workers, cfg.debug.scatter_ignores_nodes);
+    if (p.placed) where = place_workers(m, o, workers, BLITZ_FAULT(cfg.debug.scatter_ignores_nodes));
 
     // Node-local memory needs a real machine whose kernel agrees it has several nodes: libnuma
     // "succeeds" on a one-node machine by placing the pages on node 0.
@@ -130,12 +131,12 @@ plan make_plan(const config& cfg, unsigned workers, bool inspect) {
             site = worker_site{pu.node, pu.package};
             if (m.thissystem) {
                 // N1's negative control binds to the next PU of the machine.
-                bind = static_cast<int>(cfg.debug.bind_wrong_pu
+                bind = static_cast<int>(BLITZ_FAULT(cfg.debug.bind_wrong_pu)
                                             ? m.pus[(where[w] + 1) % m.pus.size()].os
                                             : pu.os);
             }
             if (o.numa_memory) {
-                const unsigned node = cfg.debug.memory_on_node0 ? 0u : pu.node;
+                const unsigned node = BLITZ_FAULT(cfg.debug.memory_on_node0) ? 0u : pu.node;
                 wp.memory_node = static_cast<int>(node);
                 if (memory_requests) kernel_node = static_cast<int>(m.nodes[node].os);
             }

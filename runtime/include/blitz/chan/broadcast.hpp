@@ -24,7 +24,9 @@ struct broadcast_state {
     std::vector<std::optional<T>> ring;  // value of sequence number s in ring[s % cap]
     std::uint64_t next = 0;              // sequence number of the next send
     std::size_t senders = 0, receivers = 0;
+#if BLITZ_FAULTS
     bool fault_hide_lag = false;  // X6's negative control: lagging receivers skip silently
+#endif
 };
 }  // namespace detail
 
@@ -114,7 +116,7 @@ private:
         if (pos_ < oldest) {
             const std::uint64_t missed = oldest - pos_;
             pos_ = oldest;
-            if (!st.fault_hide_lag) return broadcast_recv<T>::lag(missed);
+            if (!BLITZ_FAULT(st.fault_hide_lag)) return broadcast_recv<T>::lag(missed);
         }
         if (pos_ < st.next) return broadcast_recv<T>::of(*st.ring[pos_++ % cap]);
         return broadcast_recv<T>::end();
@@ -157,12 +159,10 @@ public:
         ++s_->receivers;
         return broadcast_receiver<T>(s_, s_->next);
     }
-    void set_fault_hide_lag(bool on) {
-        std::lock_guard<std::mutex> l(s_->mu);
-        s_->fault_hide_lag = on;
-    }
-
 private:
+#if BLITZ_FAULTS
+    friend struct testing::access;
+#endif
     std::shared_ptr<detail::broadcast_state<T>> s_;
 };
 

@@ -68,7 +68,9 @@ public:
     semaphore& ready_values() noexcept { return ready_; }
 
     std::atomic<std::size_t> senders{0}, receivers{0};
+#if BLITZ_FAULTS
     bool fault_drop_waiting_send = false;  // X5's negative control
+#endif
 
 private:
     struct slot {
@@ -156,7 +158,7 @@ public:
             if (closed_) return send_result<T>::back(send_result<T>::status::closed, std::move(v_));
             semaphore_permit p = a_.await_resume();
             if (a_.closed()) return send_result<T>::back(send_result<T>::status::closed, std::move(v_));
-            if (s_.fault_drop_waiting_send && !ready_first_) {
+            if (BLITZ_FAULT(s_.fault_drop_waiting_send) && !ready_first_) {
                 return send_result<T>::ok();  // the control: the slot goes back, the value is lost
             }
             p.forget();  // the slot now belongs to the value
@@ -194,10 +196,10 @@ public:
     std::size_t capacity() const { return checked().capacity(); }
     std::size_t len() const { return checked().len(); }
 
-    // X5's negative control: a send that had to wait reports success without delivering.
-    void set_fault_drop_waiting_send(bool on) noexcept { s_->fault_drop_waiting_send = on; }
-
 private:
+#if BLITZ_FAULTS
+    friend struct testing::access;
+#endif
     friend std::pair<sender<T>, receiver<T>> channel<T>(std::size_t);
     explicit sender(std::shared_ptr<detail::chan_state<T>> s) noexcept : s_(std::move(s)) {
         s_->senders.fetch_add(1, std::memory_order_relaxed);
@@ -279,15 +281,10 @@ public:
     bool is_closed() const { return checked().ready_values().is_closed(); }
     std::size_t len() const { return checked().len(); }
 
-    // X5's negative control (conformance): a value granted to a receiver that is then dropped
-    // (aborted, timed out, lost a select) is not handed back; it stays unreachable in the buffer.
-    void set_fault_lose_abandoned_grant(bool on) {
-        semaphore::faults f;
-        f.lose_abandoned_grant = on;
-        checked().ready_values().set_faults(f);
-    }
-
 private:
+#if BLITZ_FAULTS
+    friend struct testing::access;
+#endif
     friend std::pair<sender<T>, receiver<T>> channel<T>(std::size_t);
     explicit receiver(std::shared_ptr<detail::chan_state<T>> s) noexcept : s_(std::move(s)) {
         s_->receivers.fetch_add(1, std::memory_order_relaxed);

@@ -23,7 +23,9 @@ struct watch_state {
     // (acquire) for the "changed?" fast paths; the value itself is read under mu.
     std::atomic<std::uint64_t> version{0};
     std::atomic<bool> sender_gone{false};
-    bool fault_skip_last = false;  // X6's negative control: the final send wakes nobody
+#if BLITZ_FAULTS
+    bool fault_skip_last = false;  // X6's negative control: the sender's going wakes nobody
+#endif
 };
 }  // namespace detail
 
@@ -99,7 +101,7 @@ public:
         detail::wake_batch b;
         std::unique_lock<std::mutex> l(s_->mu);
         s_->sender_gone.store(true, std::memory_order_release);
-        if (!s_->fault_skip_last) detail::wake_all(s_->waiters, l, b);
+        if (!BLITZ_FAULT(s_->fault_skip_last)) detail::wake_all(s_->waiters, l, b);
         l.unlock();
         b.flush();
     }
@@ -115,14 +117,10 @@ public:
         b.flush();
     }
     watch_receiver<T> subscribe() const { return watch_receiver<T>(s_); }
-    // X6's negative control: the sender's going wakes nobody, so a watcher waiting for the last
-    // change sleeps through it.
-    void set_fault_skip_last(bool on) {
-        std::lock_guard<std::mutex> l(s_->mu);
-        s_->fault_skip_last = on;
-    }
-
 private:
+#if BLITZ_FAULTS
+    friend struct testing::access;
+#endif
     friend std::pair<watch_sender<T>, watch_receiver<T>> watch<T>(T);
     explicit watch_sender(std::shared_ptr<detail::watch_state<T>> s) : s_(std::move(s)) {}
     std::shared_ptr<detail::watch_state<T>> s_;

@@ -4,6 +4,8 @@
 
 #include <coroutine>
 
+#include "blitz/detail/faults.hpp"
+
 namespace blitz::detail {
 
 class task_header;
@@ -16,10 +18,12 @@ const runtime_context* current_runtime() noexcept;
 // current_runtime(), or else the runtime whose shutdown is destroying task frames on this thread
 // (a destructor that spawns reaches it and gets a cancelled handle), or nullptr.
 const runtime_context* current_or_draining_runtime() noexcept;
+#if BLITZ_FAULTS
 // K5's negative control: true when this worker's runtime drops escaping exceptions on purpose.
 bool fault_drop_exceptions() noexcept;
 // X7's negative control: true when this worker's runtime lets a select complete its losers.
 bool fault_select_completes_losers() noexcept;
+#endif
 
 // Readiness check of a suspended awaitable: true when it may be resumed.
 using ready_fn = bool (*)(const void* awaiter) noexcept;

@@ -275,7 +275,7 @@ public:
 
     value_type await_resume() {
         if (won_ == n) won_ = scope_.active();
-        if (fault_select_completes_losers()) [[unlikely]] complete_ready_losers();
+        if (BLITZ_FAULT(fault_select_completes_losers())) [[unlikely]] complete_ready_losers();
         scope_.leave();
         for_each_until([&](auto& b, unsigned i) {
             if (i != won_) b.lose();

@@ -50,8 +50,6 @@ public:
     void notify_one();
     void notify_all();
 
-    // X4's negative control: notify_one with nobody waiting adds a permit each time.
-    void set_fault_accumulate(bool on) noexcept { fault_accumulate_ = on; }
     unsigned stored_permits() const;  // tests
 
 private:
@@ -62,7 +60,10 @@ private:
     mutable std::mutex mu_;
     detail::wait_queue waiters_;
     unsigned permits_ = 0;  // 0 or 1 (more only under the fault); under mu_
-    bool fault_accumulate_ = false;
+#if BLITZ_FAULTS
+    friend struct testing::access;
+    bool fault_accumulate_ = false;  // X4's control: notify_one with nobody waiting adds a permit
+#endif
 };
 
 // The result of barrier::wait(): exactly one waiter per generation is the leader.
@@ -108,9 +109,6 @@ public:
     std::size_t parties() const noexcept { return n_; }
     std::size_t generation() const;
 
-    // X4's negative control: every arrival of a completing generation is told it leads.
-    void set_fault_all_lead(bool on) noexcept { fault_all_lead_ = on; }
-
 private:
     bool arrive(awaiter& a, detail::task_header* t);
     void abandon(awaiter& a) noexcept;
@@ -120,7 +118,10 @@ private:
     detail::wait_queue waiters_;
     std::size_t arrived_ = 0;     // in the current generation; under mu_
     std::size_t generation_ = 0;  // under mu_
-    bool fault_all_lead_ = false;
+#if BLITZ_FAULTS
+    friend struct testing::access;
+    bool fault_all_lead_ = false;  // X4's control: every arrival of a generation is told it leads
+#endif
 };
 
 }  // namespace blitz

@@ -12,6 +12,9 @@
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/sync/wait_list.hpp"
+#if BLITZ_FAULTS
+#include "blitz/testing/runtime_faults.hpp"
+#endif
 
 namespace blitz {
 
@@ -190,16 +193,6 @@ public:
     // Waiters queued right now (a snapshot, for tests and metrics).
     std::size_t waiters() const;
 
-    // Negative controls (conformance): serve waiters newest first and let released permits sit
-    // in the free count while waiters are queued (X2); lose what an abandoned waiter had been
-    // granted instead of passing it on (X5: a value granted to an aborted receiver is dropped).
-    struct faults {
-        bool lifo = false;
-        bool float_permits = false;
-        bool lose_abandoned_grant = false;
-    };
-    void set_faults(faults f) noexcept { faults_ = f; }
-
 private:
     // permits_ holds (free count << 1) | queued_bit. The bit is set, under mu_, exactly while
     // the wait queue is non-empty, and then the free count is 0 (X2); every change to the word
@@ -235,7 +228,10 @@ private:
     mutable std::mutex mu_;
     detail::wait_queue waiters_;  // acquire_awaiter::node_, oldest first
     std::size_t queued_ = 0;      // under mu_
-    faults faults_;
+#if BLITZ_FAULTS
+    friend struct testing::access;
+    testing::semaphore_faults faults_;  // X2 and X5's controls (blitz/testing.hpp)
+#endif
 };
 
 inline void semaphore_permit::release() noexcept {

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The runtime's negative controls, set through config::debug in the faults build: each switch
+// breaks one invariant of docs/INVARIANTS.md on purpose, so its checker is seen to fail.
+
+#include <functional>
+
+#include "blitz/detail/faults.hpp"
+
+#if !BLITZ_FAULTS
+#error "blitz/testing/runtime_faults.hpp belongs to the faults build: link blitz::runtime_faults"
+#endif
+
+namespace blitz::testing {
+
+struct runtime_faults {
+    // I4: a last searcher parks without its final check of every queue.
+    bool skip_last_searcher_check = false;
+    // Q5: a thief takes everything (up to max_steal) instead of half.
+    bool steal_all = false;
+    // G4: a worker with local work never checks the global queue periodically.
+    bool skip_periodic_global_check = false;
+    // Q4: a full ring moves all its tasks to the global queue instead of half.
+    bool overflow_all = false;
+    // T4: timers fire one tick (1 ms) before their deadline.
+    bool timers_fire_early = false;
+    // K3: shutdown forgets the tasks still in the global queue (they leak).
+    bool shutdown_skips_global_queue = false;
+    // Q7: every victim walk starts at the same worker instead of a random one.
+    bool fixed_victim_start = false;
+    // G3: the owner pops its ring before looking at the LIFO slot.
+    bool ring_before_lifo = false;
+    // G1: the global queue's emptiness check takes the lock.
+    bool locked_global_empty = false;
+    // I2: a waker claims the highest parked worker instead of the lowest.
+    bool claim_highest_parked = false;
+    // I3: producers wake a parked worker even while a searcher exists.
+    bool wake_despite_searchers = false;
+    // I6: a worker woken by its park timeout is counted as woken by a claimer.
+    bool miscount_timeout_wakes = false;
+    // I7: more workers than the bitmap holds are silently capped instead of rejected.
+    bool clamp_workers_silently = false;
+    // L4: wakes from a worker that is on its way to park still go to its LIFO slot.
+    bool lifo_while_parking = false;
+    // K4: an abort takes effect at the next poll even under a cancel_shield.
+    bool abort_ignores_shield = false;
+    // K5: an exception escaping a task is dropped instead of reaching its join handle.
+    bool drop_exceptions = false;
+    // N1: each worker binds to the PU after the one it was given (the map stays correct).
+    bool bind_wrong_pu = false;
+    // N2: scatter spreads over cores in PU order, ignoring NUMA nodes.
+    bool scatter_ignores_nodes = false;
+    // N3: every worker's state is requested on the first NUMA node.
+    bool memory_on_node0 = false;
+    // N4: NUMA-aware stealing walks all victims in one random order, ignoring nodes.
+    bool steal_ignores_nodes = false;
+    // X1: the blocking pool starts a thread for every job, ignoring its cap.
+    bool blocking_ignores_cap = false;
+    // X7: a select also completes every other branch that is ready when it returns and
+    // discards their results (what spawning each branch as a task used to do).
+    bool select_completes_losers = false;
+    // Runs on a worker right before it publishes itself as parked (after its own queues were
+    // found empty); tests use it to land work in exactly that window.
+    std::function<void(unsigned worker)> before_park_commit;
+};
+
+// A semaphore's negative controls: serve waiters newest first and let released permits sit in
+// the free count while waiters are queued (X2); lose what an abandoned waiter had been granted
+// instead of passing it on (X5: a value granted to an aborted receiver is dropped).
+struct semaphore_faults {
+    bool lifo = false;
+    bool float_permits = false;
+    bool lose_abandoned_grant = false;
+};
+
+}  // namespace blitz::testing
