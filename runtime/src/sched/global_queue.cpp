@@ -5,21 +5,21 @@
 
 namespace blitz::detail {
 
-std::unique_lock<std::mutex> global_queue::lock() const noexcept {
-    std::unique_lock<std::mutex> l(mu_);
+void global_queue::count_lock() const noexcept {
     // relaxed: a statistic, written under the lock
     locks_.store(locks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    return l;
 }
 
 bool global_queue::locked_empty() const noexcept {
-    auto l = lock();
+    lock_guard l(mu_);
+    count_lock();
     return len() == 0;
 }
 
 void global_queue::push_batch(task_header* first, task_header* last, std::uint32_t n) noexcept {
     last->queue_next_ = nullptr;
-    auto l = lock();
+    lock_guard l(mu_);
+    count_lock();
     if (tail_) {
         tail_->queue_next_ = first;
     } else {
@@ -34,7 +34,8 @@ std::uint32_t global_queue::pop_share(task_header** out, std::uint32_t room, uns
                                       std::uint32_t lo, std::uint32_t hi,
                                       std::uint64_t* len_seen) noexcept {
     if (room == 0 || empty()) return 0;
-    auto l = lock();
+    lock_guard l(mu_);
+    count_lock();
     std::uint64_t len = len_.load(std::memory_order_relaxed);  // relaxed: we hold the lock
     if (len_seen) *len_seen = len;
     std::uint64_t share = std::clamp<std::uint64_t>(len / std::max(workers, 1u), lo, hi);

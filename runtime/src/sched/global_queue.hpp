@@ -3,9 +3,9 @@
 // global_queue: the runtime-wide injection queue for tasks scheduled from outside a worker.
 
 #include <cstdint>
-#include <mutex>
 
 #include "base/atomic.hpp"
+#include "base/mutex.hpp"
 #include "blitz/detail/faults.hpp"
 #include "blitz/detail/task_header.hpp"
 
@@ -52,12 +52,12 @@ public:
     }
 
 private:
-    std::unique_lock<std::mutex> lock() const noexcept;
+    void count_lock() const noexcept BLITZ_REQUIRES(mu_);
     bool locked_empty() const noexcept;
 
-    mutable std::mutex mu_;
-    task_header* head_ = nullptr;  // guarded by mu_
-    task_header* tail_ = nullptr;  // guarded by mu_
+    mutable mutex mu_;
+    task_header* head_ BLITZ_GUARDED_BY(mu_) = nullptr;
+    task_header* tail_ BLITZ_GUARDED_BY(mu_) = nullptr;
     alignas(cache_line) atomic<std::uint64_t> len_{0};
     mutable atomic<std::uint64_t> locks_{0};
     bool fault_locked_empty_ = false;

@@ -109,7 +109,7 @@ void scheduler::spawn(task_header* t) noexcept {
     if (on_own_worker()) {
         current_worker()->own(t);
     } else {
-        std::lock_guard<std::mutex> l(foreign_mu_);
+        lock_guard l(foreign_mu_);
         foreign_tasks_.push(t);
         // relaxed: a statistic, written under the lock
         foreign_spawned_.store(foreign_spawned_.load(std::memory_order_relaxed) + 1,
@@ -208,7 +208,7 @@ void scheduler::cancel_all_and_drain() noexcept {
         for (;;) {
             task_header* t;
             {
-                std::lock_guard<std::mutex> l(foreign_mu_);
+                lock_guard l(foreign_mu_);
                 t = foreign_tasks_.pop();
             }
             if (!t) break;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/atomic.hpp"
+#include "base/mutex.hpp"
 #include "blitz/config.hpp"
 #include "blitz/metrics.hpp"
 #include "sched/global_queue.hpp"
@@ -127,8 +128,8 @@ private:
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     global_queue global_;
     idle_state idle_;
-    std::mutex foreign_mu_;
-    task_list foreign_tasks_;  // guarded by foreign_mu_
+    mutex foreign_mu_;
+    task_list foreign_tasks_ BLITZ_GUARDED_BY(foreign_mu_);
     atomic<std::uint64_t> foreign_spawned_{0};
     std::vector<std::unique_ptr<worker, worker_free>> workers_;
     std::vector<std::thread> threads_;

@@ -4,11 +4,11 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 
 #include "blitz/detail/timer_slot.hpp"
 #include "base/atomic.hpp"
+#include "base/mutex.hpp"
 #include "time/timer_wheel.hpp"
 
 namespace blitz::detail {
@@ -60,17 +60,18 @@ public:
 private:
     std::uint64_t deadline_tick(clock::time_point t) const noexcept;
     std::uint64_t now_tick() const noexcept;
-    void publish_next() noexcept;  // with mu_ held
-    std::size_t drain_pending(std::unique_lock<std::mutex>& l);
+    void publish_next() noexcept BLITZ_REQUIRES(mu_);
+    // Takes the wakers out in batches and wakes each batch with mu_ released; returns the count.
+    std::size_t drain_pending() BLITZ_REQUIRES(mu_);
 
     const bool paused_;
     const bool fire_early_;
     const clock::time_point origin_;
     atomic<std::int64_t> virtual_offset_ns_{0};  // paused clock: time advanced so far
-    mutable std::mutex mu_;
-    timer_wheel wheel_;                 // guarded by mu_
-    timer_entry* pending_ = nullptr;    // guarded by mu_: fired by the wheel, waker not taken
-    std::size_t pending_count_ = 0;     // guarded by mu_
+    mutable mutex mu_;
+    timer_wheel wheel_ BLITZ_GUARDED_BY(mu_);
+    timer_entry* pending_ BLITZ_GUARDED_BY(mu_) = nullptr;  // fired by the wheel, waker not taken
+    std::size_t pending_count_ BLITZ_GUARDED_BY(mu_) = 0;
     alignas(cache_line) atomic<std::uint64_t> next_tick_{UINT64_MAX};
     atomic<std::uint64_t> fired_{0};
 };
