@@ -11,6 +11,7 @@
 # usage: check_layers.sh [ROOT] [--table]
 #   ROOT     the repository (default: this script's parent folder)
 #   --table  also print the subsystem-to-subsystem include edges (counts)
+# It also checks that no library file names std::atomic outside the atomic facade (INVARIANTS A3).
 # Exit status: 0 when every edge points down, 1 otherwise (each bad edge is printed).
 set -euo pipefail
 
@@ -30,7 +31,7 @@ subsystem() {
     p=${p#runtime/include/}
     case "$p" in
     blitz/config.hpp | blitz/metrics.hpp | blitz/probe.hpp | blitz/topology.hpp) echo base ;;
-    blitz/detail/faults.hpp | blitz/testing/*) echo base ;;
+    blitz/detail/faults.hpp | blitz/detail/atomic.hpp | blitz/testing/*) echo base ;;
     blitz/waker.hpp | blitz/task.hpp | blitz/join_handle.hpp | blitz/yield.hpp | blitz/cancel.hpp) echo task ;;
     blitz/detail/context.hpp | blitz/detail/task_header.hpp | blitz/detail/task_state.hpp) echo task ;;
     blitz/detail/select_scope.hpp | blitz/detail/select_branch.hpp | blitz/detail/spawn.hpp) echo task ;;
@@ -92,6 +93,16 @@ while IFS= read -r f; do
     done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
 done < <(find runtime/src runtime/include -name '*.cpp' -o -name '*.hpp' | sort)
 
+# A3: every lock-free word goes through the atomic facade (blitz/detail/atomic.hpp), so a model
+# checker can drive all of them; no other library file names std::atomic.
+while IFS= read -r hit; do
+    f=${hit%%:*}
+    is_test_file "$f" && continue
+    echo "check_layers: $hit: use detail::atomic (blitz/detail/atomic.hpp), not std::atomic"
+    bad=1
+done < <(grep -rn --include='*.hpp' --include='*.cpp' -e 'std::atomic' runtime/src runtime/include |
+    grep -v '^runtime/include/blitz/detail/atomic.hpp:' || true)
+
 if [ "$table" = 1 ]; then
     echo "| from | to | includes |"
     echo "|---|---|---:|"
@@ -100,7 +111,7 @@ if [ "$table" = 1 ]; then
     done | sort
 fi
 if [ "$bad" != 0 ]; then
-    echo "check_layers: FAILED (the direction is base <- task <- sched <- {time, io, sync, blocking, topo} <- rt)"
+    echo "check_layers: FAILED (direction: base <- task <- sched <- {time, io, sync, blocking, topo} <- rt; atomics: blitz/detail/atomic.hpp only)"
     exit 1
 fi
-echo "check_layers: every include points down the layers"
+echo "check_layers: every include points down the layers; every atomic goes through the facade"

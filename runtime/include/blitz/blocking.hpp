@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "blitz/detail/atomic.hpp"
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/join_handle.hpp"
@@ -65,7 +66,7 @@ private:
         std::move(w).wake();
     }
 
-    std::atomic<int> state_{pending};
+    detail::atomic<int> state_{pending};
     std::mutex mu_;
     std::condition_variable cv_;
     waker w_;

@@ -1,17 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The one place lock-free cores take their atomics from. A model-checking build defines
-// BLITZ_MODEL_ATOMIC_HEADER to swap in an instrumented atomic with the same interface.
+// The atomic facade (blitz/detail/atomic.hpp, public because the task header and the sync
+// primitives' headers use it) and the cache-line size the lock-free cores pad to.
 
-#ifdef BLITZ_MODEL_ATOMIC_HEADER
-#include BLITZ_MODEL_ATOMIC_HEADER
-#else
-#include <atomic>
-namespace blitz::detail {
-template <class T>
-using atomic = std::atomic<T>;
-}  // namespace blitz::detail
-#endif
+#include "blitz/detail/atomic.hpp"
 
 namespace blitz::detail {
 // Destructive-interference distance used to keep producer and consumer fields apart: 128 bytes,

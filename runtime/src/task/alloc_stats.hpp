@@ -6,15 +6,17 @@
 #include <atomic>
 #include <cstdint>
 
+#include "blitz/detail/atomic.hpp"
+
 namespace blitz::detail::alloc_stats {
 
 // One thread's counters. Written only by that thread (relaxed load + store, no RMW); summed by
 // read(). A thread's block joins a global list when first used and, when the thread exits, folds
 // its counts into the retired totals.
 struct block {
-    std::atomic<std::uint64_t> allocs{0};
-    std::atomic<std::uint64_t> bytes{0};
-    std::atomic<std::uint64_t> frees{0};
+    detail::atomic<std::uint64_t> allocs{0};
+    detail::atomic<std::uint64_t> bytes{0};
+    detail::atomic<std::uint64_t> frees{0};
     block* next = nullptr;  // guarded by the list's mutex (alloc_stats.cpp)
     block* prev = nullptr;
     block();
@@ -33,7 +35,7 @@ inline block& mine() noexcept {
     return b;
 }
 
-inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
+inline void bump(detail::atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
     // relaxed: single writer; readers want a recent value, nothing is ordered by it
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }

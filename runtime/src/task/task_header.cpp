@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "blitz/detail/atomic.hpp"
 #include "blitz/detail/faults.hpp"
 #include "blitz/detail/spawn.hpp"
 #include "blitz/join_handle.hpp"
@@ -428,8 +429,8 @@ namespace {
 // A waker that releases a blocked plain thread. Reference-counted so a late wake never touches
 // a finished waiter's stack.
 struct thread_signal {
-    std::atomic<std::uint32_t> refs{1};
-    std::atomic<std::uint32_t> fired{0};
+    detail::atomic<std::uint32_t> refs{1};
+    detail::atomic<std::uint32_t> fired{0};
 
     static void wake_by_ref(void* p) noexcept {
         auto* s = static_cast<thread_signal*>(p);

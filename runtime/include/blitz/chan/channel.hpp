@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "blitz/detail/atomic.hpp"
 #include "blitz/sync/semaphore.hpp"
 
 namespace blitz {
@@ -67,14 +68,14 @@ public:
     semaphore& free_slots() noexcept { return free_; }
     semaphore& ready_values() noexcept { return ready_; }
 
-    std::atomic<std::size_t> senders{0}, receivers{0};
+    detail::atomic<std::size_t> senders{0}, receivers{0};
 #if BLITZ_FAULTS
     bool fault_drop_waiting_send = false;  // X5's negative control
 #endif
 
 private:
     struct slot {
-        std::atomic<std::size_t> turn{0};
+        detail::atomic<std::size_t> turn{0};
         alignas(T) unsigned char storage[sizeof(T)];
         T* value() noexcept { return std::launder(reinterpret_cast<T*>(storage)); }
     };
@@ -87,8 +88,8 @@ private:
 
     const std::size_t cap_;
     std::unique_ptr<slot[]> slots_;
-    alignas(64) std::atomic<std::size_t> head_{0};
-    alignas(64) std::atomic<std::size_t> tail_{0};
+    alignas(64) detail::atomic<std::size_t> head_{0};
+    alignas(64) detail::atomic<std::size_t> tail_{0};
     semaphore free_;   // free slots, FIFO among waiting senders
     semaphore ready_;  // values ready, FIFO among waiting receivers
 };

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "blitz/chan/channel.hpp"
+#include "blitz/detail/atomic.hpp"
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/waker.hpp"
@@ -26,8 +27,8 @@ struct oneshot_state {
     static constexpr std::uint32_t rx_waiting = 4;  // `rx_waker` is registered
     static constexpr std::uint32_t rx_gone = 8;     // the receiver was dropped
 
-    std::atomic<std::uint32_t> bits{0};
-    std::atomic<std::uint32_t> refs{2};
+    detail::atomic<std::uint32_t> bits{0};
+    detail::atomic<std::uint32_t> refs{2};
     waker rx_waker;  // written by the receiver before rx_waiting; taken by the sender after
     std::optional<T> value;
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "blitz/chan/cond_wait.hpp"
+#include "blitz/detail/atomic.hpp"
 
 namespace blitz {
 
@@ -21,8 +22,8 @@ struct watch_state {
     T value;
     // Bumped by every send (under mu, release); never goes back. Read without the lock
     // (acquire) for the "changed?" fast paths; the value itself is read under mu.
-    std::atomic<std::uint64_t> version{0};
-    std::atomic<bool> sender_gone{false};
+    detail::atomic<std::uint64_t> version{0};
+    detail::atomic<bool> sender_gone{false};
 #if BLITZ_FAULTS
     bool fault_skip_last = false;  // X6's negative control: the sender's going wakes nobody
 #endif

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 
+#include "blitz/detail/atomic.hpp"
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/task_state.hpp"
 #include "blitz/waker.hpp"
@@ -117,7 +118,7 @@ public:
     void wake_join_waiter(std::uint64_t prev_state) noexcept;
 
     // ---- fields ----
-    std::atomic<std::uint64_t> state_{0};
+    detail::atomic<std::uint64_t> state_{0};
     task_scheduler* sched_ = nullptr;  // whoever runs it (task/schedule.hpp)
     std::coroutine_handle<> root_{};          // the spawned coroutine (frame owner)
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
@@ -130,7 +131,7 @@ public:
     // The list it is linked in (nullptr: none). Written by the list's owner only; atomic
     // because a worker completing the task compares it with its own list (relaxed: a value
     // that is not the reader's own list means "not mine" whatever it is).
-    std::atomic<task_list*> reg_list_{nullptr};
+    detail::atomic<task_list*> reg_list_{nullptr};
     waker join_waker_{};
     // The task's result lives in front of the header, outside the frame, so the frame (its
     // locals and by-value parameters, e.g. a channel sender) is destroyed as soon as the task

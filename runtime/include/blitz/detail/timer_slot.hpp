@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "blitz/detail/atomic.hpp"
 #include "blitz/waker.hpp"
 
 namespace blitz::detail {
@@ -28,7 +29,7 @@ struct timer_entry {
 // An entry plus the waker to call when it fires and the flag readiness checks read.
 struct timer_slot : timer_entry {
     waker w;                          // guarded by the driver's lock until taken
-    std::atomic<bool> fired{false};   // set (release) after the waker was taken
+    detail::atomic<bool> fired{false};   // set (release) after the waker was taken
 };
 
 }  // namespace blitz::detail

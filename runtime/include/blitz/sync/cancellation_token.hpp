@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "blitz/detail/atomic.hpp"
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/sync/wait_list.hpp"
@@ -16,7 +17,7 @@ namespace blitz {
 
 namespace detail {
 struct cancel_state {
-    std::atomic<bool> cancelled{false};
+    detail::atomic<bool> cancelled{false};
     std::mutex mu;
     wait_queue waiters;                                // under mu
     std::vector<std::weak_ptr<cancel_state>> children;  // under mu

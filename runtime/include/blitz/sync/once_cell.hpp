@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "blitz/detail/atomic.hpp"
 #include "blitz/sync/mutex.hpp"
 #include "blitz/task.hpp"
 
@@ -65,7 +66,7 @@ public:
     unsigned initializations() const noexcept { return inits_; }
 
 private:
-    std::atomic<bool> set_{false};
+    detail::atomic<bool> set_{false};
     std::optional<T> value_;  // written once under lock_, before set_
     unsigned inits_ = 0;      // under lock_
     mutex lock_;

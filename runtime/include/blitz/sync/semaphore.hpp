@@ -13,6 +13,7 @@
 #include "blitz/detail/task_header.hpp"
 #include "blitz/sync/wait_list.hpp"
 #if BLITZ_FAULTS
+#include "blitz/detail/atomic.hpp"
 #include "blitz/testing/runtime_faults.hpp"
 #endif
 
@@ -217,13 +218,13 @@ private:
     void give_locked(std::size_t n, std::unique_lock<std::mutex>& l, detail::wake_batch& b) noexcept;
     detail::wait_node* next_waiter() noexcept;
 
-    std::atomic<std::size_t> permits_;
-    std::atomic<bool> closed_{false};
+    detail::atomic<std::size_t> permits_;
+    detail::atomic<bool> closed_{false};
     // Waiters completed in the queue that have not yet resumed or been abandoned. Raised under
     // mu_; lowered by the resuming waiter without it. seq_cst with closed_: close() stores
     // closed_ then reads this, a resuming waiter lowers this then reads closed_, so at least one
     // of them sees the other and completes the queue.
-    std::atomic<std::size_t> granted_waiting_{0};
+    detail::atomic<std::size_t> granted_waiting_{0};
     const std::size_t max_;
     mutable std::mutex mu_;
     detail::wait_queue waiters_;  // acquire_awaiter::node_, oldest first

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <new>
 
+#include "blitz/detail/atomic.hpp"
 #include "blitz/waker.hpp"
 
 namespace blitz::detail {
@@ -29,7 +30,7 @@ struct wait_node {
     wait_node* prev = this;
     wait_node* next = this;
     waker w;
-    std::atomic<bool> done{false};
+    detail::atomic<bool> done{false};
     void* owner = nullptr;  // the awaiter this node belongs to
 
     wait_node() = default;
