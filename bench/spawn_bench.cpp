@@ -11,7 +11,7 @@
 #include "blitz/blitz.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/local_queue.hpp"
-#include "sched/test_support.hpp"
+#include "blitz_testing/test_support.hpp"
 
 // Every heap allocation in this process is counted (bench/common/alloc_count.cpp), so the
 // benchmarks can show that a spawn costs exactly one and a wake or yield costs none.

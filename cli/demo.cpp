@@ -9,7 +9,7 @@
 
 #include "blitz/blitz.hpp"
 #include "table.hpp"
-#include "workloads.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz::cli {
 namespace {

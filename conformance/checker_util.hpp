@@ -8,9 +8,9 @@
 
 #include "blitz/blitz.hpp"
 #include "checker.hpp"
-#include "suite.hpp"
-#include "settle.hpp"
-#include "suite.hpp"
+#include "blitz_testing/suite.hpp"
+#include "blitz_testing/settle.hpp"
+#include "blitz_testing/suite.hpp"
 
 namespace blitz::conformance {
 

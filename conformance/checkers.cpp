@@ -12,11 +12,11 @@
 #include "checker_util.hpp"
 #include "registry.hpp"
 #include "base/rng.hpp"
-#include "scenarios.hpp"
-#include "settle.hpp"
-#include "task/test_event.hpp"
-#include "time/wheel_model.hpp"
-#include "workloads.hpp"
+#include "blitz_testing/scenarios.hpp"
+#include "blitz_testing/settle.hpp"
+#include "blitz_testing/test_event.hpp"
+#include "blitz_testing/wheel_model.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz::conformance {
 namespace {

@@ -15,7 +15,7 @@
 #include "sched/global_queue.hpp"
 #include "sched/local_queue.hpp"
 #include "base/rng.hpp"
-#include "workloads.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz::conformance {
 namespace {

@@ -12,14 +12,14 @@
 
 #include "checker_util.hpp"
 #include "registry.hpp"
-#include "scenarios.hpp"
+#include "blitz_testing/scenarios.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/idle_state.hpp"
 #include "sched/parker.hpp"
 #include "sched/policy.hpp"
 #include "base/rng.hpp"
 #include "sched/worker.hpp"
-#include "workloads.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz::conformance {
 namespace {

@@ -14,10 +14,10 @@
 
 #include "blitz/testing.hpp"
 #include "checker_util.hpp"
-#include "scenarios.hpp"
+#include "blitz_testing/scenarios.hpp"
 #include "registry.hpp"
 #include "base/rng.hpp"
-#include "sched/test_support.hpp"
+#include "blitz_testing/test_support.hpp"
 
 namespace blitz::conformance {
 namespace {

@@ -11,7 +11,7 @@
 #include "checker_util.hpp"
 #include "registry.hpp"
 #include "base/rng.hpp"
-#include "task/test_event.hpp"
+#include "blitz_testing/test_event.hpp"
 
 namespace blitz::conformance {
 namespace {

@@ -11,7 +11,7 @@
 #include "checker_util.hpp"
 #include "registry.hpp"
 #include "base/rng.hpp"
-#include "time/wheel_model.hpp"
+#include "blitz_testing/wheel_model.hpp"
 
 namespace blitz::conformance {
 namespace {

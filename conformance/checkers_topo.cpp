@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "checker_util.hpp"
-#include "workloads.hpp"
+#include "blitz_testing/workloads.hpp"
 #include "registry.hpp"
 #include "base/rng.hpp"
 #include "sched/worker.hpp"

@@ -21,7 +21,7 @@
 
 #include "blitz/topology.hpp"
 #include "checker.hpp"
-#include "suite.hpp"
+#include "blitz_testing/suite.hpp"
 #include "table.hpp"
 #include "topo/machine.hpp"
 

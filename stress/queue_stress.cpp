@@ -12,7 +12,7 @@
 #include "sched/global_queue.hpp"
 #include "sched/local_queue.hpp"
 #include "base/rng.hpp"
-#include "sched/test_support.hpp"
+#include "blitz_testing/test_support.hpp"
 #include "stress_scale.hpp"
 
 namespace blitz::detail {

@@ -12,9 +12,9 @@
 #include "blitz/blitz.hpp"
 #include "base/rng.hpp"
 #include "stress_scale.hpp"
-#include "task/test_event.hpp"
-#include "settle.hpp"
-#include "workloads.hpp"
+#include "blitz_testing/test_event.hpp"
+#include "blitz_testing/settle.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz {
 namespace {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
-#include "suite.hpp"
+#include "blitz_testing/suite.hpp"
 #include "base/rng.hpp"
-#include "scenarios.hpp"
+#include "blitz_testing/scenarios.hpp"
 #include "stress_scale.hpp"
 
 namespace blitz {

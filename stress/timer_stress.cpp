@@ -14,7 +14,7 @@
 #include "stress_scale.hpp"
 #include "time/timer_driver.hpp"
 #include "time/timer_wheel.hpp"
-#include "time/wheel_model.hpp"
+#include "blitz_testing/wheel_model.hpp"
 
 namespace blitz::detail {
 namespace {

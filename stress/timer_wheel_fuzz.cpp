@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "time/wheel_model.hpp"
+#include "blitz_testing/wheel_model.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "blitz/blitz.hpp"
 #include "stress_scale.hpp"
 #include "topo/machine.hpp"
-#include "workloads.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz {
 namespace {

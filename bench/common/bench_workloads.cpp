@@ -15,7 +15,7 @@
 
 #include "blitz/blitz.hpp"
 #include "blitz/detail/timer_api.hpp"
-#include "workloads.hpp"  // conformance/: skynet
+#include "blitz_testing/workloads.hpp"  // conformance/: skynet
 
 namespace blitz::bench {
 namespace {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "runner.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <regex>
@@ -8,8 +9,8 @@
 #include <stdexcept>
 
 #include "alloc_count.hpp"
-#include "harness.hpp"  // json_escape
 #include "blitz/blitz.hpp"
+#include "json_writer.hpp"
 #ifndef BLITZ_PROBES
 #define BLITZ_PROBES 1  // the runtime target sets 0 when it compiles probes out
 #endif
@@ -20,29 +21,21 @@
 #endif
 
 namespace blitz::bench {
-namespace {
-
-void print_numbers(std::ostream& os, const std::vector<double>& v) {
-    os << '[';
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        char b[40];
-        std::snprintf(b, sizeof b, "%.0f", v[i]);
-        os << (i ? "," : "") << b;
-    }
-    os << ']';
-}
-
-}  // namespace
 
 int run_workloads(const runner_options& o) {
     const std::regex re(o.filter);
     int failures = 0;
     for (const workload& w : workloads()) {
         if (!std::regex_search(w.name, re)) continue;
-        std::ostringstream js;
-        js << "{\"peer\":\"" << o.peer << "\",\"version\":\"blitz " << BLITZ_VERSION
-           << (BLITZ_PROBES ? "" : " (probes compiled out)") << "\",\"workload\":\"" << w.name
-           << "\",\"kind\":\"" << kind_name(w.group) << "\",\"workers\":" << o.workers;
+        std::ostringstream line;
+        report::json_writer js(line);
+        js.begin_object()
+            .field("peer", o.peer)
+            .field("version", std::string("blitz ") + BLITZ_VERSION +
+                                  (BLITZ_PROBES ? "" : " (probes compiled out)"))
+            .field("workload", w.name)
+            .field("kind", kind_name(w.group))
+            .field("workers", o.workers);
         try {
             config cfg;
             cfg.workers = o.workers;
@@ -53,34 +46,27 @@ int run_workloads(const runner_options& o) {
             std::vector<double> reps, samples;
             for (unsigned i = 0; i < o.reps; ++i) {
                 rep r = w.run(rt);
-                reps.push_back(r.ns);
-                samples.insert(samples.end(), r.samples_ns.begin(), r.samples_ns.end());
+                reps.push_back(std::round(r.ns));
+                for (double x : r.samples_ns) samples.push_back(std::round(x));
             }
-            js << ",\"ops\":" << w.ops << ",\"reps_ns\":";
-            print_numbers(js, reps);
-            if (!samples.empty()) {
-                js << ",\"samples_ns\":";
-                print_numbers(js, samples);
-            }
+            js.field("ops", w.ops).field("reps_ns", reps);
+            if (!samples.empty()) js.field("samples_ns", samples);
             if (o.count_allocs && w.group != kind::latency) {
                 const alloc_totals a0 = allocations();
                 count_allocations(true);
                 (void)w.run(rt);
                 count_allocations(false);
                 const alloc_totals a1 = allocations();
-                char b[96];
-                std::snprintf(b, sizeof b, ",\"allocs_per_op\":%.4f,\"bytes_per_op\":%.1f",
-                              double(a1.count - a0.count) / double(w.ops),
-                              double(a1.bytes - a0.bytes) / double(w.ops));
-                js << b;
+                js.field("allocs_per_op", double(a1.count - a0.count) / double(w.ops))
+                    .field("bytes_per_op", double(a1.bytes - a0.bytes) / double(w.ops));
             }
-            js << ",\"placement\":\"" << conformance::json_escape(rt.placement().summary()) << "\"";
+            js.field("placement", rt.placement().summary());
         } catch (const std::exception& e) {
-            js << ",\"error\":\"" << conformance::json_escape(e.what()) << "\"";
+            js.field("error", e.what());
             ++failures;
         }
-        js << "}";
-        std::cout << js.str() << std::endl;
+        js.end_object();
+        std::cout << line.str() << std::endl;
     }
     return failures == 0 ? 0 : 1;
 }

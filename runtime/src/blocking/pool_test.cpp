@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
-#include "sched/test_support.hpp"
+#include "blitz_testing/test_support.hpp"
 #include "base/os.hpp"
 
 namespace blitz {

@@ -11,8 +11,8 @@
 #include <map>
 
 #include "blitz/blitz.hpp"
-#include "settle.hpp"
-#include "workloads.hpp"
+#include "blitz_testing/settle.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz {
 namespace {

@@ -15,10 +15,10 @@
 
 #include "blitz/blitz.hpp"
 #include "sched/worker.hpp"
-#include "task/test_event.hpp"
-#include "scenarios.hpp"
-#include "settle.hpp"
-#include "workloads.hpp"
+#include "blitz_testing/test_event.hpp"
+#include "blitz_testing/scenarios.hpp"
+#include "blitz_testing/settle.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz {
 namespace {

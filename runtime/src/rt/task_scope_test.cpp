@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "blitz/blitz.hpp"
-#include "suite.hpp"
+#include "blitz_testing/suite.hpp"
 
 namespace blitz {
 namespace {

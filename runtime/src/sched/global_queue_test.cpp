@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "sched/test_support.hpp"
+#include "blitz_testing/test_support.hpp"
 
 namespace blitz::detail {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sched/global_queue.hpp"
-#include "sched/test_support.hpp"
+#include "blitz_testing/test_support.hpp"
 
 namespace blitz::detail {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <set>
 
-#include "sched/test_support.hpp"
+#include "blitz_testing/test_support.hpp"
 
 namespace blitz::detail {
 namespace {

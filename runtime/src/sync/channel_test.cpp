@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
-#include "suite.hpp"
+#include "blitz_testing/suite.hpp"
 
 namespace blitz {
 namespace {

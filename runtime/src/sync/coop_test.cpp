@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "scenarios.hpp"
+#include "blitz_testing/scenarios.hpp"
 
 namespace blitz {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "blitz/testing.hpp"
 #include "blitz/blitz.hpp"
-#include "suite.hpp"
+#include "blitz_testing/suite.hpp"
 
 namespace blitz {
 namespace {

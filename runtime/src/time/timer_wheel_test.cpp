@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/rng.hpp"
-#include "time/wheel_model.hpp"
+#include "blitz_testing/wheel_model.hpp"
 
 namespace blitz::detail {
 namespace {

@@ -11,9 +11,9 @@
 #include "blitz/blitz.hpp"
 #include "base/rng.hpp"
 #include "sched/worker.hpp"
-#include "settle.hpp"
-#include "suite.hpp"
-#include "task/test_event.hpp"
+#include "blitz_testing/settle.hpp"
+#include "blitz_testing/suite.hpp"
+#include "blitz_testing/test_event.hpp"
 
 namespace blitz::workloads {
 
