@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "machine_record.hpp"
 #include "bench.hpp"
 #include "blitz/topology.hpp"
 #include "demo.hpp"
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
         }
         demo.topology = topo.topology;
         if (mode == "conformance") {
-            if (!out_given) conf.out_dir = "results/" + blitz::conformance::machine_id();
+            if (!out_given) conf.out_dir = "results/" + blitz::report::machine_id();
             conf.command = cmd.str();
             return blitz::conformance::run_harness(conf);
         }

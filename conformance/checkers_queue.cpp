@@ -16,9 +16,17 @@
 #include "sched/local_queue.hpp"
 #include "base/rng.hpp"
 #include "blitz_testing/workloads.hpp"
+#include <chrono>
+#include "blitz/blitz.hpp"
+#include "blitz_testing/scenarios.hpp"
+#include "blitz_testing/settle.hpp"
+#include "blitz_testing/test_event.hpp"
+#include "blitz_testing/wheel_model.hpp"
 
 namespace blitz::conformance {
 namespace {
+
+using namespace std::chrono_literals;
 
 using detail::global_queue;
 using detail::local_queue;
@@ -355,10 +363,82 @@ outcome check_q7(const run_params& p, bool faulty) {
     return o;
 }
 
+
+// Q5: a steal takes ceil(available / 2), never more than 128 (nor the thief's free room).
+// Workload: a task fills its own ring with children and holds its worker, so only thieves can
+// run them. Control: steal everything.
+outcome check_q5(const run_params& p, bool faulty) {
+    outcome o;
+    if (p.workers < 2) {
+        o.applicable = false;
+        return o;
+    }
+    config c = probed(p.workers);
+    c.debug.steal_all = faulty;
+    runtime rt(c);
+    const int rounds = p.quick ? 3 : 20;
+    for (int r = 0; r < rounds; ++r) {
+        const int children = 40 + static_cast<int>(detail::mix_seed(p.seed + r) % 180);
+        rt.block_on([](int n) -> task<void> {
+            std::atomic<int> done{0};
+            std::vector<join_handle<void>> hs;
+            for (int i = 0; i < n; ++i) {
+                hs.push_back(spawn([](std::atomic<int>& d) -> task<void> {
+                    d.fetch_add(1);
+                    co_return;
+                }(done)));
+            }
+            // The last child waits in this worker's LIFO slot, which thieves cannot take.
+            const auto cap = std::chrono::steady_clock::now() + 30s;
+            while (done.load() < n - 1 && std::chrono::steady_clock::now() < cap) {
+            }
+            for (auto& h : hs) co_await h;
+        }(children));
+        ++o.runs;
+    }
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::steal) return;
+        ++o.events;
+        const std::uint64_t half = std::min<std::uint64_t>(e.b - e.b / 2, 128);
+        if (e.c > half) {
+            ++o.violations;
+            note_first(o, "took " + std::to_string(e.c) + " of " + std::to_string(e.b));
+        }
+    });
+    return o;
+}
+
+// Q4: a full ring with no steal in progress moves half of itself (128) plus the new task to the
+// global queue; with a steal in progress only the new task goes. Workload: one task spawns
+// thousands of children without yielding. Control: move the whole ring.
+outcome check_q4(const run_params& p, bool faulty) {
+    outcome o;
+    config c = probed(p.workers);
+    c.debug.overflow_all = faulty;
+    runtime rt(c);
+    const int rounds = p.quick ? 2 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        rt.block_on(workloads::fan_out(3'000));
+        ++o.runs;
+    }
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::overflow) return;
+        ++o.events;
+        if (e.b != 129 && e.b != 1) {
+            ++o.violations;
+            note_first(o, "an overflow moved " + std::to_string(e.b) + " tasks");
+        }
+    });
+    return o;
+}
+
 }  // namespace
 
 std::vector<checker> queue_checkers() {
     return {
+        {"Q5", "a steal takes ceil(n/2) tasks, at most 128", "steal everything", check_q5},
+        {"Q4", "a full ring moves 128 + 1 tasks (or 1 during a steal) to the global queue",
+         "move the whole ring", check_q4},
         {"Q1", "ring span (incl. slots being stolen) never exceeds 256",
          "full check ignores a steal in progress", check_q1},
         {"Q2", "packed 32+32 head and 32-bit tail work across the 2^32 wrap",

@@ -20,6 +20,10 @@
 #include "base/rng.hpp"
 #include "sched/worker.hpp"
 #include "blitz_testing/workloads.hpp"
+#include "blitz/blitz.hpp"
+#include "blitz_testing/settle.hpp"
+#include "blitz_testing/test_event.hpp"
+#include "blitz_testing/wheel_model.hpp"
 
 namespace blitz::conformance {
 namespace {
@@ -555,10 +559,195 @@ outcome check_i7(const run_params& p, bool faulty) {
     return o;
 }
 
+// L2: at most lifo_polls_per_tick (3) polls from the LIFO slot per tick. Read from the poll
+// events between tick boundaries. Control: the cap raised to 128 while the check keeps 3.
+outcome check_l2(const run_params& p, bool faulty) {
+    outcome o;
+    config c = probed(p.workers);
+    const unsigned documented_cap = c.lifo_polls_per_tick;
+    if (faulty) c.lifo_polls_per_tick = 128;
+    runtime rt(c);
+    const int rounds = p.quick ? 2 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        rt.block_on(workloads::chain(p.quick ? 2'000 : 20'000));
+        rt.block_on(workloads::tree(4, 4));
+        ++o.runs;
+    }
+    unsigned lifo_in_tick = 0;  // every worker's stream starts with a tick_begin
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind == probe_kind::tick_begin) lifo_in_tick = 0;
+        if (e.kind != probe_kind::poll) return;
+        ++o.events;
+        if (static_cast<poll_source>(e.a) == poll_source::lifo &&
+            ++lifo_in_tick == documented_cap + 1) {
+            ++o.violations;
+            note_first(o, "more than " + std::to_string(documented_cap) +
+                              " LIFO polls in one tick on worker " + std::to_string(e.worker));
+        }
+    });
+    return o;
+}
+
+// L3: two tasks waking each other through the LIFO slot cannot starve a third waiting in the
+// ring: it runs within 3 LIFO polls (workloads::polls_before_queued_task, 1 worker). Control: the
+// LIFO cap raised to 128.
+outcome check_l3(const run_params& p, bool faulty) {
+    outcome o;
+    const int rounds = p.quick ? 3 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        const std::size_t n = workloads::polls_before_queued_task(faulty ? 128 : 3);
+        ++o.runs;
+        ++o.events;
+        if (n > 3) {
+            ++o.violations;
+            note_first(o, "the queued task waited " + std::to_string(n) + " LIFO polls");
+        }
+    }
+    return o;
+}
+
+
+// G2: a global fetch takes n <= min(len, clamp(len / W, 4, 64)) tasks (fewer only for lack of
+// room). Workload: bursts injected from a plain thread. Control: batch bounds raised to 256.
+outcome check_g2(const run_params& p, bool faulty) {
+    outcome o;
+    config c = probed(p.workers);
+    const config documented;
+    if (faulty) c.global_batch_min = c.global_batch_max = 256;
+    runtime rt(c);
+    const int rounds = p.quick ? 3 : 12;
+    for (int r = 0; r < rounds; ++r) {
+        std::vector<join_handle<unsigned long>> hs;
+        for (int i = 0; i < 3000; ++i) hs.push_back(rt.spawn(workloads::leaf(i)));
+        for (auto& h : hs) h.join();
+        ++o.runs;
+    }
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::global_fetch) return;
+        ++o.events;
+        const std::uint64_t share = std::clamp<std::uint64_t>(
+            e.c / p.workers, documented.global_batch_min, documented.global_batch_max);
+        if (e.b > std::min(e.c, share)) {
+            ++o.violations;
+            note_first(o, "fetched " + std::to_string(e.b) + " of " + std::to_string(e.c));
+        }
+    });
+    return o;
+}
+
+// G4: a worker with local work checks the global queue at least once every `interval` polls
+// (at most 255). Workload: one self-waking task per worker saturates them for a bounded number of
+// yields while tasks are injected from this thread; verdict from each worker's own counters.
+// Control: skip the periodic check.
+outcome check_g4(const run_params& p, bool faulty) {
+    outcome o;
+    config c = fresh(p.workers);
+    c.debug.skip_periodic_global_check = faulty;
+    const unsigned bound = c.global_interval_max;
+    runtime rt(c);
+    const int rounds = p.quick ? 1 : 4;
+    for (int r = 0; r < rounds; ++r) {
+        std::vector<join_handle<void>> busy;
+        for (unsigned i = 0; i < p.workers; ++i) {
+            busy.push_back(rt.spawn([]() -> task<void> {
+                for (int k = 0; k < 20'000; ++k) co_await yield_now();
+            }()));
+        }
+        std::vector<join_handle<unsigned long>> injected;
+        for (int i = 0; i < 200; ++i) injected.push_back(rt.spawn(workloads::leaf(i)));
+        for (auto& h : injected) h.join();
+        for (auto& h : busy) h.join();
+        ++o.runs;
+    }
+    const runtime_metrics m = workloads::settle(rt);
+    for (const worker_metrics& w : m.workers) {
+        if (w.polls < 4 * bound) continue;  // this worker was never saturated
+        ++o.events;
+        if (w.global_periodic + 1 < w.polls / bound) {
+            ++o.violations;
+            note_first(o, std::to_string(w.global_periodic) + " periodic checks in " +
+                              std::to_string(w.polls) + " polls");
+        }
+    }
+    return o;
+}
+
+// B1: a tick runs at most 128 polls. Workload: a yield storm (self-waking tasks, so ticks fill
+// up). Control: the budget raised to 1000 while the check keeps 128.
+outcome check_b1(const run_params& p, bool faulty) {
+    outcome o;
+    config c = probed(p.workers);
+    const unsigned documented_budget = c.budget_per_tick;
+    if (faulty) c.budget_per_tick = 1000;
+    runtime rt(c);
+    const int rounds = p.quick ? 1 : 5;
+    for (int r = 0; r < rounds; ++r) {
+        rt.block_on(workloads::yield_storm(4 * p.workers, 500));
+        ++o.runs;
+    }
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::tick_end) return;
+        ++o.events;
+        if (e.a > documented_budget) {
+            ++o.violations;
+            note_first(o, "a tick ran " + std::to_string(e.a) + " polls");
+        }
+    });
+    return o;
+}
+
+// I4: a task queued while the last searcher is on its way to park is found by its final check,
+// never left for a timeout (workloads::park_window, 1 worker). Control: skip the final check.
+// End to end, the consequence: with the park timeout raised to 10 s, chained, fan-out and
+// tree workloads complete with no timeout wake that found work (a stranded task would wait
+// 10 s for it, and the harness watchdog catches anything longer).
+outcome check_i4(const run_params& p, bool faulty) {
+    outcome o;
+    const int rounds = p.quick ? 3 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        // A stranded task is rescued by the 50 ms park timeout, and counted.
+        const auto w = workloads::park_window(faulty, 50ms);
+        ++o.runs;
+        ++o.events;
+        if (w.metrics.total(&worker_metrics::timeout_wakes_found_work) > 0) {
+            ++o.violations;
+            note_first(o, "a task queued in the park window waited for a park timeout");
+        }
+    }
+    if (faulty) return o;
+    config c = fresh(p.workers);
+    c.park_timeout = 10s;
+    runtime rt(c);
+    for (int r = 0; r < (p.quick ? 3 : 20); ++r) {
+        rt.block_on(workloads::chain(500));
+        rt.block_on(workloads::fan_out(1000));
+        rt.block_on(workloads::tree(3, 5));
+        std::this_thread::sleep_for(1ms);  // let workers park between rounds
+        ++o.runs;
+    }
+    const runtime_metrics m = workloads::settle(rt);
+    o.events += m.total(&worker_metrics::parks);
+    if (m.total(&worker_metrics::timeout_wakes_found_work) > 0) {
+        ++o.violations;
+        note_first(o, "with a 10 s park timeout, a task waited for a timeout wake");
+    }
+    return o;
+}
+
 }  // namespace
 
 std::vector<checker> sched_checkers() {
     return {
+        {"L2", "at most 3 LIFO-slot polls per tick", "LIFO cap raised to 128", check_l2},
+        {"L3", "a task in the ring runs within 3 polls of a LIFO ping-pong",
+         "LIFO cap raised to 128", check_l3},
+        {"G2", "a global fetch takes at most min(len, clamp(len/W, 4, 64))",
+         "batch bounds raised to 256", check_g2},
+        {"G4", "a saturated worker checks the global queue every <= 255 polls",
+         "skip the periodic check", check_g4},
+        {"B1", "a tick runs at most 128 polls", "budget raised to 1000", check_b1},
+        {"I4", "the last searcher's final check finds a task queued while it parks",
+         "skip the final check", check_i4},
         {"L1", "spawned/woken tasks go to the LIFO slot; the occupant moves to the ring tail",
          "LIFO slot off", check_l1},
         {"L4", "nothing enters the LIFO slot of a parking worker", "LIFO used while parking",

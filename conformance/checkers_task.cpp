@@ -12,6 +12,12 @@
 #include "registry.hpp"
 #include "base/rng.hpp"
 #include "blitz_testing/test_event.hpp"
+#include <algorithm>
+#include "blitz/blitz.hpp"
+#include "blitz_testing/scenarios.hpp"
+#include "blitz_testing/settle.hpp"
+#include "blitz_testing/wheel_model.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz::conformance {
 namespace {
@@ -329,10 +335,90 @@ outcome check_k5(const run_params& p, bool faulty) {
     return o;
 }
 
+// K3: every task is destroyed exactly once, including at shutdown with tasks queued, waiting
+// and idle: the live task allocations return to their baseline and every task's locals are
+// destroyed once. Control: shutdown forgets the global queue.
+outcome check_k3(const run_params& p, bool faulty) {
+    outcome o;
+    struct counted {
+        std::atomic<int>* live;
+        explicit counted(std::atomic<int>* l) : live(l) { live->fetch_add(1); }
+        ~counted() { live->fetch_sub(1); }
+    };
+    const auto alive = [] {
+        config one = fresh(1);
+        return runtime(one).metrics().tasks_alive;
+    };
+    const int rounds = p.quick ? 3 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        const std::uint64_t before = alive();
+        std::atomic<int> live{0};
+        detail::testing::test_event never;
+        {
+            config c = fresh(p.workers);
+            c.debug.shutdown_skips_global_queue = faulty;
+            runtime rt(c);
+            for (int i = 0; i < 200; ++i) {  // waiting on an event that never fires
+                rt.spawn([](std::atomic<int>* l, detail::testing::test_event& ev) -> task<void> {
+                    counted g(l);
+                    co_await ev.wait();
+                }(&live, never)).detach();
+            }
+            for (int i = 0; i < 500; ++i) {  // yielding forever: always queued somewhere
+                rt.spawn([](std::atomic<int>* l) -> task<void> {
+                    counted g(l);
+                    for (;;) co_await yield_now();
+                }(&live)).detach();
+            }
+            for (int i = 0; i < 300; ++i) {  // never polled: still in the global queue
+                rt.spawn([](std::atomic<int>* l) -> task<void> {
+                    counted g(l);
+                    co_return;
+                }(&live)).detach();
+            }
+            // Woken during shutdown itself: a waiting task holds the sender of a oneshot whose
+            // receiver another waiting task awaits. Cancelling the holder (single-threaded,
+            // after the workers stopped) wakes the receiver, whose queue entry lands in the
+            // global queue; spawned in both orders so that in one of them the receiver is
+            // still waiting when its sender goes. This part does not depend on how quickly the
+            // workers drained the queue before shutdown.
+            for (int i = 0; i < 100; ++i) {
+                auto [tx, rx] = oneshot<int>();
+                auto receiver = [](std::atomic<int>* l, oneshot_receiver<int> rx) -> task<void> {
+                    counted g(l);
+                    (void)co_await rx;
+                };
+                auto holder = [](std::atomic<int>* l, oneshot_sender<int> tx,
+                                 detail::testing::test_event& ev) -> task<void> {
+                    counted g(l);
+                    co_await ev.wait();
+                };
+                if (i % 2) {
+                    rt.spawn(receiver(&live, std::move(rx))).detach();
+                    rt.spawn(holder(&live, std::move(tx), never)).detach();
+                } else {
+                    rt.spawn(holder(&live, std::move(tx), never)).detach();
+                    rt.spawn(receiver(&live, std::move(rx))).detach();
+                }
+            }
+        }
+        ++o.runs;
+        o.events += 1200;
+        const std::uint64_t after = alive();
+        if (after != before || live.load() != 0) {
+            ++o.violations;
+            note_first(o, std::to_string(after - before) + " task allocations outlived shutdown");
+        }
+    }
+    return o;
+}
+
 }  // namespace
 
 std::vector<checker> task_checkers() {
     return {
+        {"K3", "every task is destroyed exactly once, also at shutdown",
+         "shutdown forgets the global queue", check_k3},
         {"K1", "state word: refs 24 | shield 8 | flags 8 | lifecycle 8, decoded live",
          "checker given a layout with two bytes swapped", check_k1},
         {"K2", "a wake never makes two queue entries and is never lost",

@@ -12,6 +12,12 @@
 #include "registry.hpp"
 #include "base/rng.hpp"
 #include "blitz_testing/wheel_model.hpp"
+#include <memory>
+#include "blitz/blitz.hpp"
+#include "blitz_testing/scenarios.hpp"
+#include "blitz_testing/settle.hpp"
+#include "blitz_testing/test_event.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz::conformance {
 namespace {
@@ -224,10 +230,102 @@ outcome check_t6(const run_params& p, bool faulty) {
     return o;
 }
 
+// T1-T3: the wheel (level choice, next expiry, cascading) matches an ordered-multimap model:
+// random inserts across every level and the overflow list (weighted to level boundaries),
+// cancels and advances; every timer fires in the same advance as in the model, none early.
+// Control: higher-level slots fire without cascading.
+outcome check_t3(const run_params& p, bool faulty) {
+    outcome o;
+    const int seeds = p.quick ? 60 : 600;
+    for (int k = 0; k < seeds; ++k) {
+        const std::uint64_t seed = p.seed * 1'000'003 + k;
+        detail::fast_rng r(detail::mix_seed(seed));
+        detail::wheel_model m(std::uint64_t{r.next()} << 6, detail::timer_wheel::faults{.no_cascade = faulty});
+        bool bad = false;
+        for (int op = 0; op < 800 && !bad; ++op) {
+            const std::uint64_t now = m.now();
+            const unsigned kind = r.bounded(8);
+            if (kind < 4) {
+                const unsigned level = r.bounded(6);
+                const std::uint64_t span = std::uint64_t{1} << (6 * level + 6);
+                std::uint64_t off = std::uint64_t{r.next()} % span;
+                if (r.bounded(4) == 0) off = (std::uint64_t{1} << (6 * level)) - r.bounded(2);
+                m.insert(now + off);
+            } else if (kind < 5 && m.pending() > 0) {
+                m.cancel_nth(r.bounded(static_cast<std::uint32_t>(m.pending())));
+            } else {
+                const std::uint64_t to =
+                    now + std::uint64_t{r.next()} % (std::uint64_t{1} << (6 * r.bounded(5) + 4));
+                const detail::wheel_model::step st = m.advance(to);
+                ++o.events;
+                if (st.early || !st.same_fired || !st.next_ok) {
+                    bad = true;
+                    note_first(o, "seed " + std::to_string(seed) +
+                                      (st.early ? ": a timer fired early" : ": differs from the model"));
+                }
+            }
+        }
+        ++o.runs;
+        o.violations += bad;
+    }
+    return o;
+}
+
+// T4: no timer fires before its deadline; on the virtual clock each fires at the first advance
+// that reaches it. Sleepers record the virtual time they woke at. Control: fire a tick early.
+outcome check_t4(const run_params& p, bool faulty) {
+    outcome o;
+    config c = fresh(p.workers);
+    c.start_paused = true;
+    c.debug.timers_fire_early = faulty;
+    runtime rt(c);
+    const int n = p.quick ? 300 : 3000;
+    const int horizon_ms = p.quick ? 200 : 2000;
+    const instant t0 = rt.now();
+    detail::fast_rng rng(detail::mix_seed(p.seed));
+    std::vector<int> want(n);
+    std::vector<std::atomic<std::int64_t>> woke(n);
+    std::atomic<int> done{0};
+    std::vector<join_handle<void>> hs;
+    for (int i = 0; i < n; ++i) {
+        want[i] = 1 + static_cast<int>(rng.bounded(horizon_ms));
+        hs.push_back(rt.spawn([](instant t0, int ms, std::atomic<std::int64_t>& out,
+                                 std::atomic<int>& d) -> task<void> {
+            co_await sleep_until(t0 + std::chrono::milliseconds(ms));
+            out = std::chrono::duration_cast<std::chrono::microseconds>(now() - t0).count();
+            d.fetch_add(1);
+        }(t0, want[i], woke[i], done)));
+    }
+    for (int i = 0; i < 100'000 && rt.metrics().timers_pending < std::uint64_t(n); ++i) {
+        std::this_thread::sleep_for(50us);
+    }
+    for (int t = 1; t <= horizon_ms + 1; ++t) {
+        rt.advance(1ms);
+        const int due = static_cast<int>(std::count_if(
+            want.begin(), want.end(), [&](int w) { return w <= t || (faulty && w <= t + 1); }));
+        for (int i = 0; i < 100'000 && done.load() < due; ++i) std::this_thread::sleep_for(20us);
+    }
+    for (auto& h : hs) h.join();
+    ++o.runs;
+    for (int i = 0; i < n; ++i) {
+        ++o.events;
+        if (woke[i].load() < std::int64_t(want[i]) * 1000) {
+            ++o.violations;
+            note_first(o, "a " + std::to_string(want[i]) + " ms sleeper woke at " +
+                              std::to_string(woke[i].load()) + " us");
+        }
+    }
+    return o;
+}
+
 }  // namespace
 
 std::vector<checker> timer_checkers() {
     return {
+        {"T3", "the wheel fires like an ordered-map model: cascades, never early",
+         "fire higher levels without cascading", check_t3},
+        {"T4", "no timer fires before its deadline (virtual clock)", "fire one tick early",
+         check_t4},
         {"T1", "5 levels x 64 slots; level = (top bit of (now ^ deadline) | 63) / 6",
          "level from deadline - now", check_t1},
         {"T2", "the next expiry is never later than the earliest pending deadline",

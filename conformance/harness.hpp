@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Runs the checkers over configs, runs each negative control, prints and writes the table.
+// The conformance harness: runs the checkers over configs and each negative control
+// (harness.cpp), then prints and writes the table (harness_report.cpp).
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "blitz/config.hpp"
+#include "checker.hpp"
 
 namespace blitz::conformance {
 
@@ -25,31 +27,36 @@ struct harness_options {
     std::vector<std::string> topologies;
 };
 
-// Returns the process exit status: 0 only if every checker passed and every control was caught.
+// Runs the suite (run_checkers), then prints and writes its report (report_run). Returns the
+// process exit status: 0 only if every checker passed and every control was caught.
 int run_harness(const harness_options& o);
 
-// A short id for this machine, e.g. "xeon-2c-kvm", used as the results/ folder name.
-std::string machine_id();
-
-// What a published result records about the machine it ran on (conformance and bench reports).
-struct machine_record {
-    std::string id, cpu, topology, kernel, compiler, build_flags, commit, hypervisor;
-    long logical_cpus = 0;
-    std::string topology_xml;  // hwloc's XML export ("" when hwloc could not load)
+// One checker's row: its totals over every config and its negative control's outcome.
+struct checker_row {
+    const checker* c = nullptr;
+    outcome total;
+    outcome control;
+    bool caught = false;
+    bool pass = false;
+    bool applicable = false;  // some config could exercise the invariant
+    double seconds = 0;
 };
-machine_record read_machine_record();
-// `s` as the inside of a JSON string (quotes, backslashes and newlines escaped).
-inline std::string json_escape(const std::string& s) {
-    std::string r;
-    for (char c : s) {
-        if (c == '"' || c == '\\') r += '\\';
-        if (c == '\n') {
-            r += "\\n";
-            continue;
-        }
-        r += c;
-    }
-    return r;
-}
+
+// What a run of the suite produced, before anything is printed or written.
+struct suite_run {
+    std::vector<checker_row> rows;
+    std::vector<std::string> topologies;  // "" (this machine) first, then the shapes
+    unsigned max_pinned = 0;              // this machine's PUs
+    double seconds = 0;
+    // True if some checker applied and every applicable one passed.
+    bool all_pass() const;
+};
+
+// Runs every selected checker over every config, then its negative control. A run past the
+// watchdog ends the process with status 3 (a hang).
+suite_run run_checkers(const harness_options& o);
+// Prints the table and notes; writes conformance.{md,json} and topology.xml to o.out_dir when
+// set. Returns the exit status.
+int report_run(const harness_options& o, const suite_run& r);
 
 }  // namespace blitz::conformance

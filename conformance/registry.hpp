@@ -8,13 +8,12 @@
 
 namespace blitz::conformance {
 
-std::vector<checker> queue_checkers();  // checkers_queue.cpp
-std::vector<checker> sched_checkers();  // checkers_sched.cpp (L, G, I)
+std::vector<checker> queue_checkers();  // checkers_queue.cpp (Q)
+std::vector<checker> sched_checkers();  // checkers_sched.cpp (L, G, B1, I)
 std::vector<checker> task_checkers();   // checkers_task.cpp (K)
 std::vector<checker> timer_checkers();  // checkers_timer.cpp (T)
 std::vector<checker> sync_checkers();   // checkers_sync.cpp (B2, X1-X4)
 std::vector<checker> chan_checkers();   // checkers_chan.cpp (X5-X7)
 std::vector<checker> topo_checkers();   // checkers_topo.cpp (N)
-std::vector<checker> core_checkers();   // checkers.cpp (the first eleven)
 
 }  // namespace blitz::conformance

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: MIT
+#include "writers.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "json_writer.hpp"
+
+namespace blitz::bench {
+namespace fs = std::filesystem;
+namespace {
+
+// Targets of issue 7: reported, never asserted.
+struct target {
+    std::string workload, against, what;
+    double ratio;  // blitz/peer at most this
+};
+
+std::vector<target> ratio_targets() {
+    std::vector<target> t;
+    for (const char* w : {"spawn_many_local", "spawn_many_remote_idle", "spawn_many_remote_busy1",
+                          "spawn_many_remote_busy2", "yield_many", "ping_pong", "chained_spawn"}) {
+        t.push_back({w, "tokio", "scheduler workload at most 0.5x Tokio", 0.5});
+    }
+    t.push_back({"skynet_1m", "go", "skynet at most 0.5x Go", 0.5});
+    t.push_back({"channel_send", "tokio", "reference runtime's published ratio 0.47x", 0.47});
+    t.push_back({"oneshot", "tokio", "reference runtime's published ratio 0.25x", 0.25});
+    t.push_back({"watch", "tokio", "reference runtime's published ratio 0.30x", 0.30});
+    t.push_back({"barrier", "tokio", "reference runtime's published ratio 0.04x", 0.04});
+    t.push_back({"mutex_contended", "tokio", "win a row the reference lost (below 1x)", 1.0});
+    t.push_back({"channel_mpmc", "tokio", "win a row the reference lost (below 1x)", 1.0});
+    return t;
+}
+
+// Uncontended primitive rows that should not allocate (a oneshot allocates its shared state, as
+// Tokio's does, so it is not among them).
+const std::vector<std::string>& zero_alloc_rows() {
+    static const std::vector<std::string> v = {"mutex", "rwlock_read", "rwlock_write", "semaphore",
+                                               "channel_send", "channel_recv", "channel_roundtrip",
+                                               "watch", "once_cell_get", "notify", "timer_insert_cancel"};
+    return v;
+}
+
+// The targets of issue 7 at one worker count, as Markdown rows.
+void write_targets(std::ostream& md, const run_data& d) {
+    md << "### " << d.workers << " workers\n\n| target | workload | measured | verdict |\n|---|---|---|---|\n";
+    for (const auto& t : ratio_targets()) {
+        if (!d.s.count({t.workload, "blitz"})) continue;
+        const std::string peer = t.against;
+        auto it = d.s.find({t.workload, peer});
+        std::string measured = "-", verdict = "not measured (" + peer + " not run)";
+        if (it != d.s.end() && it->second.seen && d.s.at({t.workload, "blitz"}).seen) {
+            const auto r = pair_ratios(d.s.at({t.workload, "blitz"}), it->second);
+            if (!r.empty()) {
+                const double med = quantile(r, 0.5);
+                measured = fmt("%.2fx ", med) + peer;
+                verdict = med <= t.ratio ? "met"
+                                         : "missed by " + fmt("%.2fx", med / t.ratio) + " (needs " +
+                                               fmt("%.2fx", t.ratio) + ")";
+                if (t.ratio == 1.0 && med >= 1.0) verdict = "missed: " + fmt("%.2fx", med) + " (needs below 1x)";
+            }
+        } else if (it != d.s.end() && !it->second.not_run.empty()) {
+            verdict = "not measured: " + peer + " " + it->second.not_run;
+        }
+        md << "| " << t.what << " | " << t.workload << " | " << measured << " | " << verdict << " |\n";
+    }
+    for (const auto& w : zero_alloc_rows()) {
+        auto it = d.s.find({w, "blitz"});
+        if (it == d.s.end() || !it->second.seen || it->second.allocs < 0) continue;
+        md << "| zero allocations per op (uncontended) | " << w << " | " << fmt("%.4f", it->second.allocs)
+           << " allocs/op | " << (it->second.allocs < 0.001 ? "met" : "missed") << " |\n";
+    }
+    if (auto it = d.s.find({"spawn_many_local", "blitz"}); it != d.s.end() && it->second.seen && it->second.allocs >= 0) {
+        const series& s = it->second;
+        md << "| at most one allocation and 256 bytes per spawned task | spawn_many_local | "
+           << fmt("%.3f", s.allocs) << " allocs, " << fmt("%.0f", s.bytes) << " bytes per task | "
+           << (s.allocs <= 1.001 && s.bytes <= 256 ? "met" : "missed") << " |\n";
+    }
+    // Probes compiled in but off against compiled out: "within noise" when the median of the
+    // pairwise ratios is within the larger of the two spreads (CV) of 1.
+    for (const auto& name : d.names) {
+        auto a = d.s.find({name, "blitz"});
+        auto p = d.s.find({name, "blitz-noprobes"});
+        if (a == d.s.end() || p == d.s.end() || !a->second.seen || !p->second.seen) continue;
+        if (d.kinds.at(name) != "scheduler" && d.kinds.at(name) != "fork-join") continue;
+        const auto r = pair_ratios(a->second, p->second);
+        if (r.empty()) continue;
+        const double med = quantile(r, 0.5);
+        const double noise = std::max(summarize(a->second.reps).cv, summarize(p->second.reps).cv);
+        md << "| probes compiled in but off within noise of compiled out | " << name << " | "
+           << fmt("%.3fx", med) << " (noise " << fmt("%.1f%%", noise * 100) << ") | "
+           << (std::abs(med - 1) <= noise ? "met" : "outside noise by " + fmt("%.1f%%", (std::abs(med - 1) - noise) * 100))
+           << " |\n";
+    }
+    md << "\n";
+}
+
+// One worker count's rows: every implementation's statistics, then the latency distributions.
+void write_rows(std::ostream& md, const run_data& d, const std::vector<impl>& impls) {
+    md << "## " << d.workers << " workers\n\n"
+       << "| workload | kind | implementation | median | min - max | CV | ns/op | allocs/op | bytes/op | blitz/this (pairs) |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|\n";
+    std::ostringstream lat;
+    for (const auto& name : d.names) {
+        const series& b = d.s.at({name, "blitz"});
+        for (const auto& i : impls) {
+            const series& s = d.s.at({name, i.name});
+            const stats st = summarize(s.reps);
+            std::string ratio = "-";
+            if (i.name != "blitz" && s.seen && b.seen) {
+                const auto r = pair_ratios(b, s);
+                if (!r.empty()) {
+                    const stats rs = summarize(r);
+                    ratio = fmt("%.2fx", rs.median) + " (" + fmt("%.2f", rs.min) + "-" + fmt("%.2f", rs.max) + ")";
+                }
+            }
+            if (!s.seen) {
+                if (i.name == "blitz" || s.not_run != "not implemented by this peer") {
+                    md << "| " << name << " | " << d.kinds.at(name) << " | " << i.name << " | not run: "
+                       << s.not_run << " | | | | | | |\n";
+                }
+                continue;
+            }
+            const bool latency = d.is_latency(name);
+            md << "| " << name << " | " << d.kinds.at(name) << " | " << i.name << " | " << dur(st.median)
+               << " | " << dur(st.min) << " - " << dur(st.max) << " | " << fmt("%.1f%%", st.cv * 100)
+               << " | " << (latency ? "(per sample)" : fmt("%.1f", st.median / double(std::max(1L, s.ops))))
+               << " | " << (s.allocs < 0 ? "-" : fmt("%.3f", s.allocs)) << " | "
+               << (s.bytes < 0 ? "-" : fmt("%.1f", s.bytes)) << " | " << ratio << " |\n";
+            if (latency) {
+                lat << "| " << name << " | " << i.name << " | " << s.samples.size() << " | "
+                    << dur(quantile(s.samples, 0.5)) << " | " << dur(quantile(s.samples, 0.99)) << " | "
+                    << dur(s.samples.empty() ? 0 : *std::max_element(s.samples.begin(), s.samples.end()))
+                    << " |\n";
+            }
+        }
+    }
+    md << "\n";
+    if (!lat.str().empty()) {
+        md << "Latency distributions (" << d.workers << " workers; every sample of every repetition):\n\n"
+           << "| workload | implementation | samples | p50 | p99 | max |\n|---|---|---|---|---|---|\n"
+           << lat.str() << "\n";
+    }
+}
+
+void write_plots(const run_data& d, const std::vector<impl>& impls, const std::string& dir,
+                 std::ostream& md, std::vector<std::string>& pngs) {
+    const std::string w = std::to_string(d.workers);
+    const std::string base = dir + "/plots";
+    fs::create_directories(base);
+    // Ratios: one column per peer, one row per workload; log scale, lines at 1 and 0.5.
+    std::ofstream dat(base + "/ratios-w" + w + ".dat");
+    dat << "workload";
+    std::vector<std::string> cols;
+    for (const auto& i : impls) {
+        if (i.name != "blitz") cols.push_back(i.name);
+    }
+    for (const auto& c : cols) dat << ' ' << c;
+    dat << '\n';
+    int rows = 0;
+    for (const auto& name : d.names) {
+        if (d.is_latency(name)) continue;
+        const series& b = d.s.at({name, "blitz"});
+        std::ostringstream line;
+        line << name;
+        bool any = false;
+        for (const auto& c : cols) {
+            auto it = d.s.find({name, c});
+            const auto r = it == d.s.end() ? std::vector<double>{} : pair_ratios(b, it->second);
+            if (r.empty()) {
+                line << " NaN";
+            } else {
+                line << ' ' << quantile(r, 0.5);
+                any = true;
+            }
+        }
+        if (any) {
+            dat << line.str() << '\n';
+            ++rows;
+        }
+    }
+    dat.close();
+    // Latency distributions: the sorted samples of each implementation (an empirical CDF).
+    std::ofstream lat(base + "/latency-w" + w + ".dat");
+    std::vector<std::pair<std::string, int>> blocks;
+    int idx = 0;
+    for (const auto& name : d.names) {
+        if (!d.is_latency(name)) continue;
+        for (const auto& i : impls) {
+            auto it = d.s.find({name, i.name});
+            if (it == d.s.end() || it->second.samples.empty()) continue;
+            auto v = it->second.samples;
+            std::sort(v.begin(), v.end());
+            lat << "# " << name << " " << i.name << "\n";
+            for (std::size_t k = 0; k < v.size(); ++k) {
+                lat << v[k] / 1e3 << ' ' << double(k + 1) / double(v.size()) << '\n';
+            }
+            lat << "\n\n";
+            blocks.push_back({name + " " + i.name, idx++});
+        }
+    }
+    lat.close();
+    std::ofstream gp(base + "/plots-w" + w + ".gp");
+    gp << "set terminal pngcairo size 1800,800 noenhanced\nset datafile missing 'NaN'\n";
+    if (rows > 0) {
+        gp << "set output '" << base << "/ratios-w" << w << ".png'\n"
+           << "set title 'blitz time / peer time, " << w << " workers (median of the pairs of one run; below 1: blitz faster)'\n"
+           << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+           << "set logscale y\nset yrange [0.01:100]\nset xtics rotate by 45 right scale 0\nset key top left\nset grid ytics\n"
+           << "set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead lw 2 lc rgb 'black'\n"
+           << "set arrow 2 from graph 0, first 0.5 to graph 1, first 0.5 nohead dt 2 lc rgb 'red'\n"
+           << "plot ";
+        for (std::size_t c = 0; c < cols.size(); ++c) {
+            gp << (c ? ", " : "") << "'" << base << "/ratios-w" << w << ".dat' using " << c + 2
+               << ":xtic(1) title columnheader";
+        }
+        gp << "\nunset arrow 1\nunset arrow 2\nunset logscale y\nunset yrange\nunset xtics\nset xtics\n";
+    }
+    if (!blocks.empty()) {
+        gp << "set output '" << base << "/latency-w" << w << ".png'\n"
+           << "set title 'latency distributions, " << w << " workers (empirical CDF)'\n"
+           << "set style data lines\nset logscale x\nset xlabel 'microseconds'\nset ylabel 'fraction of samples'\nset key bottom right\n"
+           << "plot ";
+        for (std::size_t b = 0; b < blocks.size(); ++b) {
+            gp << (b ? ", " : "") << "'" << base << "/latency-w" << w << ".dat' index " << blocks[b].second
+               << " using 1:2 lw 2 title '" << blocks[b].first << "'";
+        }
+        gp << "\n";
+    }
+    gp.close();
+    if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        md << "Plots not drawn: gnuplot is not installed (`make peers` installs gnuplot-nox); the data "
+              "and script are in plots/.\n\n";
+        return;
+    }
+    const std::string cmd = "gnuplot '" + base + "/plots-w" + w + ".gp' 2>&1";
+    if (std::system(cmd.c_str()) != 0) {
+        md << "Plots: gnuplot failed on plots/plots-w" << w << ".gp.\n\n";
+        return;
+    }
+    if (rows > 0) pngs.push_back("plots/ratios-w" + w + ".png");
+    if (!blocks.empty()) pngs.push_back("plots/latency-w" + w + ".png");
+}
+
+}  // namespace
+
+std::string render_markdown(const report_input& in, const std::string& plots_dir) {
+    const report::machine_record& m = in.machine;
+    std::ostringstream md;
+    md << "# Benchmarks: blitz side by side with its peers\n\n"
+       << "Every number below comes from one run of `" << in.o.command << "`: for each workload and "
+       << "each repetition, one child process per implementation in turn (interleaved), each doing "
+       << "an untimed warm-up and then one timed repetition. Ratios are blitz's time over the peer's, "
+       << "taken pair by pair from the same round (median of the pairs, with their range); below 1 "
+       << "blitz is faster. Targets are reported, never asserted.\n\n"
+       << "## Machine\n\n| field | value |\n|---|---|\n";
+    report::write_markdown_rows(md, m);
+    md << "| repetitions | " << in.o.repetitions << " |\n| duration | " << fmt("%.0f", in.seconds)
+       << " s |\n\n";
+    md << "## Implementations\n\n| implementation | version | placement |\n|---|---|---|\n";
+    for (const auto& i : in.impls) {
+        std::string version, placement = i.name.rfind("blitz", 0) == 0 ? "" : "unpinned (the OS places its threads)";
+        for (const auto& d : in.runs) {
+            for (const auto& [k, s] : d.s) {
+                if (k.second != i.name || !s.seen) continue;
+                if (version.empty()) version = s.version;
+                if (!s.placement.empty() && placement.find(s.placement) == std::string::npos) {
+                    placement += (placement.empty() ? "" : "; ") + std::to_string(d.workers) + " workers: " + s.placement;
+                }
+            }
+        }
+        md << "| " << i.name << " | " << (i.missing.empty() ? version : "not run: " + i.missing) << " | "
+           << placement << " |\n";
+    }
+    md << "\n";
+    std::vector<std::string> pngs;
+    for (const auto& d : in.runs) {
+        write_rows(md, d, in.impls);
+        if (!plots_dir.empty()) write_plots(d, in.impls, plots_dir, md, pngs);
+    }
+    md << "## Targets (issue 7)\n\nRatio targets use the median of the pairwise ratios. The seeds do not "
+          "carry the reference runtime's whole table; the rows with a published ratio are the four the "
+          "issue names.\n\n";
+    for (const auto& d : in.runs) write_targets(md, d);
+    if (!pngs.empty()) {
+        md << "## Plots\n\n";
+        for (const auto& p : pngs) md << "![" << p << "](" << p << ")\n\n";
+    }
+    return md.str();
+}
+
+void write_json(std::ostream& os, const report_input& in) {
+    report::json_writer w(os, /*pretty=*/true);
+    w.begin_object().key("machine");
+    report::write_json(w, in.machine);
+    w.field("command", in.o.command)
+        .field("repetitions", in.o.repetitions)
+        .field("duration_s", in.seconds)
+        .key("results")
+        .begin_array();
+    for (const auto& d : in.runs) {
+        for (const auto& name : d.names) {
+            const series& b = d.s.at({name, "blitz"});
+            for (const auto& i : in.impls) {
+                const series& s = d.s.at({name, i.name});
+                w.begin_object()
+                    .field("workers", d.workers)
+                    .field("workload", name)
+                    .field("kind", d.kinds.at(name))
+                    .field("implementation", i.name);
+                if (!s.seen) {
+                    w.field("not_run", s.not_run).end_object();
+                    continue;
+                }
+                const stats st = summarize(s.reps);
+                w.field("version", s.version)
+                    .field("ops", s.ops)
+                    .field("median_ns", std::round(st.median))
+                    .field("min_ns", std::round(st.min))
+                    .field("max_ns", std::round(st.max))
+                    .field("cv", st.cv)
+                    .field("ns_per_op", st.median / double(std::max(1L, s.ops)));
+                if (s.allocs >= 0) w.field("allocs_per_op", s.allocs).field("bytes_per_op", s.bytes);
+                if (i.name != "blitz" && b.seen) {
+                    const auto r = pair_ratios(b, s);
+                    if (!r.empty()) {
+                        w.field("ratio_blitz_over_this", summarize(r).median).field("pair_ratios", r);
+                    }
+                }
+                w.field("reps_ns", s.reps);
+                if (!s.samples.empty()) w.field("samples_ns", s.samples);
+                w.end_object();
+            }
+        }
+    }
+    w.end_array().end_object();
+}
+
+std::vector<std::string> summary_header(const report_input& in) {
+    std::vector<std::string> h = {"workers", "workload", "blitz median", "ns/op"};
+    for (const auto& i : in.impls) {
+        if (i.name != "blitz") h.push_back("vs " + i.name);
+    }
+    return h;
+}
+
+std::vector<std::vector<std::string>> summary_rows(const report_input& in) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& d : in.runs) {
+        for (const auto& name : d.names) {
+            const series& b = d.s.at({name, "blitz"});
+            std::vector<std::string> row = {
+                std::to_string(d.workers), name, b.seen ? dur(summarize(b.reps).median) : "failed",
+                b.seen && !d.is_latency(name)
+                    ? fmt("%.1f", summarize(b.reps).median / double(std::max(1L, b.ops)))
+                    : "-"};
+            for (const auto& i : in.impls) {
+                if (i.name == "blitz") continue;
+                const series& s = d.s.at({name, i.name});
+                const auto r = s.seen && b.seen ? pair_ratios(b, s) : std::vector<double>{};
+                row.push_back(r.empty() ? "-" : fmt("%.2fx", summarize(r).median));
+            }
+            rows.push_back(std::move(row));
+        }
+    }
+    return rows;
+}
+
+}  // namespace blitz::bench

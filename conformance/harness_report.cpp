@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+// The harness's reporting half: the table and notes on stdout, conformance.md and
+// conformance.json (through the one JSON writer) and topology.xml in the output folder.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "blitz/topology.hpp"
+#include "blitz_testing/suite.hpp"
+#include "harness.hpp"
+#include "json_writer.hpp"
+#include "machine_record.hpp"
+#include "table.hpp"
+
+namespace blitz::conformance {
+namespace {
+
+std::string topology_label(const std::string& t) {
+    if (t.empty()) return "this machine";
+    return std::filesystem::path(t).filename().string();
+}
+
+// What the placement passes pinned, for the report's header.
+std::string placement_text(const harness_options& o, unsigned max_pinned) {
+    std::string text;
+    for (placement_policy pol : o.policies) {
+        if (!text.empty()) text += "; ";
+        if (pol == placement_policy::none) {
+            text += "unpinned (policy none) for every worker count";
+            continue;
+        }
+        config pc;
+        pc.topology.policy = pol;
+        const unsigned most =
+            std::min(max_pinned, *std::max_element(o.workers.begin(), o.workers.end()));
+        text += "pinned W<=" + std::to_string(most) +
+                " (each worker binds itself at start; N1 checks it): " +
+                plan_placement(pc, most).summary();
+    }
+    return text;
+}
+
+void write_files(const harness_options& o, const suite_run& run, const std::string& table_text,
+                 const std::string& notes) {
+    std::filesystem::create_directories(o.out_dir);
+    const report::machine_record m = report::read_machine_record(BLITZ_BUILD_FLAGS);
+    if (!m.topology_xml.empty()) std::ofstream(o.out_dir + "/topology.xml") << m.topology_xml;
+    std::ostringstream workers;
+    for (std::size_t i = 0; i < o.workers.size(); ++i) workers << (i ? "," : "") << o.workers[i];
+    std::string topo_text = "this machine";
+    for (std::size_t i = 1; i < run.topologies.size(); ++i) {
+        topo_text += ", " + topology_label(run.topologies[i]);
+    }
+    const std::string placed = placement_text(o, run.max_pinned);
+
+    std::ofstream md(o.out_dir + "/conformance.md");
+    md << "# Conformance (" << (o.quick ? "quick" : "full") << ")\n\n"
+       << "| field | value |\n|---|---|\n";
+    report::write_markdown_rows(md, m);
+    md << "| seed | " << o.seed << " |\n| workers | " << workers.str() << " |\n"
+       << "| placement | " << placed << " |\n"
+       << "| topologies (N checkers) | " << topo_text << " |\n"
+       << "| duration | " << run.seconds << " s |\n| command | `" << o.command << "` |\n\n```\n"
+       << table_text << "```\n\n"
+       << "Rows: runs = workload rounds over all worker configs; events = probe events, "
+          "operations or outcomes checked; interesting = acceptable outcomes worth reporting "
+          "(e.g. a transient searcher overshoot); control caught = violations the checker "
+          "reported under its negative control.\n\n"
+       << "Notes:\n\n```\n" << notes << "```\n";
+
+    std::ofstream js(o.out_dir + "/conformance.json");
+    report::json_writer w(js, /*pretty=*/true);
+    w.begin_object().key("machine");
+    report::write_json(w, m);
+    w.field("topology_xml", m.topology_xml.empty() ? "" : "topology.xml")
+        .field("placement", placed)
+        .field("topologies", topo_text)
+        .field("seed", static_cast<unsigned long long>(o.seed))
+        .field("mode", o.quick ? "quick" : "full")
+        .field("duration_s", run.seconds)
+        .field("command", o.command)
+        .key("checkers")
+        .begin_array();
+    for (const checker_row& r : run.rows) {
+        w.begin_object()
+            .field("id", r.c->id)
+            .field("property", r.c->statement)
+            .field("runs", r.total.runs)
+            .field("events", r.total.events)
+            .field("violations", r.total.violations)
+            .field("interesting", r.total.interesting)
+            .field("note", r.total.note)
+            .field("control", r.c->control)
+            .field("control_violations", r.control.violations)
+            .field("verdict", !r.applicable ? "n/a" : r.pass ? "pass" : "fail")
+            .end_object();
+    }
+    w.end_array().end_object();
+    std::cout << "wrote " << o.out_dir << "/conformance.md and conformance.json\n";
+}
+
+}  // namespace
+
+int report_run(const harness_options& o, const suite_run& run) {
+    cli::table t({"id", "property", "runs", "events", "violations", "interesting", "control caught",
+                  "s", "verdict"});
+    for (const checker_row& r : run.rows) {
+        if (!r.applicable) continue;
+        t.add({r.c->id, r.c->statement, std::to_string(r.total.runs),
+               std::to_string(r.total.events), std::to_string(r.total.violations),
+               std::to_string(r.total.interesting),
+               r.caught ? "yes (" + std::to_string(r.control.violations) + ")" : "NO",
+               std::to_string(static_cast<int>(r.seconds + 0.5)), r.pass ? "PASS" : "FAIL"});
+    }
+    std::ostringstream table_text;
+    t.print(table_text);
+    std::cout << table_text.str();
+    std::ostringstream notes;
+    for (const checker_row& r : run.rows) {
+        if (!r.total.detail.empty()) notes << r.c->id << ": " << r.total.detail << "\n";
+        if (!r.total.note.empty()) notes << r.c->id << " (measured): " << r.total.note << "\n";
+        if (!r.applicable) notes << r.c->id << ": not applicable with these worker counts\n";
+        if (r.applicable && !r.caught && !r.control.detail.empty()) {
+            notes << r.c->id << " control: " << r.control.detail << "\n";
+        }
+    }
+    std::cout << notes.str();
+    const bool all_pass = run.all_pass();
+    const auto not_applicable = std::count_if(run.rows.begin(), run.rows.end(),
+                                              [](const checker_row& r) { return !r.applicable; });
+    std::cout << (all_pass ? "all applicable checkers passed, every negative control caught"
+                           : "FAILED: a forbidden outcome, an empty check or an uncaught control")
+              << (not_applicable ? " (" + std::to_string(not_applicable) + " not applicable)" : "")
+              << " (" << run.seconds << " s)\nreproduce: " << o.command << "\n";
+    if (!o.out_dir.empty()) write_files(o, run, table_text.str(), notes.str());
+    return all_pass ? 0 : 1;
+}
+
+}  // namespace blitz::conformance
