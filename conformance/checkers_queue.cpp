@@ -15,6 +15,7 @@
 #include "sched/global_queue.hpp"
 #include "sched/local_queue.hpp"
 #include "base/rng.hpp"
+#include "task/task_access.hpp"
 #include "blitz_testing/workloads.hpp"
 #include <chrono>
 #include "blitz/blitz.hpp"
@@ -41,11 +42,11 @@ struct tags {
     task_header* operator[](std::size_t i) {
         while (pool.size() <= i) {
             pool.emplace_back();
-            pool.back().frame_size_ = static_cast<std::uint32_t>(pool.size() - 1);
+            detail::task_access::frame_size(pool.back()) = static_cast<std::uint32_t>(pool.size() - 1);
         }
         return &pool[i];
     }
-    static std::size_t of(const task_header* t) { return t->frame_size_; }
+    static std::size_t of(const task_header* t) { return detail::task_access::frame_size(*t); }
     std::deque<task_header> pool;
 };
 

@@ -12,6 +12,7 @@
 
 #include "checker_util.hpp"
 #include "registry.hpp"
+#include "task/task_access.hpp"
 #include "blitz_testing/scenarios.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/idle_state.hpp"
@@ -95,7 +96,7 @@ outcome check_g1(const run_params& p, bool faulty) {
         while (popped < pool.size()) {
             if (pushed < pool.size() && r.bounded(2) == 0) {
                 const std::size_t n = std::min<std::size_t>(1 + r.bounded(40), pool.size() - pushed);
-                for (std::size_t i = 0; i + 1 < n; ++i) pool[pushed + i].queue_next_ = &pool[pushed + i + 1];
+                for (std::size_t i = 0; i + 1 < n; ++i) detail::task_access::queue_next(pool[pushed + i]) = &pool[pushed + i + 1];
                 g.push_batch(&pool[pushed], &pool[pushed + n - 1], static_cast<std::uint32_t>(n));
                 pushed += n;
             } else {

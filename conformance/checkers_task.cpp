@@ -11,6 +11,7 @@
 #include "checker_util.hpp"
 #include "registry.hpp"
 #include "base/rng.hpp"
+#include "task/task_access.hpp"
 #include "blitz_testing/test_event.hpp"
 #include <algorithm>
 #include "blitz/blitz.hpp"
@@ -106,7 +107,7 @@ outcome check_k2(const run_params& p, bool faulty) {
     // fired inside the poll does) must be rescheduled through NOTIFIED, with one entry at a time.
     {
         detail::task_header h;
-        h.state_.store(st::ref_one * 1000 | st::lifecycle_bits(st::lifecycle::scheduled));
+        detail::task_access::state(h).store(st::ref_one * 1000 | st::lifecycle_bits(st::lifecycle::scheduled));
         int entries = 1;
         for (int k = 0; k < 1000 && entries > 0; ++k) {
             --entries;
@@ -127,7 +128,7 @@ outcome check_k2(const run_params& p, bool faulty) {
     }
     for (int r = 0; r < rounds; ++r) {
         detail::task_header h;
-        h.state_.store(st::ref_one * 1000 | st::lifecycle_bits(st::lifecycle::idle));
+        detail::task_access::state(h).store(st::ref_one * 1000 | st::lifecycle_bits(st::lifecycle::idle));
         std::atomic<int> entries{0}, max_entries{0};
         std::atomic<std::uint64_t> epoch{0};
         std::atomic<int> wakers_done{0};

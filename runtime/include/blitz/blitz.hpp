@@ -2,6 +2,7 @@
 #pragma once
 // The umbrella header: everything a blitz user needs.
 
+#include "blitz/blocking.hpp"
 #include "blitz/cancel.hpp"
 #include "blitz/config.hpp"
 #include "blitz/join_handle.hpp"

@@ -123,7 +123,7 @@ private:
         if (taken_) throw std::logic_error("blitz::join_handle: the result was already taken");
         taken_ = true;
         // The result sits outside the frame (destroyed when the task completed).
-        return detail::take_from<T>(*static_cast<detail::result_slot<T>*>(h_->result_slot_));
+        return detail::take_from<T>(*static_cast<detail::result_slot<T>*>(h_->result_slot()));
     }
     // Dropping the handle gives up interest in the outcome: an exception the task ends with
     // afterwards is reported as unhandled.

@@ -6,7 +6,6 @@
 #include <memory>
 #include <stdexcept>
 
-#include "blitz/blocking.hpp"
 #include "blitz/config.hpp"
 #include "blitz/detail/select_branch.hpp"
 #include "blitz/detail/spawn.hpp"
@@ -18,8 +17,17 @@
 
 namespace blitz {
 
+// The blocking pool's types, declared only: runtime::spawn_blocking is instantiated where it is
+// called, and needs blitz/blocking.hpp there (blitz/blitz.hpp includes it).
+template <class T>
+class blocking_handle;
+
 namespace detail {
 class blocking_pool;
+class blocking_job;
+template <class T, class F>
+class blocking_job_of;
+void submit_blocking(blocking_pool* p, std::shared_ptr<blocking_job> job);
 class runtime_core;
 
 // Awaits `a` inside a task made for it (for block_on); R is what co_await of an A gives, as a
@@ -59,7 +67,8 @@ public:
         return detail::spawn_on(sched_, std::move(t));
     }
 
-    // Runs f() on the blocking pool (X1); see blitz::spawn_blocking.
+    // Runs f() on the blocking pool (X1); see blitz::spawn_blocking. Include blitz/blocking.hpp
+    // (or blitz/blitz.hpp) to call it.
     template <class F>
     auto spawn_blocking(F f) -> blocking_handle<std::invoke_result_t<F&>> {
         using T = std::invoke_result_t<F&>;

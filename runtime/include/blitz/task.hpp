@@ -66,17 +66,17 @@ Slot* place_result_slot(task_header* h, Slot* fallback) noexcept {
     static_assert(alignof(Slot) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
                   "blitz::task<T>: over-aligned result types are not supported; wrap T");
     if (!h) return fallback;
-    auto* slot = new (reinterpret_cast<std::byte*>(h) - h->slot_bytes_) Slot();
-    h->result_slot_ = slot;
-    h->result_dtor_ = [](void* p) noexcept { static_cast<Slot*>(p)->~Slot(); };
-    h->error_of_ = [](void* p) noexcept -> std::exception_ptr {
-        auto* slot = static_cast<Slot*>(p);
-        if constexpr (std::is_same_v<Slot, std::exception_ptr>) {
-            return *slot;
-        } else {
-            return slot->index() == 2 ? std::get<2>(*slot) : std::exception_ptr();
-        }
-    };
+    auto* slot = new (reinterpret_cast<std::byte*>(h) - h->slot_bytes()) Slot();
+    h->bind_result_slot(
+        slot, [](void* p) noexcept { static_cast<Slot*>(p)->~Slot(); },
+        [](void* p) noexcept -> std::exception_ptr {
+            auto* s = static_cast<Slot*>(p);
+            if constexpr (std::is_same_v<Slot, std::exception_ptr>) {
+                return *s;
+            } else {
+                return s->index() == 2 ? std::get<2>(*s) : std::exception_ptr();
+            }
+        });
     return slot;
 }
 
@@ -106,7 +106,7 @@ public:
     void return_value(U&& v) { slot_->template emplace<1>(std::forward<U>(v)); }
     void unhandled_exception() noexcept {
         if (!BLITZ_FAULT(detail::fault_drop_exceptions())) slot_->template emplace<2>(std::current_exception());
-        if (header()) header()->failed_ = true;
+        if (header()) header()->mark_failed();
     }
 
     // Moves the result out, or rethrows the task's exception.
@@ -131,7 +131,7 @@ public:
     void return_void() noexcept {}
     void unhandled_exception() noexcept {
         if (!BLITZ_FAULT(detail::fault_drop_exceptions())) *slot_ = std::current_exception();
-        if (header()) header()->failed_ = true;
+        if (header()) header()->mark_failed();
     }
     void take_result() { take_from<void>(*slot_); }
 

@@ -154,7 +154,7 @@ bool scheduler::release(task_header* t) noexcept {
 }
 
 void scheduler::unhandled_exception(task_header* t) noexcept {
-    std::exception_ptr e = t->error_of_ ? t->error_of_(t->result_slot_) : nullptr;
+    std::exception_ptr e = t->stored_exception();
     if (!e) return;  // K5's control dropped it
     if (cfg_.on_unhandled_exception) {
         try {

@@ -3,6 +3,7 @@
 // out otherwise; the list stays within a constant factor of the live tasks; shutdown pops the
 // rest (K3's bookkeeping for tasks that sit in no queue).
 
+#include "task/task_access.hpp"
 #include "sched/task_list.hpp"
 
 #include <gtest/gtest.h>
@@ -18,7 +19,7 @@ using namespace state;
 
 // Headers with two references (the list's and the test's), so a sweep never frees them.
 void prepare(task_header* h, bool complete) {
-    h->state_.store(2 * ref_one | lifecycle_bits(complete ? lifecycle::complete : lifecycle::idle));
+    task_access::state(*h).store(2 * ref_one | lifecycle_bits(complete ? lifecycle::complete : lifecycle::idle));
 }
 
 TEST(TaskList, SweepReleasesCompletedTasksAndKeepsLiveOnes) {
@@ -37,7 +38,7 @@ TEST(TaskList, SweepReleasesCompletedTasksAndKeepsLiveOnes) {
     int popped = 0;
     while (task_header* t = l.pop()) {
         EXPECT_NE(pool.index_of(t) % 3, 0u);
-        EXPECT_EQ(t->reg_list_.load(), nullptr);
+        EXPECT_EQ(task_access::reg_list(*t).load(), nullptr);
         ++popped;
     }
     EXPECT_EQ(popped, 6);
@@ -52,7 +53,7 @@ TEST(TaskList, RemoveUnlinksHeadTailAndMiddleOnce) {
     }
     for (int i : {0, 9, 4, 5}) EXPECT_TRUE(l.remove(pool.at(i))) << i;  // tail, head, middle
     EXPECT_FALSE(l.remove(pool.at(4)));  // already out
-    EXPECT_EQ(pool.at(4)->reg_list_.load(), nullptr);
+    EXPECT_EQ(task_access::reg_list(*pool.at(4)).load(), nullptr);
     EXPECT_EQ(l.size(), 6u);
     std::set<std::size_t> left;
     while (task_header* t = l.pop()) left.insert(pool.index_of(t));

@@ -24,11 +24,11 @@ thread_local task_header* tl_fresh_header = nullptr;
 // ---- the task waker ----
 void waker_wake(void* p) noexcept {
     auto* t = static_cast<task_header*>(p);
-    if (t->transition_to_scheduled(/*consume=*/true)) t->sched_->schedule(t, /*is_yield=*/false);
+    if (t->transition_to_scheduled(/*consume=*/true)) t->scheduler()->schedule(t, /*is_yield=*/false);
 }
 void waker_wake_by_ref(void* p) noexcept {
     auto* t = static_cast<task_header*>(p);
-    if (t->transition_to_scheduled(/*consume=*/false)) t->sched_->schedule(t, false);
+    if (t->transition_to_scheduled(/*consume=*/false)) t->scheduler()->schedule(t, false);
 }
 void* waker_clone(void* p) noexcept {
     static_cast<task_header*>(p)->ref();
@@ -118,7 +118,7 @@ void* allocate_task_frame(std::size_t frame_size, std::size_t slot_bytes) {
     return reinterpret_cast<std::byte*>(h) + header_prefix_size;
 }
 
-static void release_block(task_header* h) noexcept {
+void task_header::release_block(task_header* h) noexcept {
     if (h->result_dtor_) h->result_dtor_(h->result_slot_);
     void* block = reinterpret_cast<std::byte*>(h) - h->slot_bytes_;
     const std::size_t c = block_cache::class_of(h->slot_bytes_ + header_prefix_size + h->frame_size_);
@@ -130,7 +130,7 @@ static void release_block(task_header* h) noexcept {
 void free_task_frame(void* frame) noexcept {
     task_header* h = header_of_frame(frame);
     if (!h->spawned_) {
-        release_block(h);  // an inline-awaited task: nothing else refers to the header
+        task_header::release_block(h);  // an inline-awaited task: nothing else refers to the header
         return;
     }
     // A spawned task's frame is gone, but join handles and wakers may still hold the header;
@@ -415,7 +415,7 @@ void task_header::destroy_frame() noexcept {
 // ---- abort, yield and joins from plain threads ----
 
 void abort_task(task_header* t) noexcept {
-    if (t->request_cancel()) t->sched_->schedule(t, /*is_yield=*/false);
+    if (t->request_cancel()) t->scheduler()->schedule(t, /*is_yield=*/false);
 }
 
 void mark_yielded(task_header* t) noexcept {
@@ -483,7 +483,7 @@ void cancel_here_if_idle(task_header* t) noexcept {
     }
     // Shielded: hand it back as a poll that found nothing ready would.
     if (t->transition_after_poll() == task_header::after_poll::rescheduled) {
-        t->sched_->schedule(t, /*is_yield=*/false);
+        t->scheduler()->schedule(t, /*is_yield=*/false);
     }
 }
 

@@ -117,6 +117,44 @@ public:
     // Wakes the join waker after completion, if one was registered before completion.
     void wake_join_waiter(std::uint64_t prev_state) noexcept;
 
+    // ---- for task<T> and join_handle<T> (the result slot in front of the header) ----
+    // Bytes reserved in front of the header for the result slot.
+    std::uint32_t slot_bytes() const noexcept { return slot_bytes_; }
+    // Records the result slot built in front of the header, how to destroy it, and how to read
+    // the exception it may hold.
+    void bind_result_slot(void* slot, void (*dtor)(void*) noexcept,
+                          std::exception_ptr (*error_of)(void*) noexcept) noexcept {
+        result_slot_ = slot;
+        result_dtor_ = dtor;
+        error_of_ = error_of;
+    }
+    void* result_slot() const noexcept { return result_slot_; }
+    // The exception stored in the result slot, if any (for unhandled-exception reports).
+    std::exception_ptr stored_exception() const noexcept {
+        return error_of_ ? error_of_(result_slot_) : nullptr;
+    }
+    // An exception escaped the coroutine (set by its promise).
+    void mark_failed() noexcept { failed_ = true; }
+    // Whoever runs the task (set by init_spawned).
+    task_scheduler* scheduler() const noexcept { return sched_; }
+
+private:
+    // The library's own parts that link, queue and suspend tasks; and task_access, through
+    // which unit tests and the conformance suite build inert headers. Nothing else reaches the
+    // fields below.
+    friend class global_queue;
+    friend class local_queue;
+    friend class task_list;
+    friend class select_scope;
+    friend struct task_access;
+    friend task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready,
+                                        const void* awaiter);
+    friend void* allocate_task_frame(std::size_t frame_size, std::size_t slot_bytes);
+    friend void free_task_frame(void* frame) noexcept;
+    friend task_header* claim_fresh_header(const void* promise) noexcept;
+    // Destroys the result slot and the header and gives the block back (the last reference).
+    static void release_block(task_header* h) noexcept;
+
     // ---- fields ----
     detail::atomic<std::uint64_t> state_{0};
     task_scheduler* sched_ = nullptr;  // whoever runs it (task/schedule.hpp)
@@ -145,7 +183,6 @@ public:
     bool frame_alive_ = true;
     bool failed_ = false;  // an exception escaped the coroutine (set by its promise)
 
-private:
     // Destroys the frame, publishes COMPLETE and wakes the join waiter; returns the state before.
     std::uint64_t finish(bool cancelled) noexcept;
     // Subtracts `dec` from the state (n references and any flag bits with them); the holder of
