@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 CTEST = ctest --no-tests=error -j $(JOBS) $(CTEST_ARGS) --preset
 PRESETS = release debug tsan asan-ubsan
 
-.PHONY: all deps peers run test test-release test-tsan test-asan bench format tidy clean \
+.PHONY: all deps peers run test test-release test-tsan test-asan bench format format-check tidy clean \
         $(addprefix build-,$(PRESETS))
 
 all: build-release
@@ -47,8 +47,9 @@ run: build-release peers
 demo: build-release
 	./build/release/blitz demo
 
-# Every test in a normal build, then again under ThreadSanitizer (clang-19).
-test: build-release build-tsan
+# The house format first (clang-format-19), then every test in a normal build, then again under
+# ThreadSanitizer (clang-19).
+test: format-check build-release build-tsan
 	$(CTEST) release
 	$(CTEST) tsan
 
@@ -67,9 +68,11 @@ test-asan: build-asan-ubsan
 bench: build-release peers
 	./build/release/blitz bench
 
-format:
-	@find runtime cli bench stress conformance examples -name '*.cpp' -o -name '*.hpp' \
-	  | xargs clang-format -i
+format: deps
+	@bash scripts/check_format.sh --fix
+
+format-check: deps
+	@bash scripts/check_format.sh
 
 tidy: build-release
 	@run-clang-tidy -p build/release -quiet 'runtime/src/.*\.cpp$$'

@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <thread>
 
-#include "blitz/blitz.hpp"
 #include "bench_workloads.hpp"
+#include "blitz/blitz.hpp"
 
 namespace {
 

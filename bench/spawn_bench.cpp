@@ -9,9 +9,9 @@
 
 #include "alloc_count.hpp"
 #include "blitz/blitz.hpp"
+#include "blitz_testing/test_support.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/local_queue.hpp"
-#include "blitz_testing/test_support.hpp"
 
 // Every heap allocation in this process is counted (bench/common/alloc_count.cpp), so the
 // benchmarks can show that a spawn costs exactly one and a wake or yield costs none.

@@ -14,8 +14,9 @@ namespace {
 
 // Runs a task of `kOps` operations per benchmark iteration and reports heap allocations per
 // operation, counted inside the task on the worker's thread (one worker: the task cannot
-// migrate, and allocations by other threads of the process are not counted). `make(n)` returns that task: it runs one warm-up
-// operation, then n counted ones, and returns the allocations made during the counted ones.
+// migrate, and allocations by other threads of the process are not counted). `make(n)` returns that
+// task: it runs one warm-up operation, then n counted ones, and returns the allocations made during
+// the counted ones.
 constexpr int kOps = 10'000;
 
 template <class Make>
@@ -30,12 +31,16 @@ void run_ops(benchmark::State& st, Make make) {
 }
 
 // The body of one operation, written once: warm-up, then the counted loop.
-#define BLITZ_OPS(...)                                                      \
-    [&](int n) -> blitz::task<std::uint64_t> {                              \
-        { __VA_ARGS__ }                                                     \
-        const std::uint64_t before = heap_allocs_this_thread();                         \
-        for (int i = 0; i < n; ++i) { __VA_ARGS__ }                         \
-        co_return heap_allocs_this_thread() - before;                                   \
+#define BLITZ_OPS(...)                                          \
+    [&](int n) -> blitz::task<std::uint64_t> {                  \
+        {                                                       \
+            __VA_ARGS__                                         \
+        }                                                       \
+        const std::uint64_t before = heap_allocs_this_thread(); \
+        for (int i = 0; i < n; ++i) {                           \
+            __VA_ARGS__                                         \
+        }                                                       \
+        co_return heap_allocs_this_thread() - before;           \
     }
 
 void BM_mutex_lock_unlock(benchmark::State& st) {
@@ -89,8 +94,7 @@ BENCHMARK(BM_watch_send_changed)->UseRealTime();
 // A oneshot allocates its shared state once per channel (as Tokio's does).
 void BM_oneshot_create_send_recv(benchmark::State& st) {
     run_ops(st, BLITZ_OPS(auto [tx, rx] = blitz::oneshot<std::uint64_t>();
-                          (void)std::move(tx).send(1);
-                          (void)co_await rx;));
+                          (void)std::move(tx).send(1); (void)co_await rx;));
 }
 BENCHMARK(BM_oneshot_create_send_recv)->UseRealTime();
 

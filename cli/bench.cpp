@@ -27,8 +27,8 @@
 
 namespace blitz::cli {
 namespace fs = std::filesystem;
-using bench::known_peers;
 using bench::extra_peers;
+using bench::known_peers;
 
 int run_bench(const bench_options& o) {
     const auto started = std::chrono::steady_clock::now();
@@ -39,11 +39,13 @@ int run_bench(const bench_options& o) {
     }
     const std::vector<bench::impl> impls = bench::implementations(o);
     const std::vector<bench::run_data> runs = bench::collect(o, impls);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
     const report::machine_record m = report::read_machine_record(BLITZ_BUILD_FLAGS);
     const bench::report_input in{o, impls, runs, m, secs};
-    const std::string dir = !o.out_dir.empty() ? o.out_dir : "results/" + m.id + (o.quick ? "/quick" : "");
+    const std::string dir =
+        !o.out_dir.empty() ? o.out_dir : "results/" + m.id + (o.quick ? "/quick" : "");
     const bool write = o.out_dir != "-";
     if (write) fs::create_directories(dir);
     const std::string md = bench::render_markdown(in, write && o.plots ? dir : "");
@@ -61,7 +63,8 @@ int run_bench(const bench_options& o) {
             std::ofstream(dir + "/topology.xml") << m.topology_xml;
         }
         const bool plots = md.find("](plots/") != std::string::npos;
-        std::cout << "\nwrote " << dir << "/bench.md and bench.json" << (plots ? " and plots" : "") << "\n";
+        std::cout << "\nwrote " << dir << "/bench.md and bench.json" << (plots ? " and plots" : "")
+                  << "\n";
     }
     bool blitz_failed = false;
     for (const auto& d : runs) {
@@ -69,7 +72,8 @@ int run_bench(const bench_options& o) {
             const bench::series& b = d.s.at({n, "blitz"});
             if (b.seen) continue;
             blitz_failed = true;
-            std::cerr << "bench: blitz " << n << " (" << d.workers << " workers) failed: " << b.not_run << "\n";
+            std::cerr << "bench: blitz " << n << " (" << d.workers
+                      << " workers) failed: " << b.not_run << "\n";
         }
     }
     return blitz_failed ? 1 : 0;
@@ -116,10 +120,13 @@ int bench_main(int argc, char** argv) {
                     o.peers = known_peers();
                     continue;
                 }
-                if (std::find(known_peers().begin(), known_peers().end(), p) == known_peers().end() &&
-                    std::find(extra_peers().begin(), extra_peers().end(), p) == extra_peers().end()) {
-                    throw std::invalid_argument("--peers: unknown peer '" + p +
-                                                "' (known: tokio, go, asio, tbb, noprobes, spin20, spin100, all, none)");
+                if (std::find(known_peers().begin(), known_peers().end(), p) ==
+                        known_peers().end() &&
+                    std::find(extra_peers().begin(), extra_peers().end(), p) ==
+                        extra_peers().end()) {
+                    throw std::invalid_argument(
+                        "--peers: unknown peer '" + p +
+                        "' (known: tokio, go, asio, tbb, noprobes, spin20, spin100, all, none)");
                 }
                 o.peers.push_back(p);
             }
@@ -128,7 +135,8 @@ int bench_main(int argc, char** argv) {
             for (std::string w; std::getline(in, w, ',');) workers.push_back(count("--workers", w));
         } else if (a == "--pin") {
             o.topology.policy = parse_placement_policy(value());
-            if (o.topology.policy == placement_policy::list) throw std::invalid_argument("--pin: list needs PUs; use compact or scatter");
+            if (o.topology.policy == placement_policy::list)
+                throw std::invalid_argument("--pin: list needs PUs; use compact or scatter");
         } else if (a == "--repetitions") {
             o.repetitions = count(a, value());
         } else if (a == "--timeout") {
@@ -138,7 +146,8 @@ int bench_main(int argc, char** argv) {
             o.out_dir = value();
         } else if (a == "--baseline") {
             o.baseline = value();
-            if (!fs::exists(o.baseline)) throw std::invalid_argument("--baseline: no such file '" + o.baseline + "'");
+            if (!fs::exists(o.baseline))
+                throw std::invalid_argument("--baseline: no such file '" + o.baseline + "'");
         } else if (a == "--no-plots") {
             o.plots = false;
         } else if (a == "--quick") {
@@ -154,23 +163,30 @@ int bench_main(int argc, char** argv) {
             o.peers.clear();
             if (workers.empty()) workers = {2};
         } else if (a == "-h" || a == "--help") {
-            std::cout << "usage: blitz bench [--filter RE] [--peers LIST] [--workers N[,N...]] [--pin POLICY]\n"
-                         "                   [--repetitions N] [--quick] [--smoke] [--out DIR] [--no-plots] [--timeout S]\n"
-                         "                   [--baseline PATH]\n"
-                         "  --peers      tokio,go,asio,tbb,noprobes (default: all), or none; spin20 and\n"
-                         "               spin100 add blitz spinning that many us before parking\n"
-                         "  --workers    worker counts (default: 4 and one per hardware thread)\n"
-                         "  --pin        placement of blitz's workers: none (default), compact, scatter\n"
-                         "  --quick      3 repetitions, 4 workers (make run); writes results/<machine>/quick/\n"
-                         "  --smoke      every blitz workload once, no peers, no files (make test)\n"
-                         "  --out        report directory (default results/<machine-id>; - writes nothing)\n"
-                         "  --timeout    seconds one child process may take before it is killed (default 60;\n"
-                         "               1200 with --smoke, where it only catches hangs)\n"
-                         "  --baseline   another build's blitz-runner (or blitz binary), run as peer\n"
-                         "               blitz-baseline in the same interleaved run (before/after)\n";
+            std::cout
+                << "usage: blitz bench [--filter RE] [--peers LIST] [--workers N[,N...]] [--pin "
+                   "POLICY]\n"
+                   "                   [--repetitions N] [--quick] [--smoke] [--out DIR] "
+                   "[--no-plots] [--timeout S]\n"
+                   "                   [--baseline PATH]\n"
+                   "  --peers      tokio,go,asio,tbb,noprobes (default: all), or none; spin20 and\n"
+                   "               spin100 add blitz spinning that many us before parking\n"
+                   "  --workers    worker counts (default: 4 and one per hardware thread)\n"
+                   "  --pin        placement of blitz's workers: none (default), compact, scatter\n"
+                   "  --quick      3 repetitions, 4 workers (make run); writes "
+                   "results/<machine>/quick/\n"
+                   "  --smoke      every blitz workload once, no peers, no files (make test)\n"
+                   "  --out        report directory (default results/<machine-id>; - writes "
+                   "nothing)\n"
+                   "  --timeout    seconds one child process may take before it is killed (default "
+                   "60;\n"
+                   "               1200 with --smoke, where it only catches hangs)\n"
+                   "  --baseline   another build's blitz-runner (or blitz binary), run as peer\n"
+                   "               blitz-baseline in the same interleaved run (before/after)\n";
             return 0;
         } else {
-            throw std::invalid_argument("bench: unknown argument '" + a + "' (see blitz bench --help)");
+            throw std::invalid_argument("bench: unknown argument '" + a +
+                                        "' (see blitz bench --help)");
         }
     }
     if (!peers_given) o.peers = known_peers();

@@ -18,5 +18,4 @@ using bench::bench_options;
 int bench_main(int argc, char** argv);
 int run_bench(const bench_options& o);
 
-
 }  // namespace blitz::cli

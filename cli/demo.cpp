@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
-#include "table.hpp"
 #include "blitz_testing/workloads.hpp"
+#include "table.hpp"
 
 namespace blitz::cli {
 namespace {
@@ -52,7 +52,7 @@ void print_counters(const runtime_metrics& m) {
     table t(header);
     struct row {
         const char* name;
-        std::uint64_t worker_metrics::*f;
+        std::uint64_t worker_metrics::* f;
         bool summable;
     };
     const row rows[] = {
@@ -103,8 +103,8 @@ int run_demo(const demo_options& o) {
     cfg.workers = o.workers;
     cfg.topology = o.topology;
     runtime rt(cfg);
-    std::cout << "blitz demo: " << rt.num_workers() << " workers\nplacement: "
-              << rt.placement().summary() << "\n\n";
+    std::cout << "blitz demo: " << rt.num_workers()
+              << " workers\nplacement: " << rt.placement().summary() << "\n\n";
 
     std::vector<phase> phases;
     phases.push_back(measure(rt, "fan-out", o.fanout, [&] {

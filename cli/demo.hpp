@@ -8,7 +8,7 @@ namespace blitz::cli {
 
 struct demo_options {
     topology_options topology;  // placement (--policy, --topology, ...)
-    unsigned workers = 0;  // 0: hardware threads
+    unsigned workers = 0;       // 0: hardware threads
     unsigned long fanout = 1'000'000;
     unsigned long chain = 100'000;
 };

@@ -7,11 +7,11 @@
 #include <sstream>
 #include <string>
 
-#include "machine_record.hpp"
 #include "bench.hpp"
 #include "blitz/topology.hpp"
 #include "demo.hpp"
 #include "harness.hpp"
+#include "machine_record.hpp"
 #include "runner.hpp"
 #include "topo.hpp"
 
@@ -61,8 +61,10 @@ unsigned long parse_count(const std::string& flag, const std::string& v) {
 int main(int argc, char** argv) {
     try {
         // The benchmark report and its runner take their own options.
-        if (argc > 1 && std::strcmp(argv[1], "bench") == 0) return blitz::cli::bench_main(argc - 1, argv + 1);
-        if (argc > 1 && std::strcmp(argv[1], "bench-run") == 0) return blitz::bench::runner_main(argc - 1, argv + 1);
+        if (argc > 1 && std::strcmp(argv[1], "bench") == 0)
+            return blitz::cli::bench_main(argc - 1, argv + 1);
+        if (argc > 1 && std::strcmp(argv[1], "bench-run") == 0)
+            return blitz::bench::runner_main(argc - 1, argv + 1);
         blitz::cli::demo_options demo;
         blitz::conformance::harness_options conf;
         blitz::cli::topo_options topo;
@@ -101,7 +103,8 @@ int main(int argc, char** argv) {
                 out_given = true;
             } else if (a == "--filter") {
                 while (i + 1 < argc && argv[i + 1][0] != '-') conf.filter.push_back(argv[++i]);
-                if (conf.filter.empty()) throw std::invalid_argument("--filter needs invariant ids");
+                if (conf.filter.empty())
+                    throw std::invalid_argument("--filter needs invariant ids");
             } else if (a == "--topology") {
                 topo.topology.source = value();
                 conf.topologies.push_back(topo.topology.source);

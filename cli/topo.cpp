@@ -61,9 +61,10 @@ int run_topo(const topo_options& o) {
         r = rt->placement();
     }
 
-    std::cout << "topology: " << r.source << (r.synthetic ? " (not this machine: nothing is bound)" : "")
-              << "\n  " << r.packages << " package(s), " << r.nodes.size() << " NUMA node(s), "
-              << r.cores << " core(s), " << r.pus << " PU(s)\n";
+    std::cout << "topology: " << r.source
+              << (r.synthetic ? " (not this machine: nothing is bound)" : "") << "\n  "
+              << r.packages << " package(s), " << r.nodes.size() << " NUMA node(s), " << r.cores
+              << " core(s), " << r.pus << " PU(s)\n";
     table nodes({"node", "os index", "package", "PUs (os indexes)"});
     for (const numa_node_info& n : r.nodes) {
         nodes.add({std::to_string(n.index), std::to_string(n.os_index), std::to_string(n.package),
@@ -96,12 +97,16 @@ int run_topo(const topo_options& o) {
     for (const worker_placement& w : r.workers) {
         std::string mem = text(w.memory_node);
         if (w.memory_node >= 0) {
-            mem += w.memory_bound ? " (bound)"
-                   : r.synthetic  ? " (synthetic)"
-                                  : r.nodes.size() > 1 ? " (not bound)" : " (one node)";
+            mem += w.memory_bound       ? " (bound)"
+                   : r.synthetic        ? " (synthetic)"
+                   : r.nodes.size() > 1 ? " (not bound)"
+                                        : " (one node)";
         }
         t.add({std::to_string(w.worker), text(w.pu), text(w.core), text(w.node), text(w.package),
-               mem, r.synthetic ? "no (synthetic)" : w.bound ? "yes" : "NO",
+               mem,
+               r.synthetic ? "no (synthetic)"
+               : w.bound   ? "yes"
+                           : "NO",
                r.synthetic ? "-" : ranges(w.observed_cpus)});
     }
     t.print(std::cout);

@@ -7,10 +7,9 @@
 #include <string>
 
 #include "blitz/blitz.hpp"
-#include "checker.hpp"
-#include "blitz_testing/suite.hpp"
 #include "blitz_testing/settle.hpp"
 #include "blitz_testing/suite.hpp"
+#include "checker.hpp"
 
 namespace blitz::conformance {
 

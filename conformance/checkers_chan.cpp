@@ -15,10 +15,10 @@
 #include <variant>
 #include <vector>
 
+#include "base/rng.hpp"
 #include "blitz/testing.hpp"
 #include "checker_util.hpp"
 #include "registry.hpp"
-#include "base/rng.hpp"
 
 namespace blitz::conformance {
 namespace {
@@ -68,15 +68,18 @@ struct ledger {
         o.events += static_cast<std::uint64_t>(sent.load());
         const long lost = sent.load() - delivered.load() - left;
         if (lost != 0) {
-            forbid(o, where + std::to_string(sent.load()) + " sent, " + std::to_string(delivered.load()) +
-                          " delivered, " + std::to_string(left) + " left: " + std::to_string(lost) + " lost");
+            forbid(o, where + std::to_string(sent.load()) + " sent, " +
+                          std::to_string(delivered.load()) + " delivered, " + std::to_string(left) +
+                          " left: " + std::to_string(lost) + " lost");
         }
-        if (twice.load()) forbid(o, where + std::to_string(twice.load()) + " values delivered twice");
+        if (twice.load())
+            forbid(o, where + std::to_string(twice.load()) + " values delivered twice");
         if (end_with_value.load()) {
             forbid(o, where + "a receiver was told the end while a value was still in the channel");
         }
         if (live.load() != 0) {
-            forbid(o, where + std::to_string(live.load()) + " payload objects not destroyed exactly once");
+            forbid(o, where + std::to_string(live.load()) +
+                          " payload objects not destroyed exactly once");
         }
     }
 };
@@ -85,7 +88,8 @@ struct ledger {
 // producer: under a control, values nobody can reach fill the channel, and the run must end to
 // report it. (A correct run never waits that long; if it did, the unsent value is simply not
 // counted as sent, so the limit cannot change a verdict.)
-task<void> produce(sender<counted> a, sender<counted> b, std::uint32_t first, std::uint32_t n, ledger& L) {
+task<void> produce(sender<counted> a, sender<counted> b, std::uint32_t first, std::uint32_t n,
+                   ledger& L) {
     for (std::uint32_t i = 0; i < n; ++i) {
         sender<counted>& tx = (i % 2) ? a : b;
         auto r = co_await timeout(std::chrono::seconds(1), tx.send(counted(first + i, L.live)));
@@ -143,44 +147,48 @@ void x5_give_back(outcome& o, bool quick, bool faulty) {
     for (int round = 0; round < rounds; ++round) {
         ++o.runs;
         recv_result ra, rb;
-        left += rt.spawn([](std::uint32_t id, bool close, recv_result& ra, recv_result& rb,
-                            ledger& L, bool faulty) -> task<long> {
-            auto [tx, rx] = channel<counted>(2);
-            testing::set_fault_lose_abandoned_grant(rx, faulty);
-            auto ha = spawn(recv_once(rx, ra, L));
-            co_await let_others_run();  // A waits in the channel's queue
-            auto hb = spawn(recv_once(rx, rb, L));
-            co_await let_others_run();  // then B (spawned together, B would run first: L1)
-            if ((co_await tx.send(counted(id, L.live))).sent()) L.sent.fetch_add(1);  // A's grant
-            if (close) {
-                auto gone = std::move(tx);  // the last sender leaves while A holds the grant
-            }
-            ha.abort();  // A has not run since the grant (one worker, this task holds it)
-            if (close) {
-                // A receive that starts now must wait, not report the end: A's grant comes back.
-                // The yield lets A's cancellation run; B, first in the queue, gets the value.
-                auto r = co_await select(rx.recv(), yield_now());
-                if (r.index() == 0) {
-                    if (auto& v = std::get<0>(r)) {
-                        L.got(*v);
-                    } else {
-                        L.end_with_value.fetch_add(1);
-                    }
-                }
-            }
-            co_await let_others_run();
-            if (!close) {
-                auto gone = std::move(tx);
-            }
-            try {
-                co_await ha;
-            } catch (const task_cancelled&) {
-            }
-            co_await hb;
-            long left = 0;
-            while (rx.try_recv()) ++left;
-            co_return left;
-        }(static_cast<std::uint32_t>(round), round % 2 == 0, ra, rb, L, faulty)).join();
+        left +=
+            rt.spawn([](std::uint32_t id, bool close, recv_result& ra, recv_result& rb, ledger& L,
+                        bool faulty) -> task<long> {
+                  auto [tx, rx] = channel<counted>(2);
+                  testing::set_fault_lose_abandoned_grant(rx, faulty);
+                  auto ha = spawn(recv_once(rx, ra, L));
+                  co_await let_others_run();  // A waits in the channel's queue
+                  auto hb = spawn(recv_once(rx, rb, L));
+                  co_await let_others_run();  // then B (spawned together, B would run first: L1)
+                  if ((co_await tx.send(counted(id, L.live))).sent())
+                      L.sent.fetch_add(1);  // A's grant
+                  if (close) {
+                      auto gone = std::move(tx);  // the last sender leaves while A holds the grant
+                  }
+                  ha.abort();  // A has not run since the grant (one worker, this task holds it)
+                  if (close) {
+                      // A receive that starts now must wait, not report the end: A's grant comes
+                      // back. The yield lets A's cancellation run; B, first in the queue, gets the
+                      // value.
+                      auto r = co_await select(rx.recv(), yield_now());
+                      if (r.index() == 0) {
+                          if (auto& v = std::get<0>(r)) {
+                              L.got(*v);
+                          } else {
+                              L.end_with_value.fetch_add(1);
+                          }
+                      }
+                  }
+                  co_await let_others_run();
+                  if (!close) {
+                      auto gone = std::move(tx);
+                  }
+                  try {
+                      co_await ha;
+                  } catch (const task_cancelled&) {
+                  }
+                  co_await hb;
+                  long left = 0;
+                  while (rx.try_recv()) ++left;
+                  co_return left;
+              }(static_cast<std::uint32_t>(round), round % 2 == 0, ra, rb, L, faulty))
+                .join();
         if (rb.end && !ra.value) L.end_with_value.fetch_add(1);
     }
     L.verdict(o, left, "give-back to the next receiver: ");
@@ -234,10 +242,11 @@ void random_run(outcome& o, runtime& rt, const run_params& p, std::uint64_t salt
                 const std::uint32_t n = per / 2 + rng.bounded(per / 2 + 1);  // stops at random
                 prods.push_back(rt.spawn(produce(ta, tb, q * per, n, L)));
             }
-            { auto gone_a = std::move(ta), gone_b = std::move(tb); }
-            consume_with_aborts(rt, prods, p.quick, rng, [&](std::uint32_t seed) {
-                return consume(ra, rb, L, seed);
-            });
+            {
+                auto gone_a = std::move(ta), gone_b = std::move(tb);
+            }
+            consume_with_aborts(rt, prods, p.quick, rng,
+                                [&](std::uint32_t seed) { return consume(ra, rb, L, seed); });
             while (ra.try_recv()) ++left;
             while (rb.try_recv()) ++left;
         }
@@ -271,7 +280,7 @@ outcome check_x5(const run_params& p, bool faulty) {
         {
             auto [tx, rx] = channel<std::uint64_t>(cap);
             testing::set_fault_drop_waiting_send(tx, faulty);
-        testing::set_fault_lose_abandoned_grant(rx, faulty);
+            testing::set_fault_lose_abandoned_grant(rx, faulty);
             for (int q = 0; q < producers; ++q) {
                 hs.push_back(rt.spawn([](sender<std::uint64_t> tx, std::uint64_t q, std::uint32_t n,
                                          std::atomic<long>& over) -> task<void> {
@@ -338,10 +347,11 @@ outcome check_x6(const run_params& p, bool faulty) {
                 (r ? v : c).fetch_add(1);
             }(std::move(rx), values, closes)));
             const bool send = rng.bounded(2) == 0;
-            hs.push_back(rt.spawn([](oneshot_sender<int> tx, bool send, std::atomic<long>& s) -> task<void> {
-                co_await yield_now();
-                if (send && std::move(tx).send(1).sent()) s.fetch_add(1);
-            }(std::move(tx), send, sends)));
+            hs.push_back(
+                rt.spawn([](oneshot_sender<int> tx, bool send, std::atomic<long>& s) -> task<void> {
+                    co_await yield_now();
+                    if (send && std::move(tx).send(1).sent()) s.fetch_add(1);
+                }(std::move(tx), send, sends)));
         }
         for (auto& h : hs) h.join();
         o.events += static_cast<std::uint64_t>(pairs);
@@ -380,7 +390,9 @@ outcome check_x6(const run_params& p, bool faulty) {
                 co_return t;
             }(tx.subscribe(), r % 2 == 1)));
         }
-        { auto drop = std::move(rx0); }
+        {
+            auto drop = std::move(rx0);
+        }
         rt.block_on([](broadcast_sender<int> tx, int n) -> task<void> {
             for (int i = 0; i < n; ++i) {
                 tx.send(i);
@@ -425,7 +437,9 @@ outcome check_x6(const run_params& p, bool faulty) {
         for (auto& h : hs) {
             ++o.events;
             const int last = h.join();
-            if (last != n) forbid(o, "watch: a receiver ended at " + std::to_string(last) + ", not the last value " + std::to_string(n));
+            if (last != n)
+                forbid(o, "watch: a receiver ended at " + std::to_string(last) +
+                              ", not the last value " + std::to_string(n));
         }
         if (backwards.load()) forbid(o, "watch: a version or value went backward");
     }
@@ -448,36 +462,39 @@ void x7_both_ready(outcome& o, bool quick, bool faulty) {
     for (int round = 0; round < rounds; ++round) {
         ++o.runs;
         left += rt.spawn([](std::uint32_t id, ledger& L) -> task<long> {
-            auto [ta, ra] = channel<counted>(2);
-            auto [tb, rb] = channel<counted>(2);
-            auto send = [&](sender<counted>& tx) -> task<void> {
-                if ((co_await tx.send(counted(id++, L.live))).sent()) L.sent.fetch_add(1);
-            };
-            // Both ready at once: the first argument wins.
-            co_await send(ta);
-            co_await send(tb);
-            {
-                auto r = co_await select(ra.recv(), rb.recv());
-                if (auto& v = r.index() == 0 ? std::get<0>(r) : std::get<1>(r)) L.got(*v);
-            }
-            // Both granted while the selecting task waits.
-            auto sel = spawn([](receiver<counted> a, receiver<counted> b, ledger& L) -> task<void> {
-                auto r = co_await select(a.recv(), b.recv());
-                if (auto& v = r.index() == 0 ? std::get<0>(r) : std::get<1>(r)) L.got(*v);
-            }(ra, rb, L));
-            co_await let_others_run();
-            co_await send(ta);
-            co_await send(tb);
-            co_await sel;
-            // A race over two ready receives.
-            co_await send(ta);
-            co_await send(tb);
-            if (auto v = co_await race(rb.recv(), ra.recv())) L.got(*v);
-            long left = 0;
-            while (ra.try_recv()) ++left;
-            while (rb.try_recv()) ++left;
-            co_return left;
-        }(static_cast<std::uint32_t>(round) * 6, L)).join();
+                      auto [ta, ra] = channel<counted>(2);
+                      auto [tb, rb] = channel<counted>(2);
+                      auto send = [&](sender<counted>& tx) -> task<void> {
+                          if ((co_await tx.send(counted(id++, L.live))).sent()) L.sent.fetch_add(1);
+                      };
+                      // Both ready at once: the first argument wins.
+                      co_await send(ta);
+                      co_await send(tb);
+                      {
+                          auto r = co_await select(ra.recv(), rb.recv());
+                          if (auto& v = r.index() == 0 ? std::get<0>(r) : std::get<1>(r)) L.got(*v);
+                      }
+                      // Both granted while the selecting task waits.
+                      auto sel = spawn(
+                          [](receiver<counted> a, receiver<counted> b, ledger& L) -> task<void> {
+                              auto r = co_await select(a.recv(), b.recv());
+                              if (auto& v = r.index() == 0 ? std::get<0>(r) : std::get<1>(r))
+                                  L.got(*v);
+                          }(ra, rb, L));
+                      co_await let_others_run();
+                      co_await send(ta);
+                      co_await send(tb);
+                      co_await sel;
+                      // A race over two ready receives.
+                      co_await send(ta);
+                      co_await send(tb);
+                      if (auto v = co_await race(rb.recv(), ra.recv())) L.got(*v);
+                      long left = 0;
+                      while (ra.try_recv()) ++left;
+                      while (rb.try_recv()) ++left;
+                      co_return left;
+                  }(static_cast<std::uint32_t>(round) * 6, L))
+                    .join();
     }
     L.verdict(o, left, "select with both branches ready: ");
 }
@@ -485,7 +502,8 @@ void x7_both_ready(outcome& o, bool quick, bool faulty) {
 // Random, on all workers: consumers receive from two channels through select (with a sleep as a
 // third branch), a timeout around a select, and a select in the other order; one channel alone
 // through a timeout once the other has ended; aborted at random.
-task<void> select_consumer(receiver<counted> a, receiver<counted> b, ledger& L, std::uint32_t seed) {
+task<void> select_consumer(receiver<counted> a, receiver<counted> b, ledger& L,
+                           std::uint32_t seed) {
     detail::fast_rng rng(seed);
     bool open[2] = {true, true};
     auto take = [&](int k, std::optional<counted>& v) {
@@ -505,23 +523,25 @@ task<void> select_consumer(receiver<counted> a, receiver<counted> b, ledger& L, 
             continue;
         }
         switch (rng.bounded(3)) {
-        case 0: {
-            auto r = co_await select(a.recv(), b.recv(), sleep(d));
-            if (r.index() < 2) take(static_cast<int>(r.index()), r.index() == 0 ? std::get<0>(r) : std::get<1>(r));
-            break;
-        }
-        case 1: {
-            auto r = co_await timeout(d, select(a.recv(), b.recv()));
-            if (r.timed_out()) break;
-            auto& s = r.value();
-            take(static_cast<int>(s.index()), s.index() == 0 ? std::get<0>(s) : std::get<1>(s));
-            break;
-        }
-        default: {
-            auto r = co_await select(b.recv(), a.recv());
-            take(r.index() == 0 ? 1 : 0, r.index() == 0 ? std::get<0>(r) : std::get<1>(r));
-            break;
-        }
+            case 0: {
+                auto r = co_await select(a.recv(), b.recv(), sleep(d));
+                if (r.index() < 2)
+                    take(static_cast<int>(r.index()),
+                         r.index() == 0 ? std::get<0>(r) : std::get<1>(r));
+                break;
+            }
+            case 1: {
+                auto r = co_await timeout(d, select(a.recv(), b.recv()));
+                if (r.timed_out()) break;
+                auto& s = r.value();
+                take(static_cast<int>(s.index()), s.index() == 0 ? std::get<0>(s) : std::get<1>(s));
+                break;
+            }
+            default: {
+                auto r = co_await select(b.recv(), a.recv());
+                take(r.index() == 0 ? 1 : 0, r.index() == 0 ? std::get<0>(r) : std::get<1>(r));
+                break;
+            }
         }
     }
 }
@@ -540,8 +560,12 @@ outcome check_x7(const run_params& p, bool faulty) {
 
 std::vector<checker> chan_checkers() {
     return {
-        {"X5", "bounded channel: exactly once, in order, len <= cap, close drains, aborted receivers give back",
-         "a waiting send reports success without delivering; an aborted receiver's granted value is dropped", check_x5},
+        {"X5",
+         "bounded channel: exactly once, in order, len <= cap, close drains, aborted receivers "
+         "give back",
+         "a waiting send reports success without delivering; an aborted receiver's granted value "
+         "is dropped",
+         check_x5},
         {"X6", "oneshot: value xor closed; broadcast: in order, received + lagged == sent; watch",
          "broadcast receivers skip lost values without reporting the lag", check_x6},
         {"X7", "select/race/timeout: a losing branch's value stays in its channel",

@@ -5,24 +5,24 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <thread>
 #include <vector>
 
-#include "checker_util.hpp"
-#include "registry.hpp"
-#include "sched/global_queue.hpp"
-#include "sched/local_queue.hpp"
 #include "base/rng.hpp"
-#include "task/task_access.hpp"
-#include "blitz_testing/workloads.hpp"
-#include <chrono>
 #include "blitz/blitz.hpp"
 #include "blitz_testing/scenarios.hpp"
 #include "blitz_testing/settle.hpp"
 #include "blitz_testing/test_event.hpp"
 #include "blitz_testing/wheel_model.hpp"
+#include "blitz_testing/workloads.hpp"
+#include "checker_util.hpp"
+#include "registry.hpp"
+#include "sched/global_queue.hpp"
+#include "sched/local_queue.hpp"
+#include "task/task_access.hpp"
 
 namespace blitz::conformance {
 namespace {
@@ -42,7 +42,8 @@ struct tags {
     task_header* operator[](std::size_t i) {
         while (pool.size() <= i) {
             pool.emplace_back();
-            detail::task_access::frame_size(pool.back()) = static_cast<std::uint32_t>(pool.size() - 1);
+            detail::task_access::frame_size(pool.back()) =
+                static_cast<std::uint32_t>(pool.size() - 1);
         }
         return &pool[i];
     }
@@ -130,7 +131,8 @@ ring_check ring_against_model(std::uint64_t seed, std::uint32_t start, local_que
             claimed = 0;
         }
         ++out.ops;
-        if (out.bad.empty() && q->len() != std::min<std::size_t>(model.size(), local_queue::capacity)) {
+        if (out.bad.empty() &&
+            q->len() != std::min<std::size_t>(model.size(), local_queue::capacity)) {
             fail("len " + std::to_string(q->len()) + " != model " + std::to_string(model.size()));
         }
     }
@@ -158,7 +160,8 @@ outcome ring_rounds(const run_params& p, std::uint64_t salt, Start&& start_of,
 // Control: the owner's full check uses the real head, ignoring a steal in progress.
 outcome check_q1(const run_params& p, bool faulty) {
     return ring_rounds(
-        p, 7919, [](std::uint64_t seed) { return static_cast<std::uint32_t>(detail::mix_seed(seed)); },
+        p, 7919,
+        [](std::uint64_t seed) { return static_cast<std::uint32_t>(detail::mix_seed(seed)); },
         {.full_check_uses_real_head = faulty});
 }
 
@@ -175,12 +178,12 @@ outcome check_q2(const run_params& p, bool faulty) {
             }
         }
     }
-    outcome o = ring_rounds(
-        p, 104729,
-        [](std::uint64_t seed) {
-            return 0u - 1u - static_cast<std::uint32_t>(detail::mix_seed(seed) % 600);
-        },
-        {.pop_compares_indices = faulty});
+    outcome o =
+        ring_rounds(p, 104729,
+                    [](std::uint64_t seed) {
+                        return 0u - 1u - static_cast<std::uint32_t>(detail::mix_seed(seed) % 600);
+                    },
+                    {.pop_compares_indices = faulty});
     o.events += pack_checks.events;
     o.violations += pack_checks.violations;
     if (o.detail.empty()) o.detail = pack_checks.detail;
@@ -191,7 +194,8 @@ outcome check_q2(const run_params& p, bool faulty) {
 // its newest task.
 outcome check_q3(const run_params& p, bool faulty) {
     return ring_rounds(
-        p, 15485863, [](std::uint64_t seed) { return static_cast<std::uint32_t>(seed * 2654435761u); },
+        p, 15485863,
+        [](std::uint64_t seed) { return static_cast<std::uint32_t>(seed * 2654435761u); },
         {.pop_from_tail = faulty});
 }
 
@@ -240,14 +244,13 @@ std::size_t conservation_round(std::uint64_t seed, std::uint32_t start, std::siz
         const unsigned c = seen[i].load(std::memory_order_relaxed);
         if (c != 1) {
             if (bad++ == 0) {
-                first = "task " + std::to_string(i) + " ran " + std::to_string(c) + " times (seed " +
-                        std::to_string(seed) + ")";
+                first = "task " + std::to_string(i) + " ran " + std::to_string(c) +
+                        " times (seed " + std::to_string(seed) + ")";
             }
         }
     }
     return bad;
 }
-
 
 // Q6: every task pushed is executed exactly once under concurrent owner push/pop and thieves
 // (tagged ring tasks, half of the rounds across the 2^32 wrap), and end to end in the runtime
@@ -303,8 +306,8 @@ outcome check_q6(const run_params& p, bool faulty) {
     ++o.runs;
     o.events += leaves;
     if (sum != leaves * (leaves - 1) / 2) {
-        forbid(o, "skynet sum " + std::to_string(sum) + " != " +
-                      std::to_string(leaves * (leaves - 1) / 2));
+        forbid(o, "skynet sum " + std::to_string(sum) +
+                      " != " + std::to_string(leaves * (leaves - 1) / 2));
     }
     return o;
 }
@@ -334,8 +337,9 @@ outcome check_q7(const run_params& p, bool faulty) {
             ++o.events;
             ++walks;
             const unsigned self = e.worker;
-            const std::uint64_t others = ((w == 64) ? ~std::uint64_t{0} : ((std::uint64_t{1} << w) - 1)) &
-                                         ~(std::uint64_t{1} << self);
+            const std::uint64_t others =
+                ((w == 64) ? ~std::uint64_t{0} : ((std::uint64_t{1} << w) - 1)) &
+                ~(std::uint64_t{1} << self);
             if (e.b & (std::uint64_t{1} << self)) forbid(o, "a worker tried to steal from itself");
             if (static_cast<std::uint64_t>(std::popcount(e.b)) != e.c) {
                 forbid(o, "a walk tried a victim twice");
@@ -363,7 +367,6 @@ outcome check_q7(const run_params& p, bool faulty) {
     }
     return o;
 }
-
 
 // Q5: a steal takes ceil(available / 2), never more than 128 (nor the thief's free room).
 // Workload: a task fills its own ring with children and holds its worker, so only thieves can

@@ -10,21 +10,21 @@
 #include <thread>
 #include <vector>
 
+#include "base/rng.hpp"
+#include "blitz/blitz.hpp"
+#include "blitz_testing/scenarios.hpp"
+#include "blitz_testing/settle.hpp"
+#include "blitz_testing/test_event.hpp"
+#include "blitz_testing/wheel_model.hpp"
+#include "blitz_testing/workloads.hpp"
 #include "checker_util.hpp"
 #include "registry.hpp"
-#include "task/task_access.hpp"
-#include "blitz_testing/scenarios.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/idle_state.hpp"
 #include "sched/parker.hpp"
 #include "sched/policy.hpp"
-#include "base/rng.hpp"
 #include "sched/worker.hpp"
-#include "blitz_testing/workloads.hpp"
-#include "blitz/blitz.hpp"
-#include "blitz_testing/settle.hpp"
-#include "blitz_testing/test_event.hpp"
-#include "blitz_testing/wheel_model.hpp"
+#include "task/task_access.hpp"
 
 namespace blitz::conformance {
 namespace {
@@ -95,8 +95,10 @@ outcome check_g1(const run_params& p, bool faulty) {
         detail::task_header* out[64];
         while (popped < pool.size()) {
             if (pushed < pool.size() && r.bounded(2) == 0) {
-                const std::size_t n = std::min<std::size_t>(1 + r.bounded(40), pool.size() - pushed);
-                for (std::size_t i = 0; i + 1 < n; ++i) detail::task_access::queue_next(pool[pushed + i]) = &pool[pushed + i + 1];
+                const std::size_t n =
+                    std::min<std::size_t>(1 + r.bounded(40), pool.size() - pushed);
+                for (std::size_t i = 0; i + 1 < n; ++i)
+                    detail::task_access::queue_next(pool[pushed + i]) = &pool[pushed + i + 1];
                 g.push_batch(&pool[pushed], &pool[pushed + n - 1], static_cast<std::uint32_t>(n));
                 pushed += n;
             } else {
@@ -128,7 +130,8 @@ outcome check_g1(const run_params& p, bool faulty) {
         const std::uint64_t allowed = 1 + p.workers;
         const std::uint64_t used = m.global_lock_acquisitions - before;
         if (used > allowed) {
-            forbid(o, std::to_string(used) + " global-queue lock acquisitions for one injected task (" +
+            forbid(o, std::to_string(used) +
+                          " global-queue lock acquisitions for one injected task (" +
                           std::to_string(m.total(&worker_metrics::ticks)) + " ticks)");
         }
     }
@@ -165,10 +168,12 @@ outcome check_g3(const run_params& p, bool faulty) {
                 if (own & choice_batch) bad = "a LIFO poll while the batch buffer held work";
                 break;
             case poll_source::ring:
-                if (own & (choice_batch | choice_lifo)) bad = "a ring poll ahead of the batch buffer or LIFO slot";
+                if (own & (choice_batch | choice_lifo))
+                    bad = "a ring poll ahead of the batch buffer or LIFO slot";
                 break;
             case poll_source::global:
-                if (!(e.c & choice_periodic) && own) bad = "a global poll while own queues held work";
+                if (!(e.c & choice_periodic) && own)
+                    bad = "a global poll while own queues held work";
                 break;
             case poll_source::steal:
                 if (own) bad = "a steal while own queues held work";
@@ -250,7 +255,8 @@ outcome check_g6(const run_params& p, bool faulty) {
             }
         }(stop)));
     }
-    for (int i = 0; i < 20'000 && rt.metrics().num_parked > 0; ++i) std::this_thread::sleep_for(100us);
+    for (int i = 0; i < 20'000 && rt.metrics().num_parked > 0; ++i)
+        std::this_thread::sleep_for(100us);
     const int injections = p.quick ? 30 : 200;
     std::vector<double> latency_us;
     for (int k = 0; k < injections; ++k) {
@@ -258,15 +264,17 @@ outcome check_g6(const run_params& p, bool faulty) {
         const auto t0 = std::chrono::steady_clock::now();
         std::atomic<unsigned> ran_on{~0u};
         std::atomic<std::uint64_t> polls_at_start{0};
-        auto h = rt.spawn([](const runtime& rt, std::chrono::steady_clock::time_point t0,
-                             std::atomic<unsigned>& on, std::atomic<std::uint64_t>& at) -> task<double> {
-            const double us = std::chrono::duration<double, std::micro>(
-                                  std::chrono::steady_clock::now() - t0).count();
-            const unsigned me = detail::current_worker()->index();
-            at = rt.metrics().workers[me].polls;
-            on = me;
-            co_return us;
-        }(rt, t0, ran_on, polls_at_start));
+        auto h =
+            rt.spawn([](const runtime& rt, std::chrono::steady_clock::time_point t0,
+                        std::atomic<unsigned>& on, std::atomic<std::uint64_t>& at) -> task<double> {
+                const double us =
+                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                        .count();
+                const unsigned me = detail::current_worker()->index();
+                at = rt.metrics().workers[me].polls;
+                on = me;
+                co_return us;
+            }(rt, t0, ran_on, polls_at_start));
         // Read after spawn() returned, so these polls all came after the push: a lower bound on
         // the polls the runner did before it ran the task (if it had not run it already).
         const runtime_metrics after_push = rt.metrics();
@@ -286,9 +294,11 @@ outcome check_g6(const run_params& p, bool faulty) {
     ++o.runs;
     if (!latency_us.empty()) {
         std::sort(latency_us.begin(), latency_us.end());
-        const double p99 = latency_us[std::min(latency_us.size() - 1, latency_us.size() * 99 / 100)];
-        o.note = "injection latency p50 " + std::to_string(static_cast<int>(latency_us[latency_us.size() / 2])) +
-                 " us, p99 " + std::to_string(static_cast<int>(p99)) + " us (target ~1000 us)";
+        const double p99 =
+            latency_us[std::min(latency_us.size() - 1, latency_us.size() * 99 / 100)];
+        o.note = "injection latency p50 " +
+                 std::to_string(static_cast<int>(latency_us[latency_us.size() / 2])) + " us, p99 " +
+                 std::to_string(static_cast<int>(p99)) + " us (target ~1000 us)";
         if (p99 > 1000) ++o.interesting;
     }
     return o;
@@ -333,7 +343,8 @@ outcome check_i1(const run_params& p, bool faulty) {
             admitted += a.admitted;
         }
         if (admitted != (w + 1) / 2) {
-            forbid(o, std::to_string(admitted) + " sequential searchers admitted of " + std::to_string(w));
+            forbid(o, std::to_string(admitted) + " sequential searchers admitted of " +
+                          std::to_string(w));
         }
     }
     config c = probed(w);
@@ -378,7 +389,8 @@ outcome check_i2(const run_params& p, bool faulty) {
         if (e.kind != probe_kind::wake_claim) return;
         ++o.events;
         if (e.b == 0 || e.a != static_cast<unsigned>(std::countr_zero(e.b))) {
-            forbid(o, "claimed worker " + std::to_string(e.a) + " from bitmap " + std::to_string(e.b));
+            forbid(o,
+                   "claimed worker " + std::to_string(e.a) + " from bitmap " + std::to_string(e.b));
         }
     });
     // The counter and the bitmap are read one after the other, and a parking worker raises the
@@ -389,7 +401,8 @@ outcome check_i2(const run_params& p, bool faulty) {
         if (m.num_parked == p.workers && std::popcount(m.parked_bitmap) == int(m.num_parked)) break;
     }
     ++o.events;
-    if (m.num_parked != p.workers || static_cast<unsigned>(std::popcount(m.parked_bitmap)) != m.num_parked) {
+    if (m.num_parked != p.workers ||
+        static_cast<unsigned>(std::popcount(m.parked_bitmap)) != m.num_parked) {
         forbid(o, "at rest: " + std::to_string(m.num_parked) + " parked, bitmap " +
                       std::to_string(m.parked_bitmap));
     }
@@ -438,7 +451,8 @@ outcome check_i5(const run_params& p, bool faulty) {
                 while (round.load(std::memory_order_acquire) < k && !quit.load()) {
                 }
                 const unsigned spin = r.bounded(20'000);
-                for (unsigned s = 0; s < spin; ++s) std::atomic_signal_fence(std::memory_order_seq_cst);
+                for (unsigned s = 0; s < spin; ++s)
+                    std::atomic_signal_fence(std::memory_order_seq_cst);
                 pk.unpark();
             }
         });
@@ -554,8 +568,8 @@ outcome check_i7(const run_params& p, bool faulty) {
     ++o.runs;
     ++o.events;
     if (sum != 2000ul * 1999 / 2 || m.num_parked != 64 || m.parked_bitmap != ~std::uint64_t{0}) {
-        forbid(o, "64 workers: sum " + std::to_string(sum) + ", parked " + std::to_string(m.num_parked) +
-                      ", bitmap " + std::to_string(m.parked_bitmap));
+        forbid(o, "64 workers: sum " + std::to_string(sum) + ", parked " +
+                      std::to_string(m.num_parked) + ", bitmap " + std::to_string(m.parked_bitmap));
     }
     return o;
 }
@@ -606,7 +620,6 @@ outcome check_l3(const run_params& p, bool faulty) {
     }
     return o;
 }
-
 
 // G2: a global fetch takes n <= min(len, clamp(len / W, 4, 64)) tasks (fewer only for lack of
 // room). Workload: bursts injected from a plain thread. Control: batch bounds raised to 256.

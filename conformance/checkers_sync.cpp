@@ -12,12 +12,12 @@
 #include <thread>
 #include <vector>
 
-#include "blitz/testing.hpp"
-#include "checker_util.hpp"
-#include "blitz_testing/scenarios.hpp"
-#include "registry.hpp"
 #include "base/rng.hpp"
+#include "blitz/testing.hpp"
+#include "blitz_testing/scenarios.hpp"
 #include "blitz_testing/test_support.hpp"
+#include "checker_util.hpp"
+#include "registry.hpp"
 
 namespace blitz::conformance {
 namespace {
@@ -63,7 +63,8 @@ outcome check_x1(const run_params& p, bool faulty) {
                 }));
             }
             // Let the pool start whatever it will, then check what it started.
-            for (int i = 0; i < 200 && rt.metrics().blocking_threads < cap; ++i) std::this_thread::sleep_for(1ms);
+            for (int i = 0; i < 200 && rt.metrics().blocking_threads < cap; ++i)
+                std::this_thread::sleep_for(1ms);
             std::this_thread::sleep_for(2ms);
             const auto threads = rt.metrics().blocking_threads;
             g.release();
@@ -71,7 +72,8 @@ outcome check_x1(const run_params& p, bool faulty) {
             o.events += 24;
             const auto peak = rt.metrics().blocking_peak_threads;
             if (most.load() > static_cast<long>(cap) || peak > cap || threads > cap) {
-                forbid(o, std::to_string(std::max<std::uint64_t>(peak, static_cast<std::uint64_t>(most.load()))) +
+                forbid(o, std::to_string(std::max<std::uint64_t>(
+                              peak, static_cast<std::uint64_t>(most.load()))) +
                               " blocking threads at once with a cap of " + std::to_string(cap));
             }
             // Idle threads retire after keep-alive (5 ms); allow a thousand times that.
@@ -154,7 +156,8 @@ task<void> x2_ordered(std::uint64_t seed, testing::semaphore_faults f, outcome& 
     std::size_t put_in = 0;
     bool aborted = false;
     // Bounded, so a semaphore that stops serving its queue (the control) cannot hang us.
-    for (int step = 0; step < 64 && order.size() + (aborted ? 1 : 0) < static_cast<std::size_t>(n); ++step) {
+    for (int step = 0; step < 64 && order.size() + (aborted ? 1 : 0) < static_cast<std::size_t>(n);
+         ++step) {
         const std::size_t chunk = 1 + rng.bounded(2);
         const std::size_t served_before = order.size();
         s.release(chunk);
@@ -205,7 +208,8 @@ task<void> x2_ordered(std::uint64_t seed, testing::semaphore_faults f, outcome& 
     if (f.float_permits) co_return;  // (the queue was abandoned above; nothing to conserve)
     if (held + s.available() != put_in) {
         forbid(o, "permits not conserved: " + std::to_string(held) + " held + " +
-                      std::to_string(s.available()) + " free != " + std::to_string(put_in) + " released");
+                      std::to_string(s.available()) + " free != " + std::to_string(put_in) +
+                      " released");
     }
     kept.clear();
     for (auto& h : hs) {
@@ -245,7 +249,8 @@ outcome check_x2(const run_params& p, bool faulty) {
         }
     }
     if (peak.load() > static_cast<long>(total)) {
-        forbid(o, std::to_string(peak.load()) + " permits in use at once out of " + std::to_string(total));
+        forbid(o, std::to_string(peak.load()) + " permits in use at once out of " +
+                      std::to_string(total));
     }
     return o;
 }
@@ -297,7 +302,8 @@ outcome check_x3(const run_params& p, bool faulty) {
             co_await w;
             co_await r2;
             ++o.events;
-            if (log != std::vector<int>{1, 2}) forbid(o, "rwlock: the reader passed the queued writer");
+            if (log != std::vector<int>{1, 2})
+                forbid(o, "rwlock: the reader passed the queued writer");
         }(o, faulty));
     }
     // All workers: at most one mutex holder, an exact counter; readers or one writer.
@@ -341,7 +347,8 @@ outcome check_x3(const run_params& p, bool faulty) {
     ++o.runs;
     o.events += static_cast<std::uint64_t>(16 * per);
     if (bad.load()) forbid(o, std::to_string(bad.load()) + " overlapping holders");
-    if (counter != 16L * per) forbid(o, "mutex counter " + std::to_string(counter) + " != " + std::to_string(16L * per));
+    if (counter != 16L * per)
+        forbid(o, "mutex counter " + std::to_string(counter) + " != " + std::to_string(16L * per));
     return o;
 }
 
@@ -357,26 +364,30 @@ outcome check_x4(const run_params& p, bool faulty) {
     std::vector<std::atomic<int>> leaders(static_cast<std::size_t>(gens));
     std::vector<join_handle<void>> hs;
     for (int t = 0; t < parties; ++t) {
-        hs.push_back(rt.spawn([](barrier& b, int gens, std::vector<std::atomic<int>>& leaders) -> task<void> {
-            for (int g = 0; g < gens; ++g) {
-                auto r = co_await b.wait();
-                if (r.is_leader()) leaders[static_cast<std::size_t>(g)].fetch_add(1);
-            }
-        }(b, gens, leaders)));
+        hs.push_back(rt.spawn(
+            [](barrier& b, int gens, std::vector<std::atomic<int>>& leaders) -> task<void> {
+                for (int g = 0; g < gens; ++g) {
+                    auto r = co_await b.wait();
+                    if (r.is_leader()) leaders[static_cast<std::size_t>(g)].fetch_add(1);
+                }
+            }(b, gens, leaders)));
     }
     for (auto& h : hs) h.join();
     ++o.runs;
     for (int g = 0; g < gens; ++g) {
         ++o.events;
         const int n = leaders[static_cast<std::size_t>(g)].load();
-        if (n != 1) forbid(o, "barrier generation " + std::to_string(g) + " had " + std::to_string(n) + " leaders");
+        if (n != 1)
+            forbid(o, "barrier generation " + std::to_string(g) + " had " + std::to_string(n) +
+                          " leaders");
     }
     // Notify: permits do not accumulate; notify_all stores none.
     notify n;
     testing::set_fault_accumulate(n, faulty);
     for (int i = 0; i < 3; ++i) n.notify_one();
     ++o.events;
-    if (n.stored_permits() > 1) forbid(o, std::to_string(n.stored_permits()) + " notify permits stored");
+    if (n.stored_permits() > 1)
+        forbid(o, std::to_string(n.stored_permits()) + " notify permits stored");
     rt.block_on([](notify& n) -> task<void> { co_await n.notified(); }(n));
     n.notify_all();
     ++o.events;
@@ -386,20 +397,22 @@ outcome check_x4(const run_params& p, bool faulty) {
     std::atomic<int> inits{0};
     std::vector<join_handle<const long*>> gets;
     for (int t = 0; t < 16; ++t) {
-        gets.push_back(rt.spawn([](once_cell<long>& cell, std::atomic<int>& inits) -> task<const long*> {
-            co_return co_await cell.get_or_init([&inits]() -> task<long> {
-                inits.fetch_add(1);
-                co_await yield_now();
-                co_return 42L;
-            });
-        }(cell, inits)));
+        gets.push_back(
+            rt.spawn([](once_cell<long>& cell, std::atomic<int>& inits) -> task<const long*> {
+                co_return co_await cell.get_or_init([&inits]() -> task<long> {
+                    inits.fetch_add(1);
+                    co_await yield_now();
+                    co_return 42L;
+                });
+            }(cell, inits)));
     }
     const long* first = gets[0].join();
     for (std::size_t i = 1; i < gets.size(); ++i) {
         ++o.events;
         if (gets[i].join() != first) forbid(o, "once_cell callers saw different values");
     }
-    if (inits.load() != 1) forbid(o, "once_cell initializer ran " + std::to_string(inits.load()) + " times");
+    if (inits.load() != 1)
+        forbid(o, "once_cell initializer ran " + std::to_string(inits.load()) + " times");
     return o;
 }
 
@@ -443,7 +456,8 @@ std::vector<checker> sync_checkers() {
          "released permits float into the free count while waiters queue", check_x2},
         {"X3", "mutex: one holder, FIFO handoff; rwlock: readers or one writer, writers not passed",
          "the mutex hands the lock to its newest waiter", check_x3},
-        {"X4", "barrier: one leader per generation; notify: no permit accumulation; once_cell: once",
+        {"X4",
+         "barrier: one leader per generation; notify: no permit accumulation; once_cell: once",
          "notify_one stores a permit per call", check_x4},
     };
 }

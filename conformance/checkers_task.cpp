@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // K: the task state word and lifecycle (K3 lives in checkers.cpp).
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -8,17 +9,16 @@
 #include <thread>
 #include <vector>
 
-#include "checker_util.hpp"
-#include "registry.hpp"
 #include "base/rng.hpp"
-#include "task/task_access.hpp"
-#include "blitz_testing/test_event.hpp"
-#include <algorithm>
 #include "blitz/blitz.hpp"
 #include "blitz_testing/scenarios.hpp"
 #include "blitz_testing/settle.hpp"
+#include "blitz_testing/test_event.hpp"
 #include "blitz_testing/wheel_model.hpp"
 #include "blitz_testing/workloads.hpp"
+#include "checker_util.hpp"
+#include "registry.hpp"
+#include "task/task_access.hpp"
 
 namespace blitz::conformance {
 namespace {
@@ -82,8 +82,10 @@ outcome check_k1(const run_params& p, bool faulty) {
         const std::uint64_t refs_before = s.before >> documented.ref_shift;
         const std::uint64_t refs_after = s.after >> documented.ref_shift;
         o.events += 4;
-        if (field(s.after, documented.lifecycle_shift) != 2) forbid(o, "a running task's lifecycle byte is not 2");
-        if (field(s.after, documented.shield_shift) != 2) forbid(o, "two shields do not read as depth 2");
+        if (field(s.after, documented.lifecycle_shift) != 2)
+            forbid(o, "a running task's lifecycle byte is not 2");
+        if (field(s.after, documented.shield_shift) != 2)
+            forbid(o, "two shields do not read as depth 2");
         if (refs_after != refs_before + 3) forbid(o, "three waker clones did not add 3 references");
         // K1's four flags: only join interest is set (bits 4-7 are implementation extras, e.g.
         // the registered-join-waker bit).
@@ -107,7 +109,8 @@ outcome check_k2(const run_params& p, bool faulty) {
     // fired inside the poll does) must be rescheduled through NOTIFIED, with one entry at a time.
     {
         detail::task_header h;
-        detail::task_access::state(h).store(st::ref_one * 1000 | st::lifecycle_bits(st::lifecycle::scheduled));
+        detail::task_access::state(h).store(st::ref_one * 1000 |
+                                            st::lifecycle_bits(st::lifecycle::scheduled));
         int entries = 1;
         for (int k = 0; k < 1000 && entries > 0; ++k) {
             --entries;
@@ -117,7 +120,8 @@ outcome check_k2(const run_params& p, bool faulty) {
             }
             h.transition_to_running();
             if (h.transition_to_scheduled(false, faulty)) ++entries;  // wake while RUNNING
-            if (k < 999 && h.transition_after_poll() == detail::task_header::after_poll::rescheduled) {
+            if (k < 999 &&
+                h.transition_after_poll() == detail::task_header::after_poll::rescheduled) {
                 ++entries;
             }
             ++o.events;
@@ -128,7 +132,8 @@ outcome check_k2(const run_params& p, bool faulty) {
     }
     for (int r = 0; r < rounds; ++r) {
         detail::task_header h;
-        detail::task_access::state(h).store(st::ref_one * 1000 | st::lifecycle_bits(st::lifecycle::idle));
+        detail::task_access::state(h).store(st::ref_one * 1000 |
+                                            st::lifecycle_bits(st::lifecycle::idle));
         std::atomic<int> entries{0}, max_entries{0};
         std::atomic<std::uint64_t> epoch{0};
         std::atomic<int> wakers_done{0};
@@ -147,7 +152,8 @@ outcome check_k2(const run_params& p, bool faulty) {
                 for (int k = 0; k < wakes; ++k) {
                     epoch.fetch_add(1);
                     if (h.transition_to_scheduled(false, faulty)) enqueue();
-                    for (unsigned s = rng.bounded(64); s > 0; --s) std::atomic_signal_fence(std::memory_order_seq_cst);
+                    for (unsigned s = rng.bounded(64); s > 0; --s)
+                        std::atomic_signal_fence(std::memory_order_seq_cst);
                 }
                 wakers_done.fetch_add(1);
             });
@@ -167,18 +173,20 @@ outcome check_k2(const run_params& p, bool faulty) {
             h.transition_to_running();
             last_seen = epoch.load();
             ++polls;
-            if (h.transition_after_poll() == detail::task_header::after_poll::rescheduled) enqueue();
+            if (h.transition_after_poll() == detail::task_header::after_poll::rescheduled)
+                enqueue();
         }
         for (auto& t : ws) t.join();
         ++o.runs;
         o.events += polls;
-        if (stale) forbid(o, std::to_string(stale) + " queue entries for a task that was not scheduled");
+        if (stale)
+            forbid(o, std::to_string(stale) + " queue entries for a task that was not scheduled");
         if (max_entries.load() > 1) {
             forbid(o, std::to_string(max_entries.load()) + " queue entries for one task at once");
         }
         if (last_seen != epoch.load()) {
-            forbid(o, "a wake was lost: the last poll saw epoch " + std::to_string(last_seen) + " of " +
-                          std::to_string(epoch.load()));
+            forbid(o, "a wake was lost: the last poll saw epoch " + std::to_string(last_seen) +
+                          " of " + std::to_string(epoch.load()));
         }
     }
     return o;
@@ -241,7 +249,8 @@ outcome check_k4(const run_params& p, bool faulty) {
         {
             std::atomic<bool> entered{false}, aborted{false}, shield_done{false}, after{false};
             auto h = rt.spawn([](std::atomic<bool>& entered, std::atomic<bool>& aborted,
-                                 std::atomic<bool>& shield_done, std::atomic<bool>& after) -> task<void> {
+                                 std::atomic<bool>& shield_done,
+                                 std::atomic<bool>& after) -> task<void> {
                 {
                     cancel_shield s;
                     entered = true;
@@ -323,16 +332,17 @@ outcome check_k5(const run_params& p, bool faulty) {
         for (auto& w : waiters) {
             const int v = co_await w;
             if (v != 0 && r.bad++ == 0) {
-                r.first = v == 1 ? "a value did not reach its awaiter"
-                        : v == 2 ? "an exception did not reach its awaiter"
-                                 : "a cancellation did not reach its awaiter";
+                r.first = v == 1   ? "a value did not reach its awaiter"
+                          : v == 2 ? "an exception did not reach its awaiter"
+                                   : "a cancellation did not reach its awaiter";
             }
         }
         co_return r;
     }(pairs));
     ++o.runs;
     o.events += static_cast<std::uint64_t>(pairs);
-    if (res.bad) forbid(o, std::to_string(res.bad) + " awaiters got the wrong outcome; " + res.first);
+    if (res.bad)
+        forbid(o, std::to_string(res.bad) + " awaiters got the wrong outcome; " + res.first);
     return o;
 }
 
@@ -361,21 +371,24 @@ outcome check_k3(const run_params& p, bool faulty) {
             runtime rt(c);
             for (int i = 0; i < 200; ++i) {  // waiting on an event that never fires
                 rt.spawn([](std::atomic<int>* l, detail::testing::test_event& ev) -> task<void> {
-                    counted g(l);
-                    co_await ev.wait();
-                }(&live, never)).detach();
+                      counted g(l);
+                      co_await ev.wait();
+                  }(&live, never))
+                    .detach();
             }
             for (int i = 0; i < 500; ++i) {  // yielding forever: always queued somewhere
                 rt.spawn([](std::atomic<int>* l) -> task<void> {
-                    counted g(l);
-                    for (;;) co_await yield_now();
-                }(&live)).detach();
+                      counted g(l);
+                      for (;;) co_await yield_now();
+                  }(&live))
+                    .detach();
             }
             for (int i = 0; i < 300; ++i) {  // never polled: still in the global queue
                 rt.spawn([](std::atomic<int>* l) -> task<void> {
-                    counted g(l);
-                    co_return;
-                }(&live)).detach();
+                      counted g(l);
+                      co_return;
+                  }(&live))
+                    .detach();
             }
             // Woken during shutdown itself: a waiting task holds the sender of a oneshot whose
             // receiver another waiting task awaits. Cancelling the holder (single-threaded,

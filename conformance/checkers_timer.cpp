@@ -5,19 +5,19 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
-#include "checker_util.hpp"
-#include "registry.hpp"
 #include "base/rng.hpp"
-#include "blitz_testing/wheel_model.hpp"
-#include <memory>
 #include "blitz/blitz.hpp"
 #include "blitz_testing/scenarios.hpp"
 #include "blitz_testing/settle.hpp"
 #include "blitz_testing/test_event.hpp"
+#include "blitz_testing/wheel_model.hpp"
 #include "blitz_testing/workloads.hpp"
+#include "checker_util.hpp"
+#include "registry.hpp"
 
 namespace blitz::conformance {
 namespace {
@@ -63,9 +63,9 @@ outcome check_t1(const run_params& p, bool faulty) {
             w.insert(&e);
             ++o.events;
             if (e.level != documented_level(now, e.deadline)) {
-                forbid(o, "now " + std::to_string(now) + ", deadline " + std::to_string(e.deadline) +
-                              ": level " + std::to_string(e.level) + ", T1 says " +
-                              std::to_string(documented_level(now, e.deadline)));
+                forbid(o, "now " + std::to_string(now) + ", deadline " +
+                              std::to_string(e.deadline) + ": level " + std::to_string(e.level) +
+                              ", T1 says " + std::to_string(documented_level(now, e.deadline)));
             }
             w.remove(&e);
         }
@@ -91,8 +91,8 @@ void wheel_walk(const run_params& p, std::uint64_t salt, detail::wheel_faults f,
             } else if (kind < 6 && m.pending() > 0) {
                 m.cancel_nth(r.bounded(static_cast<std::uint32_t>(m.pending())));
             } else {
-                const std::uint64_t to =
-                    m.now() + std::uint64_t{r.next()} % (std::uint64_t{1} << (6 * r.bounded(5) + 4));
+                const std::uint64_t to = m.now() + std::uint64_t{r.next()} %
+                                                       (std::uint64_t{1} << (6 * r.bounded(5) + 4));
                 ++o.events;
                 bad = !check(m.advance(to), seed);
             }
@@ -107,7 +107,9 @@ outcome check_t2(const run_params& p, bool faulty) {
     outcome o;
     wheel_walk(p, 48271, {.next_highest_slot = faulty}, o,
                [&](const detail::wheel_model::step& s, std::uint64_t seed) {
-                   if (!s.next_ok) forbid(o, "next expiry after the earliest deadline (seed " + std::to_string(seed) + ")");
+                   if (!s.next_ok)
+                       forbid(o, "next expiry after the earliest deadline (seed " +
+                                     std::to_string(seed) + ")");
                    return s.next_ok;
                });
     return o;
@@ -121,7 +123,9 @@ outcome check_t5(const run_params& p, bool faulty) {
     wheel_walk(p, 69621, {.remove_keeps_entry = faulty}, o,
                [&](const detail::wheel_model::step& s, std::uint64_t seed) {
                    const bool ok = s.same_fired && s.same_size;
-                   if (!ok) forbid(o, "a cancelled timer fired or stayed in the wheel (seed " + std::to_string(seed) + ")");
+                   if (!ok)
+                       forbid(o, "a cancelled timer fired or stayed in the wheel (seed " +
+                                     std::to_string(seed) + ")");
                    return ok;
                });
     if (faulty) return o;
@@ -150,8 +154,8 @@ outcome check_t5(const run_params& p, bool faulty) {
     ++o.runs;
     ++o.events;
     if (rt.metrics().timers_pending != std::uint64_t(n - n / 2)) {
-        forbid(o, std::to_string(rt.metrics().timers_pending) + " timers pending after aborting half of " +
-                      std::to_string(n));
+        forbid(o, std::to_string(rt.metrics().timers_pending) +
+                      " timers pending after aborting half of " + std::to_string(n));
     }
     for (int t = 0; t < 101; ++t) rt.advance(1ms);
     for (int i = 1; i < n; i += 2) hs[i].join();
@@ -183,7 +187,9 @@ outcome check_t6(const run_params& p, bool faulty) {
         hs.push_back(rt.spawn([](int ms, std::int64_t& out) -> task<void> {
             const auto t0 = std::chrono::steady_clock::now();
             co_await sleep(std::chrono::milliseconds(ms));
-            out = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+            out = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now() - t0)
+                      .count();
         }(want[i], got[i])));
         std::this_thread::sleep_for(std::chrono::microseconds(r.bounded(3000)));
     }
@@ -193,7 +199,8 @@ outcome check_t6(const run_params& p, bool faulty) {
     for (int i = 0; i < n; ++i) {
         ++o.events;
         if (got[i] < std::int64_t(want[i]) * 1000) {
-            forbid(o, "sleep(" + std::to_string(want[i]) + " ms) completed after " + std::to_string(got[i]) + " us");
+            forbid(o, "sleep(" + std::to_string(want[i]) + " ms) completed after " +
+                          std::to_string(got[i]) + " us");
         }
         over.push_back(got[i] - std::int64_t(want[i]) * 1000);
     }
@@ -240,7 +247,8 @@ outcome check_t3(const run_params& p, bool faulty) {
     for (int k = 0; k < seeds; ++k) {
         const std::uint64_t seed = p.seed * 1'000'003 + k;
         detail::fast_rng r(detail::mix_seed(seed));
-        detail::wheel_model m(std::uint64_t{r.next()} << 6, detail::timer_wheel::faults{.no_cascade = faulty});
+        detail::wheel_model m(std::uint64_t{r.next()} << 6,
+                              detail::timer_wheel::faults{.no_cascade = faulty});
         bool bad = false;
         for (int op = 0; op < 800 && !bad; ++op) {
             const std::uint64_t now = m.now();
@@ -260,8 +268,9 @@ outcome check_t3(const run_params& p, bool faulty) {
                 ++o.events;
                 if (st.early || !st.same_fired || !st.next_ok) {
                     bad = true;
-                    note_first(o, "seed " + std::to_string(seed) +
-                                      (st.early ? ": a timer fired early" : ": differs from the model"));
+                    note_first(
+                        o, "seed " + std::to_string(seed) +
+                               (st.early ? ": a timer fired early" : ": differs from the model"));
                 }
             }
         }

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "checker_util.hpp"
-#include "blitz_testing/workloads.hpp"
-#include "registry.hpp"
+#include "base/os.hpp"
 #include "base/rng.hpp"
+#include "blitz_testing/workloads.hpp"
+#include "checker_util.hpp"
+#include "registry.hpp"
 #include "sched/worker.hpp"
 #include "topo/machine.hpp"
-#include "base/os.hpp"
 #include "topo/placement.hpp"
 
 namespace blitz::conformance {
@@ -55,7 +55,8 @@ task<void> record_site(sample& s, int yields) {
         if (i) co_await yield_now();
         s.cpu = os::current_cpu();
         s.cpus = os::this_thread_cpus();
-        s.worker.store(static_cast<int>(detail::current_worker()->index()), std::memory_order_release);
+        s.worker.store(static_cast<int>(detail::current_worker()->index()),
+                       std::memory_order_release);
     }
 }
 
@@ -96,12 +97,13 @@ outcome check_n1(const run_params& p, bool faulty) {
         ++o.runs;
         std::vector<std::vector<unsigned>> expect(r.workers.size());
         for (const worker_placement& wp : r.workers) {
-            expect[wp.worker] = m.thissystem ? std::vector<unsigned>{static_cast<unsigned>(wp.pu)}
-                                             : process;
+            expect[wp.worker] =
+                m.thissystem ? std::vector<unsigned>{static_cast<unsigned>(wp.pu)} : process;
             ++o.events;
             if (m.thissystem != wp.bound) {
                 forbid(o, "worker " + std::to_string(wp.worker) +
-                              (wp.bound ? " bound on a synthetic topology" : " not bound: " + wp.note));
+                              (wp.bound ? " bound on a synthetic topology"
+                                        : " not bound: " + wp.note));
             }
             if (wp.observed_cpus != expect[wp.worker]) {
                 forbid(o, std::string(to_string(policy)) + ": worker " + std::to_string(wp.worker) +
@@ -116,10 +118,12 @@ outcome check_n1(const run_params& p, bool faulty) {
             if (wi < 0) continue;
             ++o.events;
             const auto& e = expect[static_cast<unsigned>(wi)];
-            if (s.cpus != e || std::find(e.begin(), e.end(), static_cast<unsigned>(s.cpu)) == e.end()) {
-                forbid(o, std::string(to_string(policy)) + ": a task on worker " + std::to_string(wi) +
-                              " ran on CPU " + std::to_string(s.cpu) + " with affinity " +
-                              cpus_text(s.cpus) + ", placed on " + cpus_text(e));
+            if (s.cpus != e ||
+                std::find(e.begin(), e.end(), static_cast<unsigned>(s.cpu)) == e.end()) {
+                forbid(o, std::string(to_string(policy)) + ": a task on worker " +
+                              std::to_string(wi) + " ran on CPU " + std::to_string(s.cpu) +
+                              " with affinity " + cpus_text(s.cpus) + ", placed on " +
+                              cpus_text(e));
             }
         }
     }
@@ -169,7 +173,8 @@ void check_map(const machine& m, const topology_options& o, const std::vector<un
             if (core_extra[pu.core]) extra = true;
         }
         if (extra && empty_core) {
-            forbid(out, what + "node " + std::to_string(n) + " has an SMT sibling busy and a core idle");
+            forbid(out,
+                   what + "node " + std::to_string(n) + " has an SMT sibling busy and a core idle");
         }
     }
     if (o.policy == placement_policy::compact) {
@@ -216,7 +221,8 @@ outcome check_n2(const run_params& p, bool faulty) {
             for (unsigned w = 1; w <= top; ++w) {
                 const placement_report r = plan_placement(c, w);
                 std::vector<unsigned> pus;
-                for (const worker_placement& wp : r.workers) pus.push_back(static_cast<unsigned>(wp.pu));
+                for (const worker_placement& wp : r.workers)
+                    pus.push_back(static_cast<unsigned>(wp.pu));
                 check_map(m, c.topology, pus, o);
                 ++o.runs;
             }
@@ -230,8 +236,10 @@ outcome check_n2(const run_params& p, bool faulty) {
     std::vector<unsigned> all;
     for (const auto& pu : m.pus) all.push_back(pu.os);
     for (int round = 0; round < 20; ++round) {
-        for (std::size_t i = all.size(); i > 1; --i) std::swap(all[i - 1], all[rng.bounded(static_cast<std::uint32_t>(i))]);
-        l.topology.pus.assign(all.begin(), all.begin() + std::min<std::size_t>(all.size(), 1 + round % 8));
+        for (std::size_t i = all.size(); i > 1; --i)
+            std::swap(all[i - 1], all[rng.bounded(static_cast<std::uint32_t>(i))]);
+        l.topology.pus.assign(all.begin(),
+                              all.begin() + std::min<std::size_t>(all.size(), 1 + round % 8));
         const placement_report r = plan_placement(l);
         ++o.events;
         for (const worker_placement& wp : r.workers) {
@@ -264,7 +272,8 @@ outcome check_n3(const run_params& p, bool faulty) {
     for (const worker_placement& wp : r.workers) {
         ++o.events;
         off_node0 = off_node0 || wp.node != 0;
-        const std::string who = "worker " + std::to_string(wp.worker) + " (node " + std::to_string(wp.node) + ")";
+        const std::string who =
+            "worker " + std::to_string(wp.worker) + " (node " + std::to_string(wp.node) + ")";
         if (wp.memory_node != wp.node) {
             forbid(o, who + ": state requested on node " + std::to_string(wp.memory_node));
         }
@@ -275,12 +284,14 @@ outcome check_n3(const run_params& p, bool faulty) {
                               std::to_string(wp.memory_node_observed));
             }
         } else if (wp.memory_bound) {
-            forbid(o, who + ": a node request was made on " +
-                          (m.thissystem ? std::string("a one-node machine") : "a synthetic topology"));
+            forbid(o,
+                   who + ": a node request was made on " +
+                       (m.thissystem ? std::string("a one-node machine") : "a synthetic topology"));
         }
     }
-    if (m.thissystem && !several) o.note = "one NUMA node: nothing to place, kernel reports node " +
-                                           std::to_string(r.workers[0].memory_node_observed);
+    if (m.thissystem && !several)
+        o.note = "one NUMA node: nothing to place, kernel reports node " +
+                 std::to_string(r.workers[0].memory_node_observed);
     if (faulty && !off_node0) o.applicable = false;  // every worker is on node 0 anyway
     return o;
 }
@@ -307,7 +318,8 @@ outcome check_n4(const run_params& p, bool faulty) {
     runtime rt(c);
     std::vector<topo::worker_site> site;
     for (const worker_placement& wp : rt.placement().workers) {
-        site.push_back(topo::worker_site{static_cast<unsigned>(wp.node), static_cast<unsigned>(wp.package)});
+        site.push_back(
+            topo::worker_site{static_cast<unsigned>(wp.node), static_cast<unsigned>(wp.package)});
     }
     // The control needs a thief with both a same-node victim and a farther one.
     bool mixed = false;
@@ -333,8 +345,8 @@ outcome check_n4(const run_params& p, bool faulty) {
         const unsigned thief = e.worker, victim = e.a;
         if (victim == thief || victim >= w ||
             std::find(walk.begin(), walk.end(), victim) != walk.end()) {
-            forbid(o, "worker " + std::to_string(thief) + " tried victim " + std::to_string(victim) +
-                          " twice or itself in one walk");
+            forbid(o, "worker " + std::to_string(thief) + " tried victim " +
+                          std::to_string(victim) + " twice or itself in one walk");
         }
         const auto d = topo::distance_between(site[thief], site[victim]);
         if (d != topo::distance::same_node) ++remote_steps;
@@ -342,8 +354,9 @@ outcome check_n4(const run_params& p, bool faulty) {
             if (v == thief || v == victim) continue;
             if (topo::distance_between(site[thief], site[v]) < d &&
                 std::find(walk.begin(), walk.end(), v) == walk.end()) {
-                forbid(o, "worker " + std::to_string(thief) + " (node " + std::to_string(site[thief].node) +
-                              ") tried victim " + std::to_string(victim) + " (node " +
+                forbid(o, "worker " + std::to_string(thief) + " (node " +
+                              std::to_string(site[thief].node) + ") tried victim " +
+                              std::to_string(victim) + " (node " +
                               std::to_string(site[victim].node) + ") before nearer victim " +
                               std::to_string(v) + " (node " + std::to_string(site[v].node) + ")");
                 break;
@@ -371,7 +384,8 @@ std::vector<checker> topo_checkers() {
     return {
         {"N1", "pinned workers run only on their placed PU (affinity read inside each worker)",
          "bind each worker to the PU after its own (bind_wrong_pu)", check_n1, true},
-        {"N2", "compact fills nodes in order, scatter balances nodes and packages, cores before SMT",
+        {"N2",
+         "compact fills nodes in order, scatter balances nodes and packages, cores before SMT",
          "scatter ignores NUMA nodes (scatter_ignores_nodes)", check_n2, true},
         {"N3", "worker state (ring included) is allocated on the worker's NUMA node",
          "request every worker's state on node 0 (memory_on_node0)", check_n3, true},

@@ -92,7 +92,8 @@ suite_run run_checkers(const harness_options& o) {
             throw std::invalid_argument("--filter: no checker for '" + id + "'; known:" + known);
         }
     }
-    const std::vector<std::string> shapes = o.topologies.empty() ? shipped_topologies() : o.topologies;
+    const std::vector<std::string> shapes =
+        o.topologies.empty() ? shipped_topologies() : o.topologies;
     std::vector<std::string> topologies{""};  // this machine first
     for (const auto& t : shapes) {
         detail::topo::load_machine(t);  // a bad --topology fails here, before any checker runs
@@ -130,7 +131,8 @@ suite_run run_checkers(const harness_options& o) {
             current_placement() = suite_placement{};
             for (const std::string& t : topologies) {
                 for (unsigned w : o.workers) {
-                    one(run_params{w, o.seed, o.quick, t}, topology_label(t) + " W=" + std::to_string(w));
+                    one(run_params{w, o.seed, o.quick, t},
+                        topology_label(t) + " W=" + std::to_string(w));
                 }
             }
         } else {
@@ -139,7 +141,8 @@ suite_run run_checkers(const harness_options& o) {
                 for (unsigned w : o.workers) {
                     if (pol != placement_policy::none && w > max_pinned) continue;
                     one(run_params{w, o.seed, o.quick, {}},
-                        (pol == placement_policy::none ? std::string() : to_string(pol) + std::string(" ")) +
+                        (pol == placement_policy::none ? std::string()
+                                                       : to_string(pol) + std::string(" ")) +
                             "W=" + std::to_string(w));
                 }
             }
@@ -148,7 +151,9 @@ suite_run run_checkers(const harness_options& o) {
         if (!r.applicable) {
             // E.g. Q7 with at most two workers: nothing to check, and nothing to catch. Shown as
             // n/a; it neither passes nor fails the run.
-            r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started).count();
+            r.seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started)
+                    .count();
             rows.push_back(std::move(r));
             continue;
         }
@@ -176,7 +181,8 @@ suite_run run_checkers(const harness_options& o) {
             r.control = c.run(run_params{cw, o.seed, o.quick, {}}, /*faulty=*/true);
             r.caught = r.control.violations > 0;
         }
-        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started).count();
+        r.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started).count();
         r.pass = r.total.violations == 0 && r.total.events > 0 && r.caught;
         rows.push_back(std::move(r));
     }

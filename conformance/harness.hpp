@@ -15,13 +15,13 @@ namespace blitz::conformance {
 struct harness_options {
     bool quick = true;
     std::uint64_t seed = 1;
-    std::vector<std::string> filter;        // checker ids; empty: all
-    std::vector<unsigned> workers{1, 2, 4}; // configs
+    std::vector<std::string> filter;         // checker ids; empty: all
+    std::vector<unsigned> workers{1, 2, 4};  // configs
     // Placement passes for the checkers other than N: each runs every worker count that fits
     // (pinned passes skip counts above this machine's PUs).
     std::vector<placement_policy> policies{placement_policy::none};
-    std::string out_dir;                    // where conformance.md/.json go; empty: don't write
-    std::string command;                    // the command line, printed to reproduce the run
+    std::string out_dir;  // where conformance.md/.json go; empty: don't write
+    std::string command;  // the command line, printed to reproduce the run
     // Topologies the N checkers run on besides this machine (--topology); empty: the shipped
     // shapes in conformance/topologies/.
     std::vector<std::string> topologies;

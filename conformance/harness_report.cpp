@@ -68,7 +68,8 @@ void write_files(const harness_options& o, const suite_run& run, const std::stri
           "operations or outcomes checked; interesting = acceptable outcomes worth reporting "
           "(e.g. a transient searcher overshoot); control caught = violations the checker "
           "reported under its negative control.\n\n"
-       << "Notes:\n\n```\n" << notes << "```\n";
+       << "Notes:\n\n```\n"
+       << notes << "```\n";
 
     std::ofstream js(o.out_dir + "/conformance.json");
     report::json_writer w(js, /*pretty=*/true);
@@ -94,7 +95,9 @@ void write_files(const harness_options& o, const suite_run& run, const std::stri
             .field("note", r.total.note)
             .field("control", r.c->control)
             .field("control_violations", r.control.violations)
-            .field("verdict", !r.applicable ? "n/a" : r.pass ? "pass" : "fail")
+            .field("verdict", !r.applicable ? "n/a"
+                              : r.pass      ? "pass"
+                                            : "fail")
             .end_object();
     }
     w.end_array().end_object();

@@ -8,7 +8,6 @@
 // deadline wins and pipeline() is dropped (the scope's tasks are aborted and waited for first).
 
 #include <blitz/blitz.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

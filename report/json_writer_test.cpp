@@ -25,15 +25,23 @@ TEST(JsonWriter, CompactObjectWithNesting) {
         .key("none")
         .null()
         .end_object();
-    EXPECT_EQ(os.str(),
-              R"({"id":"Q1","runs":3,"ratio":0.5,"ok":true,"reps":[1,2.25],"empty":[],"none":null})");
+    EXPECT_EQ(
+        os.str(),
+        R"({"id":"Q1","runs":3,"ratio":0.5,"ok":true,"reps":[1,2.25],"empty":[],"none":null})");
     EXPECT_TRUE(w.done());
 }
 
 TEST(JsonWriter, PrettyPutsEachMemberOnItsLine) {
     std::ostringstream os;
     json_writer w(os, /*pretty=*/true);
-    w.begin_object().field("a", 1).key("b").begin_array().value(2).value(3).end_array().end_object();
+    w.begin_object()
+        .field("a", 1)
+        .key("b")
+        .begin_array()
+        .value(2)
+        .value(3)
+        .end_array()
+        .end_object();
     EXPECT_EQ(os.str(), "{\n  \"a\": 1,\n  \"b\": [\n    2,\n    3\n  ]\n}\n");
 }
 
@@ -59,7 +67,7 @@ TEST(JsonWriter, RejectsMisuse) {
     EXPECT_THROW(w.value(1), std::logic_error);  // a value without its key
     EXPECT_THROW(w.end_array(), std::logic_error);
     w.key("a");
-    EXPECT_THROW(w.key("b"), std::logic_error);  // two keys in a row
+    EXPECT_THROW(w.key("b"), std::logic_error);      // two keys in a row
     EXPECT_THROW(w.end_object(), std::logic_error);  // the key's value is missing
 }
 

@@ -82,7 +82,8 @@ std::string machine_id() {
     for (std::string t; in >> t;) {
         std::string w;
         for (char ch : t) {
-            if (std::isalnum(static_cast<unsigned char>(ch))) w += static_cast<char>(std::tolower(ch));
+            if (std::isalnum(static_cast<unsigned char>(ch)))
+                w += static_cast<char>(std::tolower(ch));
         }
         if (w.size() >= 3 && w != "intel" && w != "amd" && w != "processor" && w != "cpu" &&
             w.find("core") != 0) {

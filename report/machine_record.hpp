@@ -12,12 +12,12 @@
 namespace blitz::report {
 
 struct machine_record {
-    std::string id;           // short id, e.g. "epyc-2c": the results/ folder name
-    std::string cpu;          // model name from /proc/cpuinfo
+    std::string id;   // short id, e.g. "epyc-2c": the results/ folder name
+    std::string cpu;  // model name from /proc/cpuinfo
     long logical_cpus = 0;
-    std::string hypervisor;   // "none" on bare metal
-    std::string topology;     // hwloc's one-line summary
-    std::string topology_xml; // hwloc's XML export ("" when hwloc could not load)
+    std::string hypervisor;    // "none" on bare metal
+    std::string topology;      // hwloc's one-line summary
+    std::string topology_xml;  // hwloc's XML export ("" when hwloc could not load)
     std::string kernel;
     std::string compiler;
     std::string build_flags;

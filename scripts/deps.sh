@@ -13,7 +13,7 @@ else
     build-essential cmake ninja-build pkg-config git
     libhwloc-dev libnuma-dev liburing-dev
     libgtest-dev libgmock-dev libbenchmark-dev
-    clang-19 libclang-rt-19-dev llvm-19
+    clang-19 libclang-rt-19-dev llvm-19 clang-format-19
   )
 fi
 

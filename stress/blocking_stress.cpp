@@ -9,8 +9,8 @@
 #include <atomic>
 #include <vector>
 
-#include "blitz/blitz.hpp"
 #include "base/rng.hpp"
+#include "blitz/blitz.hpp"
 #include "stress_scale.hpp"
 
 namespace blitz {
@@ -84,9 +84,9 @@ TEST(BlockingStress, ShutdownRacingSubmissionLosesNothing) {
                 ++cancelled;
             }
         }
-        EXPECT_EQ(ok, ran.load());         // a job reported as run did run, once
-        EXPECT_EQ(ok + cancelled, 200);    // and every job is one or the other
-        EXPECT_GE(cancelled, 99);          // everything submitted after shutdown
+        EXPECT_EQ(ok, ran.load());       // a job reported as run did run, once
+        EXPECT_EQ(ok + cancelled, 200);  // and every job is one or the other
+        EXPECT_GE(cancelled, 99);        // everything submitted after shutdown
     }
 }
 

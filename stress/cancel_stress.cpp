@@ -12,9 +12,9 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "blitz/blitz.hpp"
@@ -59,11 +59,18 @@ task<void> consumer(receiver<payload> a, receiver<payload> b, tally& t, std::uin
     while (a_open || b_open) {
         const unsigned mode = rng() % 3;
         if (mode == 0 && a_open && b_open) {
-            auto r = co_await select(a.recv(), b.recv(), sleep(std::chrono::microseconds(rng() % 300)));
+            auto r =
+                co_await select(a.recv(), b.recv(), sleep(std::chrono::microseconds(rng() % 300)));
             if (r.index() == 0) {
-                if (auto& v = std::get<0>(r)) t.got(*v); else a_open = false;
+                if (auto& v = std::get<0>(r))
+                    t.got(*v);
+                else
+                    a_open = false;
             } else if (r.index() == 1) {
-                if (auto& v = std::get<1>(r)) t.got(*v); else b_open = false;
+                if (auto& v = std::get<1>(r))
+                    t.got(*v);
+                else
+                    b_open = false;
             }
         } else {
             receiver<payload>& rx = (a_open && (!b_open || rng() % 2)) ? a : b;
@@ -110,7 +117,10 @@ TEST_P(CancelStress, EveryValueDeliveredOnceOrLeftUnderAbortSelectAndTimeout) {
         for (std::uint32_t p = 0; p < producers; ++p) {
             prods.push_back(rt.spawn(producer(ta, tb, p * per, per, sent)));
         }
-        { auto drop_a = std::move(ta); auto drop_b = std::move(tb); }
+        {
+            auto drop_a = std::move(ta);
+            auto drop_b = std::move(tb);
+        }
         std::minstd_rand rng(7);
         for (int round = 0; round < 40; ++round) {
             for (int k = 0; k < 3; ++k) cons.push_back(rt.spawn(consumer(ra, rb, t, rng())));
@@ -135,7 +145,7 @@ TEST_P(CancelStress, EveryValueDeliveredOnceOrLeftUnderAbortSelectAndTimeout) {
     EXPECT_EQ(t.duplicates.load(), 0);
     EXPECT_EQ(t.end_with_value.load(), 0);
     EXPECT_EQ(sent.load(), t.delivered.load() + left);
-    EXPECT_EQ(left, 0);  // the last consumer drained both channels
+    EXPECT_EQ(left, 0);           // the last consumer drained both channels
     EXPECT_EQ(g_live.load(), 0);  // every payload destroyed exactly once
 }
 

@@ -84,7 +84,6 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ChannelStress,
                                            mpmc_case{4, 4, 8, 3}, mpmc_case{8, 64, 6, 6},
                                            mpmc_case{4, 2, 1, 8}, mpmc_case{16, 3, 12, 12}));
 
-
 // A payload that counts its live instances, so a value lost or destroyed twice shows up.
 struct counted {
     static inline std::atomic<long> live{0};
@@ -133,7 +132,8 @@ TEST(OneshotStress, RacesOfSendDropAndAbortLoseNothing) {
                 ++got;
             } else {
                 EXPECT_EQ(v, -1) << "round " << r;
-                EXPECT_EQ(kind, 1) << "round " << r << ": a value was sent but the receiver saw none";
+                EXPECT_EQ(kind, 1)
+                    << "round " << r << ": a value was sent but the receiver saw none";
                 ++closed;
             }
         } catch (const task_cancelled&) {

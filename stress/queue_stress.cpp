@@ -9,10 +9,10 @@
 #include <thread>
 #include <vector>
 
-#include "sched/global_queue.hpp"
-#include "sched/local_queue.hpp"
 #include "base/rng.hpp"
 #include "blitz_testing/test_support.hpp"
+#include "sched/global_queue.hpp"
+#include "sched/local_queue.hpp"
 #include "stress_scale.hpp"
 
 namespace blitz::detail {

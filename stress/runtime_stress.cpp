@@ -9,12 +9,12 @@
 #include <thread>
 #include <vector>
 
-#include "blitz/blitz.hpp"
 #include "base/rng.hpp"
-#include "stress_scale.hpp"
-#include "blitz_testing/test_event.hpp"
+#include "blitz/blitz.hpp"
 #include "blitz_testing/settle.hpp"
+#include "blitz_testing/test_event.hpp"
 #include "blitz_testing/workloads.hpp"
+#include "stress_scale.hpp"
 
 namespace blitz {
 namespace {

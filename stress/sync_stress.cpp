@@ -9,10 +9,10 @@
 #include <atomic>
 #include <vector>
 
-#include "blitz/blitz.hpp"
-#include "blitz_testing/suite.hpp"
 #include "base/rng.hpp"
+#include "blitz/blitz.hpp"
 #include "blitz_testing/scenarios.hpp"
+#include "blitz_testing/suite.hpp"
 #include "stress_scale.hpp"
 
 namespace blitz {

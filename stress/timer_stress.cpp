@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "base/rng.hpp"
+#include "blitz_testing/wheel_model.hpp"
 #include "stress_scale.hpp"
 #include "time/timer_driver.hpp"
 #include "time/timer_wheel.hpp"
-#include "blitz_testing/wheel_model.hpp"
 
 namespace blitz::detail {
 namespace {

@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     while (in.n > 0) {
         const std::uint64_t op = in.take(1);
         const unsigned width = 1 + static_cast<unsigned>(op >> 2) % 5;  // every level is reached
-        if (op % 3 == 0) {  // insert
+        if (op % 3 == 0) {                                              // insert
             m.insert(m.now() + in.take(width));
         } else if (op % 3 == 1) {  // cancel the k-th pending timer
             if (m.pending() == 0) continue;

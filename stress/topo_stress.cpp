@@ -9,9 +9,9 @@
 #include <string>
 
 #include "blitz/blitz.hpp"
+#include "blitz_testing/workloads.hpp"
 #include "stress_scale.hpp"
 #include "topo/machine.hpp"
-#include "blitz_testing/workloads.hpp"
 
 namespace blitz {
 namespace {

@@ -24,7 +24,7 @@ using steady = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr int kSpawn = 10'000;
-constexpr int kOps = 100'000;  // operations per primitive repetition (a few ms: stable)
+constexpr int kOps = 100'000;       // operations per primitive repetition (a few ms: stable)
 constexpr int kBroadcast = 10'000;  // broadcast messages (the ring holds them all: no lag)
 using done_signal = std::counting_semaphore<1 << 20>;
 
@@ -76,7 +76,8 @@ rep spawn_many_local(runtime& rt) {
             spawn([](std::atomic<int>& rem, done_signal& done) -> task<void> {
                 if (rem.fetch_sub(1, std::memory_order_relaxed) == 1) done.release();
                 co_return;
-            }(rem, done)).detach();
+            }(rem, done))
+                .detach();
         }
         co_return;
     }(rem, done));
@@ -145,9 +146,10 @@ rep yield_many(runtime& rt) {
     const auto t0 = steady::now();
     for (int t = 0; t < 200; ++t) {
         rt.spawn([](done_signal& done) -> task<void> {
-            for (int i = 0; i < 1'000; ++i) co_await yield_now();
-            done.release();
-        }(done)).detach();
+              for (int i = 0; i < 1'000; ++i) co_await yield_now();
+              done.release();
+          }(done))
+            .detach();
     }
     for (int t = 0; t < 200; ++t) done.acquire();
     return timed(since(t0));
@@ -161,7 +163,8 @@ task<void> ping_round(std::atomic<int>& rem, done_signal& done) {
     spawn([](oneshot_receiver<int> rx1, oneshot_sender<int> tx2) -> task<void> {
         (void)co_await rx1;
         (void)std::move(tx2).send(1);
-    }(std::move(rx1), std::move(tx2))).detach();
+    }(std::move(rx1), std::move(tx2)))
+        .detach();
     (void)std::move(tx1).send(1);
     (void)co_await rx2;
     if (rem.fetch_sub(1, std::memory_order_relaxed) == 1) done.release();
@@ -175,7 +178,8 @@ rep ping_pong(runtime& rt) {
         spawn([](std::atomic<int>& rem, done_signal& done) -> task<void> {
             for (int i = 0; i < 1'000; ++i) spawn(ping_round(rem, done)).detach();
             co_return;
-        }(rem, done)).detach();
+        }(rem, done))
+            .detach();
         co_return;
     }(rem, done));
     done.acquire();
@@ -366,12 +370,16 @@ rep channel_mpmc(runtime& rt) {
                 }(tx)));
             }
             for (int c = 0; c < 4; ++c) {
-                hs.push_back(spawn([](receiver<std::uint64_t> rx,
-                                      std::atomic<std::uint64_t>& got) -> task<void> {
-                    while (auto v = co_await rx.recv()) got.fetch_add(*v, std::memory_order_relaxed);
-                }(rx, got)));
+                hs.push_back(spawn(
+                    [](receiver<std::uint64_t> rx, std::atomic<std::uint64_t>& got) -> task<void> {
+                        while (auto v = co_await rx.recv())
+                            got.fetch_add(*v, std::memory_order_relaxed);
+                    }(rx, got)));
             }
-            { auto drop_tx = std::move(tx); auto drop_rx = std::move(rx); }  // only the tasks' copies remain
+            {
+                auto drop_tx = std::move(tx);
+                auto drop_rx = std::move(rx);
+            }  // only the tasks' copies remain
             for (auto& h : hs) co_await h;
         });
     }
@@ -477,7 +485,8 @@ rep select_ready(runtime& rt) {
             firsts += v.index() == 0;
         }
     });
-    check(firsts == static_cast<std::uint64_t>(kOps) && rx2.len() == 1, "select_ready: a loser was completed");
+    check(firsts == static_cast<std::uint64_t>(kOps) && rx2.len() == 1,
+          "select_ready: a loser was completed");
     return r;
 }
 
@@ -505,7 +514,8 @@ task<void> arm_cancel(int n, std::uint64_t seed) {
     detail::timer_slot s;
     for (int i = 0; i < n; ++i) {
         const auto ms = 1 + (seed + static_cast<std::uint64_t>(i) * 7919) % 100'000;
-        detail::timers_arm(drv, s, t0 + std::chrono::milliseconds(ms), detail::current_task()->make_waker());
+        detail::timers_arm(drv, s, t0 + std::chrono::milliseconds(ms),
+                           detail::current_task()->make_waker());
         detail::timers_disarm(drv, s);
     }
     co_return;
@@ -517,7 +527,8 @@ rep timer_insert_cancel(runtime& rt) {
 
 // 1,000 tasks on every worker, each inserting and cancelling 1,000 timers.
 rep timer_churn_1m(runtime& rt) {
-    return timed_tasks(rt, 1'000, [](int t) { return arm_cancel(1'000, static_cast<std::uint64_t>(t) * 104729); });
+    return timed_tasks(
+        rt, 1'000, [](int t) { return arm_cancel(1'000, static_cast<std::uint64_t>(t) * 104729); });
 }
 
 // sleep(1 ms) lateness (actual - requested), 50 samples; `busy`: one self-waking task per worker
@@ -556,11 +567,16 @@ rep sleep_lateness(runtime& rt, bool busy) {
 
 const char* kind_name(kind k) noexcept {
     switch (k) {
-        case kind::scheduler: return "scheduler";
-        case kind::forkjoin: return "fork-join";
-        case kind::primitive: return "primitive";
-        case kind::timer: return "timer";
-        case kind::latency: return "latency";
+        case kind::scheduler:
+            return "scheduler";
+        case kind::forkjoin:
+            return "fork-join";
+        case kind::primitive:
+            return "primitive";
+        case kind::timer:
+            return "timer";
+        case kind::latency:
+            return "latency";
     }
     return "?";
 }
@@ -599,8 +615,10 @@ const std::vector<workload>& workloads() {
         {"timeout_ready", kind::primitive, kOps, timeout_ready},
         {"timer_insert_cancel", kind::timer, kOps, timer_insert_cancel},
         {"timer_churn_1m", kind::timer, 1'000'000, timer_churn_1m},
-        {"sleep_lateness_idle", kind::latency, 1, [](runtime& rt) { return sleep_lateness(rt, false); }},
-        {"sleep_lateness_busy", kind::latency, 1, [](runtime& rt) { return sleep_lateness(rt, true); }},
+        {"sleep_lateness_idle", kind::latency, 1,
+         [](runtime& rt) { return sleep_lateness(rt, false); }},
+        {"sleep_lateness_busy", kind::latency, 1,
+         [](runtime& rt) { return sleep_lateness(rt, true); }},
     };
     return all;
 }

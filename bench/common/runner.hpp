@@ -13,16 +13,17 @@ namespace blitz::bench {
 struct runner_options {
     std::string peer = "blitz";  // the label in the output ("blitz-noprobes" for that build)
     unsigned workers = 4;
-    unsigned reps = 1;           // timed repetitions after one untimed warm-up
-    std::string filter;          // ECMAScript regular expression on workload names; "" = all
-    bool count_allocs = false;   // one extra repetition counting allocations and bytes per op
-    topology_options topology;   // placement of the workers
-    unsigned park_spin_us = 0;   // config::park_spin (the parking experiment)
-    bool warmup = true;          // --no-warmup: the smoke test runs each workload once
+    unsigned reps = 1;          // timed repetitions after one untimed warm-up
+    std::string filter;         // ECMAScript regular expression on workload names; "" = all
+    bool count_allocs = false;  // one extra repetition counting allocations and bytes per op
+    topology_options topology;  // placement of the workers
+    unsigned park_spin_us = 0;  // config::park_spin (the parking experiment)
+    bool warmup = true;         // --no-warmup: the smoke test runs each workload once
 };
 
 // Parses `--workers N --reps N --filter RE --allocs --pin POLICY --peer NAME --park-spin-us N`
-// (argv[0] is the subcommand) and runs; the exit code is non-zero when a workload failed its own check.
+// (argv[0] is the subcommand) and runs; the exit code is non-zero when a workload failed its own
+// check.
 int runner_main(int argc, char** argv);
 int run_workloads(const runner_options& o);
 

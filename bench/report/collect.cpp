@@ -118,16 +118,17 @@ std::vector<run_data> collect(const bench_options& o, const std::vector<impl>& i
                     }
                     if (!s.not_run.empty()) continue;
                     std::vector<std::string> argv = i.argv;
-                    for (const std::string& a : {std::string("--workers"), std::to_string(workers),
-                                                 std::string("--reps"), std::string("1"),
-                                                 std::string("--filter"), "^" + w.name + "$"}) {
+                    for (const std::string& a :
+                         {std::string("--workers"), std::to_string(workers), std::string("--reps"),
+                          std::string("1"), std::string("--filter"), "^" + w.name + "$"}) {
                         argv.push_back(a);
                     }
                     if (rep == 0 && !o.smoke) argv.push_back("--allocs");
                     if (o.smoke && i.name == "blitz") argv.push_back("--no-warmup");
                     const child_result c = run_child(argv, timeout);
                     if (c.timed_out) {
-                        s.not_run = "did not finish within " + std::to_string(o.timeout_s) + " s (killed)";
+                        s.not_run =
+                            "did not finish within " + std::to_string(o.timeout_s) + " s (killed)";
                         continue;
                     }
                     bool got = false;
@@ -144,8 +145,10 @@ std::vector<run_data> collect(const bench_options& o, const std::vector<impl>& i
                         s.version = j["version"].s;
                         s.ops = static_cast<long>(j["ops"].n);
                         if (j.count("placement")) s.placement = j["placement"].s;
-                        s.reps.insert(s.reps.end(), j["reps_ns"].arr.begin(), j["reps_ns"].arr.end());
-                        s.samples.insert(s.samples.end(), j["samples_ns"].arr.begin(), j["samples_ns"].arr.end());
+                        s.reps.insert(s.reps.end(), j["reps_ns"].arr.begin(),
+                                      j["reps_ns"].arr.end());
+                        s.samples.insert(s.samples.end(), j["samples_ns"].arr.begin(),
+                                         j["samples_ns"].arr.end());
                         if (j.count("allocs_per_op")) s.allocs = j["allocs_per_op"].n;
                         if (j.count("bytes_per_op")) s.bytes = j["bytes_per_op"].n;
                     }

@@ -10,17 +10,17 @@
 namespace blitz::bench {
 
 struct bench_options {
-    std::string filter;                  // regular expression on workload names; "" = all
-    std::vector<std::string> peers;      // implementations besides blitz (known: see peers())
-    std::vector<unsigned> workers;       // worker counts; default: 4 and the hardware threads
-    topology_options topology;           // placement of blitz's workers (--pin POLICY)
-    unsigned repetitions = 5;            // timed repetitions per implementation
-    unsigned timeout_s = 60;             // one child process longer than this is killed
-    std::string out_dir;                 // default results/<machine-id>; "-" = write nothing
+    std::string filter;              // regular expression on workload names; "" = all
+    std::vector<std::string> peers;  // implementations besides blitz (known: see peers())
+    std::vector<unsigned> workers;   // worker counts; default: 4 and the hardware threads
+    topology_options topology;       // placement of blitz's workers (--pin POLICY)
+    unsigned repetitions = 5;        // timed repetitions per implementation
+    unsigned timeout_s = 60;         // one child process longer than this is killed
+    std::string out_dir;             // default results/<machine-id>; "-" = write nothing
     bool plots = true;
-    bool smoke = false;                  // blitz only, once each, no warm-up, nothing written
-    bool quick = false;                  // make run's pass: written to results/<machine>/quick/
-    std::string command;                 // the command line, recorded in the report
+    bool smoke = false;   // blitz only, once each, no warm-up, nothing written
+    bool quick = false;   // make run's pass: written to results/<machine>/quick/
+    std::string command;  // the command line, recorded in the report
     // --baseline PATH: another build's runner (a blitz-runner, or a blitz binary, run as
     // `blitz bench-run`), interleaved as peer "blitz-baseline" for before/after comparisons.
     std::string baseline;

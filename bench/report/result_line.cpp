@@ -9,7 +9,9 @@ namespace blitz::bench {
 std::optional<std::map<std::string, jvalue>> parse_line(const std::string& line) {
     std::map<std::string, jvalue> m;
     std::size_t i = 0;
-    auto ws = [&] { while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i; };
+    auto ws = [&] {
+        while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    };
     auto str = [&](std::string& out) {
         if (line[i] != '"') return false;
         for (++i; i < line.size() && line[i] != '"'; ++i) {
@@ -68,6 +70,5 @@ std::optional<std::map<std::string, jvalue>> parse_line(const std::string& line)
         if (i < line.size() && line[i] == ',') ++i;
     }
 }
-
 
 }  // namespace blitz::bench

@@ -55,5 +55,4 @@ std::string dur(double ns) {
     return fmt("%.1f ns", ns);
 }
 
-
 }  // namespace blitz::bench

@@ -40,15 +40,17 @@ std::vector<target> ratio_targets() {
 // Uncontended primitive rows that should not allocate (a oneshot allocates its shared state, as
 // Tokio's does, so it is not among them).
 const std::vector<std::string>& zero_alloc_rows() {
-    static const std::vector<std::string> v = {"mutex", "rwlock_read", "rwlock_write", "semaphore",
-                                               "channel_send", "channel_recv", "channel_roundtrip",
-                                               "watch", "once_cell_get", "notify", "timer_insert_cancel"};
+    static const std::vector<std::string> v = {
+        "mutex",         "rwlock_read",  "rwlock_write",       "semaphore",
+        "channel_send",  "channel_recv", "channel_roundtrip",  "watch",
+        "once_cell_get", "notify",       "timer_insert_cancel"};
     return v;
 }
 
 // The targets of issue 7 at one worker count, as Markdown rows.
 void write_targets(std::ostream& md, const run_data& d) {
-    md << "### " << d.workers << " workers\n\n| target | workload | measured | verdict |\n|---|---|---|---|\n";
+    md << "### " << d.workers
+       << " workers\n\n| target | workload | measured | verdict |\n|---|---|---|---|\n";
     for (const auto& t : ratio_targets()) {
         if (!d.s.count({t.workload, "blitz"})) continue;
         const std::string peer = t.against;
@@ -62,20 +64,24 @@ void write_targets(std::ostream& md, const run_data& d) {
                 verdict = med <= t.ratio ? "met"
                                          : "missed by " + fmt("%.2fx", med / t.ratio) + " (needs " +
                                                fmt("%.2fx", t.ratio) + ")";
-                if (t.ratio == 1.0 && med >= 1.0) verdict = "missed: " + fmt("%.2fx", med) + " (needs below 1x)";
+                if (t.ratio == 1.0 && med >= 1.0)
+                    verdict = "missed: " + fmt("%.2fx", med) + " (needs below 1x)";
             }
         } else if (it != d.s.end() && !it->second.not_run.empty()) {
             verdict = "not measured: " + peer + " " + it->second.not_run;
         }
-        md << "| " << t.what << " | " << t.workload << " | " << measured << " | " << verdict << " |\n";
+        md << "| " << t.what << " | " << t.workload << " | " << measured << " | " << verdict
+           << " |\n";
     }
     for (const auto& w : zero_alloc_rows()) {
         auto it = d.s.find({w, "blitz"});
         if (it == d.s.end() || !it->second.seen || it->second.allocs < 0) continue;
-        md << "| zero allocations per op (uncontended) | " << w << " | " << fmt("%.4f", it->second.allocs)
-           << " allocs/op | " << (it->second.allocs < 0.001 ? "met" : "missed") << " |\n";
+        md << "| zero allocations per op (uncontended) | " << w << " | "
+           << fmt("%.4f", it->second.allocs) << " allocs/op | "
+           << (it->second.allocs < 0.001 ? "met" : "missed") << " |\n";
     }
-    if (auto it = d.s.find({"spawn_many_local", "blitz"}); it != d.s.end() && it->second.seen && it->second.allocs >= 0) {
+    if (auto it = d.s.find({"spawn_many_local", "blitz"});
+        it != d.s.end() && it->second.seen && it->second.allocs >= 0) {
         const series& s = it->second;
         md << "| at most one allocation and 256 bytes per spawned task | spawn_many_local | "
            << fmt("%.3f", s.allocs) << " allocs, " << fmt("%.0f", s.bytes) << " bytes per task | "
@@ -94,7 +100,9 @@ void write_targets(std::ostream& md, const run_data& d) {
         const double noise = std::max(summarize(a->second.reps).cv, summarize(p->second.reps).cv);
         md << "| probes compiled in but off within noise of compiled out | " << name << " | "
            << fmt("%.3fx", med) << " (noise " << fmt("%.1f%%", noise * 100) << ") | "
-           << (std::abs(med - 1) <= noise ? "met" : "outside noise by " + fmt("%.1f%%", (std::abs(med - 1) - noise) * 100))
+           << (std::abs(med - 1) <= noise
+                   ? "met"
+                   : "outside noise by " + fmt("%.1f%%", (std::abs(med - 1) - noise) * 100))
            << " |\n";
     }
     md << "\n";
@@ -103,7 +111,8 @@ void write_targets(std::ostream& md, const run_data& d) {
 // One worker count's rows: every implementation's statistics, then the latency distributions.
 void write_rows(std::ostream& md, const run_data& d, const std::vector<impl>& impls) {
     md << "## " << d.workers << " workers\n\n"
-       << "| workload | kind | implementation | median | min - max | CV | ns/op | allocs/op | bytes/op | blitz/this (pairs) |\n"
+       << "| workload | kind | implementation | median | min - max | CV | ns/op | allocs/op | "
+          "bytes/op | blitz/this (pairs) |\n"
        << "|---|---|---|---|---|---|---|---|---|---|\n";
     std::ostringstream lat;
     for (const auto& name : d.names) {
@@ -116,34 +125,41 @@ void write_rows(std::ostream& md, const run_data& d, const std::vector<impl>& im
                 const auto r = pair_ratios(b, s);
                 if (!r.empty()) {
                     const stats rs = summarize(r);
-                    ratio = fmt("%.2fx", rs.median) + " (" + fmt("%.2f", rs.min) + "-" + fmt("%.2f", rs.max) + ")";
+                    ratio = fmt("%.2fx", rs.median) + " (" + fmt("%.2f", rs.min) + "-" +
+                            fmt("%.2f", rs.max) + ")";
                 }
             }
             if (!s.seen) {
                 if (i.name == "blitz" || s.not_run != "not implemented by this peer") {
-                    md << "| " << name << " | " << d.kinds.at(name) << " | " << i.name << " | not run: "
-                       << s.not_run << " | | | | | | |\n";
+                    md << "| " << name << " | " << d.kinds.at(name) << " | " << i.name
+                       << " | not run: " << s.not_run << " | | | | | | |\n";
                 }
                 continue;
             }
             const bool latency = d.is_latency(name);
-            md << "| " << name << " | " << d.kinds.at(name) << " | " << i.name << " | " << dur(st.median)
-               << " | " << dur(st.min) << " - " << dur(st.max) << " | " << fmt("%.1f%%", st.cv * 100)
-               << " | " << (latency ? "(per sample)" : fmt("%.1f", st.median / double(std::max(1L, s.ops))))
+            md << "| " << name << " | " << d.kinds.at(name) << " | " << i.name << " | "
+               << dur(st.median) << " | " << dur(st.min) << " - " << dur(st.max) << " | "
+               << fmt("%.1f%%", st.cv * 100) << " | "
+               << (latency ? "(per sample)" : fmt("%.1f", st.median / double(std::max(1L, s.ops))))
                << " | " << (s.allocs < 0 ? "-" : fmt("%.3f", s.allocs)) << " | "
                << (s.bytes < 0 ? "-" : fmt("%.1f", s.bytes)) << " | " << ratio << " |\n";
             if (latency) {
                 lat << "| " << name << " | " << i.name << " | " << s.samples.size() << " | "
-                    << dur(quantile(s.samples, 0.5)) << " | " << dur(quantile(s.samples, 0.99)) << " | "
-                    << dur(s.samples.empty() ? 0 : *std::max_element(s.samples.begin(), s.samples.end()))
+                    << dur(quantile(s.samples, 0.5)) << " | " << dur(quantile(s.samples, 0.99))
+                    << " | "
+                    << dur(s.samples.empty()
+                               ? 0
+                               : *std::max_element(s.samples.begin(), s.samples.end()))
                     << " |\n";
             }
         }
     }
     md << "\n";
     if (!lat.str().empty()) {
-        md << "Latency distributions (" << d.workers << " workers; every sample of every repetition):\n\n"
-           << "| workload | implementation | samples | p50 | p99 | max |\n|---|---|---|---|---|---|\n"
+        md << "Latency distributions (" << d.workers
+           << " workers; every sample of every repetition):\n\n"
+           << "| workload | implementation | samples | p50 | p99 | max "
+              "|\n|---|---|---|---|---|---|\n"
            << lat.str() << "\n";
     }
 }
@@ -209,9 +225,12 @@ void write_plots(const run_data& d, const std::vector<impl>& impls, const std::s
     gp << "set terminal pngcairo size 1800,800 noenhanced\nset datafile missing 'NaN'\n";
     if (rows > 0) {
         gp << "set output '" << base << "/ratios-w" << w << ".png'\n"
-           << "set title 'blitz time / peer time, " << w << " workers (median of the pairs of one run; below 1: blitz faster)'\n"
-           << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-           << "set logscale y\nset yrange [0.01:100]\nset xtics rotate by 45 right scale 0\nset key top left\nset grid ytics\n"
+           << "set title 'blitz time / peer time, " << w
+           << " workers (median of the pairs of one run; below 1: blitz faster)'\n"
+           << "set style data histograms\nset style histogram clustered gap 1\nset style fill "
+              "solid 0.8 border -1\n"
+           << "set logscale y\nset yrange [0.01:100]\nset xtics rotate by 45 right scale 0\nset "
+              "key top left\nset grid ytics\n"
            << "set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead lw 2 lc rgb 'black'\n"
            << "set arrow 2 from graph 0, first 0.5 to graph 1, first 0.5 nohead dt 2 lc rgb 'red'\n"
            << "plot ";
@@ -219,22 +238,25 @@ void write_plots(const run_data& d, const std::vector<impl>& impls, const std::s
             gp << (c ? ", " : "") << "'" << base << "/ratios-w" << w << ".dat' using " << c + 2
                << ":xtic(1) title columnheader";
         }
-        gp << "\nunset arrow 1\nunset arrow 2\nunset logscale y\nunset yrange\nunset xtics\nset xtics\n";
+        gp << "\nunset arrow 1\nunset arrow 2\nunset logscale y\nunset yrange\nunset xtics\nset "
+              "xtics\n";
     }
     if (!blocks.empty()) {
         gp << "set output '" << base << "/latency-w" << w << ".png'\n"
            << "set title 'latency distributions, " << w << " workers (empirical CDF)'\n"
-           << "set style data lines\nset logscale x\nset xlabel 'microseconds'\nset ylabel 'fraction of samples'\nset key bottom right\n"
+           << "set style data lines\nset logscale x\nset xlabel 'microseconds'\nset ylabel "
+              "'fraction of samples'\nset key bottom right\n"
            << "plot ";
         for (std::size_t b = 0; b < blocks.size(); ++b) {
-            gp << (b ? ", " : "") << "'" << base << "/latency-w" << w << ".dat' index " << blocks[b].second
-               << " using 1:2 lw 2 title '" << blocks[b].first << "'";
+            gp << (b ? ", " : "") << "'" << base << "/latency-w" << w << ".dat' index "
+               << blocks[b].second << " using 1:2 lw 2 title '" << blocks[b].first << "'";
         }
         gp << "\n";
     }
     gp.close();
     if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
-        md << "Plots not drawn: gnuplot is not installed (`make peers` installs gnuplot-nox); the data "
+        md << "Plots not drawn: gnuplot is not installed (`make peers` installs gnuplot-nox); the "
+              "data "
               "and script are in plots/.\n\n";
         return;
     }
@@ -253,9 +275,11 @@ std::string render_markdown(const report_input& in, const std::string& plots_dir
     const report::machine_record& m = in.machine;
     std::ostringstream md;
     md << "# Benchmarks: blitz side by side with its peers\n\n"
-       << "Every number below comes from one run of `" << in.o.command << "`: for each workload and "
+       << "Every number below comes from one run of `" << in.o.command
+       << "`: for each workload and "
        << "each repetition, one child process per implementation in turn (interleaved), each doing "
-       << "an untimed warm-up and then one timed repetition. Ratios are blitz's time over the peer's, "
+       << "an untimed warm-up and then one timed repetition. Ratios are blitz's time over the "
+          "peer's, "
        << "taken pair by pair from the same round (median of the pairs, with their range); below 1 "
        << "blitz is faster. Targets are reported, never asserted.\n\n"
        << "## Machine\n\n| field | value |\n|---|---|\n";
@@ -264,18 +288,20 @@ std::string render_markdown(const report_input& in, const std::string& plots_dir
        << " s |\n\n";
     md << "## Implementations\n\n| implementation | version | placement |\n|---|---|---|\n";
     for (const auto& i : in.impls) {
-        std::string version, placement = i.name.rfind("blitz", 0) == 0 ? "" : "unpinned (the OS places its threads)";
+        std::string version,
+            placement = i.name.rfind("blitz", 0) == 0 ? "" : "unpinned (the OS places its threads)";
         for (const auto& d : in.runs) {
             for (const auto& [k, s] : d.s) {
                 if (k.second != i.name || !s.seen) continue;
                 if (version.empty()) version = s.version;
                 if (!s.placement.empty() && placement.find(s.placement) == std::string::npos) {
-                    placement += (placement.empty() ? "" : "; ") + std::to_string(d.workers) + " workers: " + s.placement;
+                    placement += (placement.empty() ? "" : "; ") + std::to_string(d.workers) +
+                                 " workers: " + s.placement;
                 }
             }
         }
-        md << "| " << i.name << " | " << (i.missing.empty() ? version : "not run: " + i.missing) << " | "
-           << placement << " |\n";
+        md << "| " << i.name << " | " << (i.missing.empty() ? version : "not run: " + i.missing)
+           << " | " << placement << " |\n";
     }
     md << "\n";
     std::vector<std::string> pngs;
@@ -283,8 +309,10 @@ std::string render_markdown(const report_input& in, const std::string& plots_dir
         write_rows(md, d, in.impls);
         if (!plots_dir.empty()) write_plots(d, in.impls, plots_dir, md, pngs);
     }
-    md << "## Targets (issue 7)\n\nRatio targets use the median of the pairwise ratios. The seeds do not "
-          "carry the reference runtime's whole table; the rows with a published ratio are the four the "
+    md << "## Targets (issue 7)\n\nRatio targets use the median of the pairwise ratios. The seeds "
+          "do not "
+          "carry the reference runtime's whole table; the rows with a published ratio are the four "
+          "the "
           "issue names.\n\n";
     for (const auto& d : in.runs) write_targets(md, d);
     if (!pngs.empty()) {
@@ -325,11 +353,13 @@ void write_json(std::ostream& os, const report_input& in) {
                     .field("max_ns", std::round(st.max))
                     .field("cv", st.cv)
                     .field("ns_per_op", st.median / double(std::max(1L, s.ops)));
-                if (s.allocs >= 0) w.field("allocs_per_op", s.allocs).field("bytes_per_op", s.bytes);
+                if (s.allocs >= 0)
+                    w.field("allocs_per_op", s.allocs).field("bytes_per_op", s.bytes);
                 if (i.name != "blitz" && b.seen) {
                     const auto r = pair_ratios(b, s);
                     if (!r.empty()) {
-                        w.field("ratio_blitz_over_this", summarize(r).median).field("pair_ratios", r);
+                        w.field("ratio_blitz_over_this", summarize(r).median)
+                            .field("pair_ratios", r);
                     }
                 }
                 w.field("reps_ns", s.reps);

@@ -27,7 +27,9 @@ using clk = std::chrono::steady_clock;
 void futex_wait(std::atomic<std::uint32_t>& w, std::uint32_t expected) {
     syscall(SYS_futex, &w, FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
 }
-void futex_wake(std::atomic<std::uint32_t>& w) { syscall(SYS_futex, &w, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0); }
+void futex_wake(std::atomic<std::uint32_t>& w) {
+    syscall(SYS_futex, &w, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
 
 void pin(int cpu) {
     if (cpu < 0) return;
@@ -68,16 +70,18 @@ void run(const char* label, int waker_cpu, int sleeper_cpu, int rounds) {
         reply.store(0);
     }
     sleeper.join();
-    std::printf("| %s | %.1f | %.1f | %.1f | %.1f |\n", label, pct(one_way, 0.5) / 1e3, pct(one_way, 0.99) / 1e3,
-                pct(round_trip, 0.5) / 1e3, pct(round_trip, 0.99) / 1e3);
+    std::printf("| %s | %.1f | %.1f | %.1f | %.1f |\n", label, pct(one_way, 0.5) / 1e3,
+                pct(one_way, 0.99) / 1e3, pct(round_trip, 0.5) / 1e3, pct(round_trip, 0.99) / 1e3);
 }
 
 }  // namespace
 
 int main() {
     const int rounds = 1000;
-    std::printf("| placement | one-way p50 (us) | one-way p99 (us) | round trip p50 (us) | round trip p99 (us) |\n"
-                "|---|---|---|---|---|\n");
+    std::printf(
+        "| placement | one-way p50 (us) | one-way p99 (us) | round trip p50 (us) | round trip p99 "
+        "(us) |\n"
+        "|---|---|---|---|---|\n");
     run("unpinned", -1, -1, rounds);
     run("same CPU (0, 0)", 0, 0, rounds);
     if (std::thread::hardware_concurrency() > 1) run("two CPUs (0 wakes 1)", 0, 1, rounds);

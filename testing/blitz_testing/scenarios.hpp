@@ -8,12 +8,12 @@
 #include <thread>
 #include <vector>
 
-#include "blitz/blitz.hpp"
 #include "base/rng.hpp"
-#include "sched/worker.hpp"
+#include "blitz/blitz.hpp"
 #include "blitz_testing/settle.hpp"
 #include "blitz_testing/suite.hpp"
 #include "blitz_testing/test_event.hpp"
+#include "sched/worker.hpp"
 
 namespace blitz::workloads {
 
@@ -161,7 +161,8 @@ inline long longest_starvation(unsigned budget, int kind, int steps = 5000) {
 // granted). `in_use` counts permits held (decremented before a permit goes back, also on
 // abort); `peak` keeps the most held at once. Returns once every acquirer finished.
 inline void semaphore_churn_round(runtime& rt, semaphore& s, std::size_t max, detail::fast_rng& rng,
-                                  std::atomic<long>& in_use, std::atomic<long>& peak, int tasks = 24) {
+                                  std::atomic<long>& in_use, std::atomic<long>& peak,
+                                  int tasks = 24) {
     std::vector<join_handle<void>> hs;
     for (int t = 0; t < tasks; ++t) {
         hs.push_back(rt.spawn([](semaphore& s, std::size_t n, std::atomic<long>& use,

@@ -4,7 +4,6 @@
 // handle, so completion is a counter and a semaphore, as in the blitz definitions.
 
 #include <asio.hpp>
-
 #include <atomic>
 #include <memory>
 #include <semaphore>
@@ -164,13 +163,16 @@ peer::rep wake_latency(unsigned w) {
 
 int main(int argc, char** argv) {
     const std::string version = "asio " + std::to_string(ASIO_VERSION / 100000) + "." +
-                                std::to_string(ASIO_VERSION / 100 % 1000) + "." + std::to_string(ASIO_VERSION % 100) +
-                                " (Debian libasio-dev)";
+                                std::to_string(ASIO_VERSION / 100 % 1000) + "." +
+                                std::to_string(ASIO_VERSION % 100) + " (Debian libasio-dev)";
     const std::vector<peer::workload> all = {
         {"spawn_many_local", "scheduler", 10'000, spawn_many_local},
-        {"spawn_many_remote_idle", "scheduler", 10'000, [](unsigned w) { return spawn_remote(w, 10'000); }},
-        {"spawn_many_remote_busy1", "scheduler", 10'000, [](unsigned w) { return spawn_busy(w, 2 * w, 10'000); }},
-        {"spawn_many_remote_busy2", "scheduler", 1'000, [](unsigned w) { return spawn_busy(w, w, 1'000); }},
+        {"spawn_many_remote_idle", "scheduler", 10'000,
+         [](unsigned w) { return spawn_remote(w, 10'000); }},
+        {"spawn_many_remote_busy1", "scheduler", 10'000,
+         [](unsigned w) { return spawn_busy(w, 2 * w, 10'000); }},
+        {"spawn_many_remote_busy2", "scheduler", 1'000,
+         [](unsigned w) { return spawn_busy(w, w, 1'000); }},
         {"yield_many", "scheduler", 200'000, yield_many},
         {"chained_spawn", "scheduler", 1'000, chained_spawn},
         {"wake_latency", "latency", 1, wake_latency},

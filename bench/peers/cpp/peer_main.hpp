@@ -56,8 +56,8 @@ inline std::string numbers(const std::vector<double>& v) {
     return s + "]";
 }
 
-inline int main(const std::string& peer, const std::string& version, const std::vector<workload>& all,
-                int argc, char** argv) {
+inline int main(const std::string& peer, const std::string& version,
+                const std::vector<workload>& all, int argc, char** argv) {
     unsigned workers = 4, reps = 10;
     std::string filter;
     bool allocs = false;
@@ -104,11 +104,13 @@ inline int main(const std::string& peer, const std::string& version, const std::
             const auto a1 = blitz::bench::allocations();
             char b[96];
             std::snprintf(b, sizeof b, ",\"allocs_per_op\":%.4f,\"bytes_per_op\":%.1f",
-                          double(a1.count - a0.count) / double(w.ops), double(a1.bytes - a0.bytes) / double(w.ops));
+                          double(a1.count - a0.count) / double(w.ops),
+                          double(a1.bytes - a0.bytes) / double(w.ops));
             extra += b;
         }
-        std::cout << "{\"peer\":\"" << peer << "\",\"version\":\"" << version << "\",\"workload\":\"" << w.name
-                  << "\",\"kind\":\"" << w.kind << "\",\"workers\":" << workers << ",\"ops\":" << w.ops
+        std::cout << "{\"peer\":\"" << peer << "\",\"version\":\"" << version
+                  << "\",\"workload\":\"" << w.name << "\",\"kind\":\"" << w.kind
+                  << "\",\"workers\":" << workers << ",\"ops\":" << w.ops
                   << ",\"reps_ns\":" << numbers(times) << extra << "}" << std::endl;
     }
     return 0;

@@ -27,7 +27,8 @@ std::uint64_t skynet(std::uint64_t num, std::uint64_t size) {
     std::uint64_t part[10];
     tbb::task_group g;
     const std::uint64_t sub = size / 10;
-    for (std::uint64_t i = 0; i < 10; ++i) g.run([&part, i, num, sub] { part[i] = skynet(num + i * sub, sub); });
+    for (std::uint64_t i = 0; i < 10; ++i)
+        g.run([&part, i, num, sub] { part[i] = skynet(num + i * sub, sub); });
     g.wait();
     std::uint64_t sum = 0;
     for (auto p : part) sum += p;
@@ -76,7 +77,8 @@ peer::rep spawn_many(unsigned w, bool local) {
     arena(w).execute([&] {
         tbb::task_group g;
         auto spawn_all = [&] {
-            for (int i = 0; i < 10'000; ++i) g.run([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+            for (int i = 0; i < 10'000; ++i)
+                g.run([&] { ran.fetch_add(1, std::memory_order_relaxed); });
         };
         if (local) {
             tbb::task_group outer;
@@ -93,10 +95,12 @@ peer::rep spawn_many(unsigned w, bool local) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::string version = std::string("oneTBB ") + TBB_VERSION_STRING + " (Debian libtbb-dev)";
+    const std::string version =
+        std::string("oneTBB ") + TBB_VERSION_STRING + " (Debian libtbb-dev)";
     const std::vector<peer::workload> all = {
         {"spawn_many_local", "scheduler", 10'000, [](unsigned w) { return spawn_many(w, true); }},
-        {"spawn_many_remote_idle", "scheduler", 10'000, [](unsigned w) { return spawn_many(w, false); }},
+        {"spawn_many_remote_idle", "scheduler", 10'000,
+         [](unsigned w) { return spawn_many(w, false); }},
         {"skynet_1m", "fork-join", 1'111'111, skynet_1m},
         {"fib_30", "fork-join", 2'692'537, fib_30},
     };

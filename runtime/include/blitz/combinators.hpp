@@ -126,7 +126,7 @@ private:
 // branch that can say it is ready. A branch that never suspends (a busy loop) cannot be
 // preempted: as in Tokio, await points are where a select can decide.
 template <class... A>
-requires(sizeof...(A) > 0)
+    requires(sizeof...(A) > 0)
 select_op<false, A...> select(A&&... a) {
     return select_op<false, A...>(static_cast<A&&>(a)...);
 }
@@ -134,8 +134,10 @@ select_op<false, A...> select(A&&... a) {
 // Like select over branches with one result type: the first to finish gives its value (or
 // rethrows its exception); the rest are dropped as in select.
 template <class... A>
-requires(sizeof...(A) > 0 && (std::is_same_v<detail::branch_result<A>,
-                                             detail::branch_result<std::tuple_element_t<0, std::tuple<A...>>>> && ...))
+    requires(sizeof...(A) > 0 &&
+             (std::is_same_v<detail::branch_result<A>,
+                             detail::branch_result<std::tuple_element_t<0, std::tuple<A...>>>> &&
+              ...))
 select_op<true, A...> race(A&&... a) {
     return select_op<true, A...>(static_cast<A&&>(a)...);
 }

@@ -64,12 +64,12 @@ struct runtime_metrics {
     unsigned num_searching = 0;
     unsigned num_parked = 0;
     std::uint64_t parked_bitmap = 0;
-    std::uint64_t timers_fired = 0;     // timers whose wakers were called
-    std::uint64_t timers_pending = 0;   // timers armed and not yet fired
-    std::uint64_t timer_cascades = 0;   // higher-level wheel slots re-inserted lower down
+    std::uint64_t timers_fired = 0;    // timers whose wakers were called
+    std::uint64_t timers_pending = 0;  // timers armed and not yet fired
+    std::uint64_t timer_cascades = 0;  // higher-level wheel slots re-inserted lower down
 
     // Sum of one field over all workers, e.g. total(&worker_metrics::polls).
-    std::uint64_t total(std::uint64_t worker_metrics::*field) const {
+    std::uint64_t total(std::uint64_t worker_metrics::* field) const {
         std::uint64_t s = 0;
         for (const auto& w : workers) s += w.*field;
         return s;

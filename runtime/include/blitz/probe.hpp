@@ -12,11 +12,11 @@ namespace blitz {
 enum class poll_source : std::uint8_t { batch, lifo, ring, global, steal };
 
 enum class probe_kind : std::uint16_t {
-    tick_begin,    // a: tick number
-    tick_end,      // a: polls; when a > 0, b: tick duration ns, c: interval << 32 | avg poll ns (G5)
-    poll,          // a: poll_source, b: task address, c: choice_* bits of what was available (G3)
-    lifo_flush,    // the LIFO cap moved the slot's task to the ring (L2); b: task address
-    steal,         // a: victim, b: tasks available at claim, c: tasks taken (Q5)
+    tick_begin,  // a: tick number
+    tick_end,    // a: polls; when a > 0, b: tick duration ns, c: interval << 32 | avg poll ns (G5)
+    poll,        // a: poll_source, b: task address, c: choice_* bits of what was available (G3)
+    lifo_flush,  // the LIFO cap moved the slot's task to the ring (L2); b: task address
+    steal,       // a: victim, b: tasks available at claim, c: tasks taken (Q5)
     global_fetch,  // a: 1 if periodic (G4), b: tasks fetched, c: queue length seen (G2)
     overflow,      // b: tasks moved to the global queue (Q4)
     search_begin,  // became a searcher (I1); a: count the gate compared, b: searchers after joining
@@ -28,8 +28,8 @@ enum class probe_kind : std::uint16_t {
     timer_fire,    // b: timers fired
     steal_walk,    // one walk over victims (Q7); a: first victim, b: bitmask of victims tried,
                    // c: victims tried (all others unless a steal succeeded)
-    steal_attempt, // NUMA-aware stealing only (N4): a: the victim tried, in walk order; the
-                   // walk's steal_walk event follows its attempts
+    steal_attempt,  // NUMA-aware stealing only (N4): a: the victim tried, in walk order; the
+                    // walk's steal_walk event follows its attempts
 };
 
 // Bits of a poll event's `c`: the worker's own sources that held work when it chose the task,

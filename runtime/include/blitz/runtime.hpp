@@ -86,7 +86,7 @@ public:
     // The same for any other awaitable (a select, a timeout, a channel recv): awaited inside a
     // task made for it. The awaitable lives in the caller's expression, which outlasts the wait.
     template <class A>
-    requires(!detail::is_blitz_task<std::remove_cvref_t<A>>::value)
+        requires(!detail::is_blitz_task<std::remove_cvref_t<A>>::value)
     auto block_on(A&& a) {
         return block_on(detail::await_in_task(a));
     }

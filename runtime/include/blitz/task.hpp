@@ -102,10 +102,13 @@ public:
 
     task<T> get_return_object() noexcept;
     template <class U>
-    requires std::is_convertible_v<U&&, T>
-    void return_value(U&& v) { slot_->template emplace<1>(std::forward<U>(v)); }
+        requires std::is_convertible_v<U&&, T>
+    void return_value(U&& v) {
+        slot_->template emplace<1>(std::forward<U>(v));
+    }
     void unhandled_exception() noexcept {
-        if (!BLITZ_FAULT(detail::fault_drop_exceptions())) slot_->template emplace<2>(std::current_exception());
+        if (!BLITZ_FAULT(detail::fault_drop_exceptions()))
+            slot_->template emplace<2>(std::current_exception());
         if (header()) header()->mark_failed();
     }
 

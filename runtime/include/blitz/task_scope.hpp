@@ -284,8 +284,8 @@ auto scoped(F f) -> task<typename std::invoke_result_t<F&, task_scope&>::value_t
 // wait(). Tasks are never aborted by the tracker, and dropping it changes nothing for them.
 //
 // 1. Inside a task, spawn(t) runs t on the current runtime, counted (spawn_with_handle(t) also
-//    returns its join handle); from any thread, rt.spawn(tracker.track(t)). track(t) returns t wrapped
-//    so that it is counted from now until its frame is gone (awaited, spawned, or destroyed
+//    returns its join handle); from any thread, rt.spawn(tracker.track(t)). track(t) returns t
+//    wrapped so that it is counted from now until its frame is gone (awaited, spawned, or destroyed
 //    without running).
 // 2. close() says no more tasks are expected (spawn and track still work; the count just has
 //    to reach zero again); reopen() takes that back.

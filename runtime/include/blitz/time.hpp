@@ -181,9 +181,12 @@ class [[nodiscard]] timeout_op {
 public:
     using value_type = timeout_result<branch_raw_result<A>>;
 
-    timeout_op(A&& a, std::chrono::nanoseconds d) : args_(store_arg<A>(static_cast<A&&>(a)), nullptr), d_(d) {}
+    timeout_op(A&& a, std::chrono::nanoseconds d)
+        : args_(store_arg<A>(static_cast<A&&>(a)), nullptr), d_(d) {}
     timeout_op(A&& a, instant deadline)
-        : args_(store_arg<A>(static_cast<A&&>(a)), nullptr), deadline_(deadline), relative_(false) {}
+        : args_(store_arg<A>(static_cast<A&&>(a)), nullptr),
+          deadline_(deadline),
+          relative_(false) {}
     timeout_op(const timeout_op&) = delete;
     timeout_op& operator=(const timeout_op&) = delete;
 

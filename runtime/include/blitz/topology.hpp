@@ -49,8 +49,8 @@ struct worker_placement {
 };
 
 struct placement_report {
-    std::string source;       // "this machine", the synthetic string or the XML file
-    bool synthetic = false;   // not this machine (hwloc_topology_is_thissystem() == 0)
+    std::string source;      // "this machine", the synthetic string or the XML file
+    bool synthetic = false;  // not this machine (hwloc_topology_is_thissystem() == 0)
     unsigned packages = 0, cores = 0, pus = 0;
     std::vector<numa_node_info> nodes;
     // NUMA latency matrix from the topology (row-major, nodes.size()^2), empty when unknown.

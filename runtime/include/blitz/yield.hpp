@@ -8,7 +8,6 @@
 
 namespace blitz {
 
-
 // `co_await blitz::yield_now()` suspends the calling task and puts it at the back of its
 // worker's ring (never the LIFO slot), so every task queued there runs before it resumes.
 struct yield_awaiter {

@@ -46,7 +46,8 @@ std::vector<unsigned> this_thread_cpus() {
     cpu_set_ptr s = make_set();
     if (!s || sched_getaffinity(0, CPU_ALLOC_SIZE(max_cpus), s.get()) != 0) return r;
     for (int c = 0; c < max_cpus; ++c) {
-        if (CPU_ISSET_S(c, CPU_ALLOC_SIZE(max_cpus), s.get())) r.push_back(static_cast<unsigned>(c));
+        if (CPU_ISSET_S(c, CPU_ALLOC_SIZE(max_cpus), s.get()))
+            r.push_back(static_cast<unsigned>(c));
     }
     return r;
 }

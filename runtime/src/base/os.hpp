@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The operating-system side of placement (used by topo/ and the blocking pool): thread affinity (sched_setaffinity and
-// sched_getaffinity on the calling thread) and NUMA memory (libnuma).
+// The operating-system side of placement (used by topo/ and the blocking pool): thread affinity
+// (sched_setaffinity and sched_getaffinity on the calling thread) and NUMA memory (libnuma).
 
 #include <cstddef>
 #include <string>

@@ -39,7 +39,8 @@ void blocking_pool::submit(std::shared_ptr<blocking_job> job) {
         queue_.push_back(std::move(job));
         // Start a thread unless an idle one is left for this job (one idle thread per queued
         // job), or the cap is reached (then the job waits its turn).
-        if (idle_ < queue_.size() && (threads_ < opt_.max_threads || BLITZ_FAULT(opt_.fault_ignore_cap))) {
+        if (idle_ < queue_.size() &&
+            (threads_ < opt_.max_threads || BLITZ_FAULT(opt_.fault_ignore_cap))) {
             ++threads_;
             ++spawned_;
             peak_ = std::max(peak_, threads_);
@@ -76,8 +77,8 @@ void blocking_pool::thread_main() {
         }
         if (shutdown_) break;
         ++idle_;
-        const bool woke = work_cv_.wait_for(l, opt_.keep_alive,
-                                            [&] { return !queue_.empty() || shutdown_; });
+        const bool woke =
+            work_cv_.wait_for(l, opt_.keep_alive, [&] { return !queue_.empty() || shutdown_; });
         --idle_;
         if (!woke) break;  // idle for keep_alive: retire
     }

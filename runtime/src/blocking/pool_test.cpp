@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/os.hpp"
 #include "blitz/blitz.hpp"
 #include "blitz_testing/test_support.hpp"
-#include "base/os.hpp"
 
 namespace blitz {
 namespace {
@@ -40,7 +40,8 @@ TEST(BlockingPool, ValuesAndExceptionsReachTheHandle) {
     EXPECT_EQ(rt.block_on([]() -> task<int> {
         const int v = co_await spawn_blocking([] { return 6 * 7; });
         co_return v;
-    }()), 42);
+    }()),
+              42);
     auto h = rt.spawn_blocking([]() -> int { throw std::runtime_error("boom"); });
     EXPECT_THROW(h.join(), std::runtime_error);
     auto v = rt.spawn_blocking([] {});
@@ -137,7 +138,8 @@ TEST(BlockingPool, AwaitingTaskSeesCancellationAtShutdown) {
 
 TEST(BlockingPool, PoolThreadsDoNotInheritAPinnedWorkersPu) {
     const std::vector<unsigned> process = detail::os::this_thread_cpus();
-    if (process.size() < 2) GTEST_SKIP() << "needs two CPUs to tell a pinned set from the process's";
+    if (process.size() < 2)
+        GTEST_SKIP() << "needs two CPUs to tell a pinned set from the process's";
     config c;
     c.topology.policy = placement_policy::compact;
     c.workers = 1;
@@ -151,7 +153,8 @@ TEST(BlockingPool, PoolThreadsDoNotInheritAPinnedWorkersPu) {
     const auto seen_pinned = pinned.block_on([]() -> task<std::vector<unsigned>> {
         co_return co_await spawn_blocking([] { return detail::os::this_thread_cpus(); });
     }());
-    EXPECT_EQ(seen_pinned, std::vector<unsigned>{static_cast<unsigned>(pinned.placement().workers[0].pu)});
+    EXPECT_EQ(seen_pinned,
+              std::vector<unsigned>{static_cast<unsigned>(pinned.placement().workers[0].pu)});
 }
 
 TEST(BlockingPool, ConfigIsValidated) {

@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "blitz/probe.hpp"
 #include "base/atomic.hpp"
+#include "blitz/probe.hpp"
 
 // BLITZ_PROBES=0 compiles every probe site out; the default keeps them in, switched at run time
 // by config::probes (one predictable branch per site when off).

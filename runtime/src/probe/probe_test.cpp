@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Probe rings and the event streams a runtime records (DESIGN.md section 4).
 
-#include "probe/probe_ring.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 #include "blitz/blitz.hpp"
 #include "blitz_testing/settle.hpp"
 #include "blitz_testing/workloads.hpp"
+#include "probe/probe_ring.hpp"
 
 namespace blitz {
 namespace {
@@ -67,10 +66,9 @@ TEST(Probes, StreamsAgreeWithTheCounters) {
         }
         EXPECT_EQ(by_source[poll_source::lifo], wm.lifo_hits);
         EXPECT_EQ(by_source[poll_source::batch], wm.batch_pops);
-        EXPECT_TRUE(std::is_sorted(s.begin(), s.end(), [](const probe_event& a,
-                                                          const probe_event& b) {
-            return a.ns < b.ns;
-        }));
+        EXPECT_TRUE(
+            std::is_sorted(s.begin(), s.end(),
+                           [](const probe_event& a, const probe_event& b) { return a.ns < b.ns; }));
     }
     EXPECT_TRUE(rt.take_probes().workers[0].empty());  // taken once
 }

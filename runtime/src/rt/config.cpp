@@ -47,7 +47,8 @@ void config::validate() const {
           std::int64_t{3'600'000'000'000});
     const topology_options& t = topology;
     if (t.policy == placement_policy::list && t.pus.empty()) {
-        throw config_error("blitz::config: topology.policy = list needs topology.pus (one PU per worker)");
+        throw config_error(
+            "blitz::config: topology.policy = list needs topology.pus (one PU per worker)");
     }
     if (t.policy != placement_policy::list && !t.pus.empty()) {
         throw config_error("blitz::config: topology.pus is set but topology.policy is not list");

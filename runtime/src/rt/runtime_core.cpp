@@ -101,7 +101,8 @@ scheduler_setup runtime_core::make_setup() {
                 static_cast<std::uint8_t>(topo::distance_between(plan_.sites[i], plan_.sites[j]));
         }
         if (cfg_.topology.numa_stealing) {
-            s.tiers.push_back(topo::tiers_for(plan_.sites, i, BLITZ_FAULT(cfg_.debug.steal_ignores_nodes)));
+            s.tiers.push_back(
+                topo::tiers_for(plan_.sites, i, BLITZ_FAULT(cfg_.debug.steal_ignores_nodes)));
         }
     }
     return s;
@@ -114,7 +115,8 @@ void runtime_core::bind_worker(unsigned index) noexcept {
         const std::string err = os::bind_this_thread(static_cast<unsigned>(cpu));
         wp.observed_cpus = os::this_thread_cpus();
         // N1, from inside the thread: the kernel's own view must be exactly the PU bound.
-        wp.bound = err.empty() && wp.observed_cpus == std::vector<unsigned>{static_cast<unsigned>(cpu)};
+        wp.bound =
+            err.empty() && wp.observed_cpus == std::vector<unsigned>{static_cast<unsigned>(cpu)};
         if (!err.empty()) {
             wp.note = "cannot bind to PU " + std::to_string(cpu) + ": " + err;
         } else if (!wp.bound) {

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
-#include "sched/worker.hpp"
-#include "blitz_testing/test_event.hpp"
 #include "blitz_testing/scenarios.hpp"
 #include "blitz_testing/settle.hpp"
+#include "blitz_testing/test_event.hpp"
 #include "blitz_testing/workloads.hpp"
+#include "sched/worker.hpp"
 
 namespace blitz {
 namespace {
@@ -423,9 +423,10 @@ runtime_metrics saturated_with_injection(unsigned interval_min, unsigned interva
     }(yields, stop));
     while (yields.load() < 5000) std::this_thread::yield();
     rt.spawn([](std::atomic<bool>& s) -> task<void> {
-        s = true;
-        co_return;
-    }(stop)).join();
+          s = true;
+          co_return;
+      }(stop))
+        .join();
     busy.join();
     return rt.metrics();
 }

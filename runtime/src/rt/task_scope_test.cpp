@@ -73,7 +73,8 @@ TEST(TaskScope, BodyExceptionAbortsTheTasksBeforeTheBorrowedFrameGoes) {
             co_await sleep(3ms);
             throw std::runtime_error("body failed");
         });
-    }(after_death)), std::runtime_error);
+    }(after_death)),
+                 std::runtime_error);
     EXPECT_EQ(after_death.load(), 0);
 }
 
@@ -150,7 +151,8 @@ TEST(TaskScope, FirstTaskExceptionIsRethrownOnceAllFinished) {
             }(f));
             co_return;
         });
-    }(finished)), std::logic_error);
+    }(finished)),
+                 std::logic_error);
     EXPECT_EQ(finished.load(), 1);
 }
 

@@ -41,7 +41,8 @@ public:
 
     std::uint64_t len() const noexcept { return len_.load(std::memory_order_seq_cst); }
     bool empty() const noexcept {
-        if (BLITZ_FAULT(fault_locked_empty_)) [[unlikely]] return locked_empty();
+        if (BLITZ_FAULT(fault_locked_empty_)) [[unlikely]]
+            return locked_empty();
         return len() == 0;
     }
     // G1's negative control: emptiness checks take the lock (set before the queue is shared).

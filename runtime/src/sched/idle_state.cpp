@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "sched/idle_state.hpp"
 
-#include "blitz/detail/faults.hpp"
-
 #include <bit>
+
+#include "blitz/detail/faults.hpp"
 
 namespace blitz::detail {
 
@@ -53,8 +53,9 @@ bool idle_state::should_notify(unsigned* searching_seen) noexcept {
 std::optional<idle_state::claim> idle_state::claim_parked() noexcept {
     std::uint64_t bm = bitmap_.load(std::memory_order_seq_cst);
     while (bm != 0) {
-        const unsigned i = BLITZ_FAULT(faults_.claim_highest) ? 63u - static_cast<unsigned>(std::countl_zero(bm))
-                                                 : static_cast<unsigned>(std::countr_zero(bm));
+        const unsigned i = BLITZ_FAULT(faults_.claim_highest)
+                               ? 63u - static_cast<unsigned>(std::countl_zero(bm))
+                               : static_cast<unsigned>(std::countr_zero(bm));
         const std::uint64_t bit = std::uint64_t{1} << i;
         const std::uint64_t prev = bitmap_.fetch_and(~bit, std::memory_order_seq_cst);
         if (prev & bit) {

@@ -65,8 +65,8 @@ public:
     // `searching_seen`, if given, receives the searcher count the decision read (I3).
     bool should_notify(unsigned* searching_seen = nullptr) noexcept;
     struct claim {
-        unsigned index;            // the worker claimed (its bit is now clear)
-        std::uint64_t chosen_from; // the bitmap the index was chosen from (I2: index = ctz)
+        unsigned index;             // the worker claimed (its bit is now clear)
+        std::uint64_t chosen_from;  // the bitmap the index was chosen from (I2: index = ctz)
     };
     std::optional<claim> claim_parked() noexcept;
 

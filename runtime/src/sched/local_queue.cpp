@@ -19,7 +19,8 @@ local_queue::push_result local_queue::push(task_header* t, global_queue& g,
         // acquire: pairs with a thief's release of the steal head, so its copies are done
         std::uint64_t h = head_.load(std::memory_order_acquire);
         std::uint32_t steal = steal_of(h);
-        const std::uint32_t bound = BLITZ_FAULT(faults_.full_check_uses_real_head) ? real_of(h) : steal;
+        const std::uint32_t bound =
+            BLITZ_FAULT(faults_.full_check_uses_real_head) ? real_of(h) : steal;
         if (tail - bound < capacity) {
             // relaxed: the release store of tail_ below publishes the slot
             slots_[tail & mask].store(t, std::memory_order_relaxed);
@@ -74,7 +75,8 @@ task_header* local_queue::pop() noexcept {
         std::uint32_t real = real_of(h);
         std::uint32_t steal = steal_of(h);
         std::uint32_t tail = tail_.load(std::memory_order_relaxed);  // relaxed: owner writes it
-        if (real == tail || (BLITZ_FAULT(faults_.pop_compares_indices) && real > tail)) return nullptr;
+        if (real == tail || (BLITZ_FAULT(faults_.pop_compares_indices) && real > tail))
+            return nullptr;
         std::uint32_t next_real = real + 1;
         // The steal head follows the real head only when no steal is in progress.
         std::uint64_t next = steal == real ? pack(next_real, next_real) : pack(steal, next_real);
@@ -103,7 +105,7 @@ local_queue::steal_result local_queue::steal_into(local_queue& dst, std::uint32_
         // acquire: pairs with the owner's release of tail_, so the slots below are visible
         std::uint32_t tail = tail_.load(std::memory_order_acquire);
         avail = tail - real;
-        n = BLITZ_FAULT(steal_all) ? avail : avail - avail / 2;   // ceil(avail / 2)
+        n = BLITZ_FAULT(steal_all) ? avail : avail - avail / 2;  // ceil(avail / 2)
         n = std::min({n, max_steal, dst_free + 1});  // +1: the first task is run, not stored
         if (n == 0) return {};
         // acq_rel: the claim orders our slot reads after it; failure reloads h

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "blitz/detail/task_header.hpp"
 #include "base/atomic.hpp"
+#include "blitz/detail/task_header.hpp"
 
 namespace blitz::detail {
 

@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "sched/global_queue.hpp"
 #include "blitz_testing/test_support.hpp"
+#include "sched/global_queue.hpp"
 
 namespace blitz::detail {
 namespace {

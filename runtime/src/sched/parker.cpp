@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "sched/parker.hpp"
 
-#include "blitz/detail/faults.hpp"
-
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "blitz/detail/faults.hpp"
 
 namespace blitz::detail {
 namespace {
@@ -51,7 +51,8 @@ bool parker::park(std::chrono::nanoseconds timeout) noexcept {
 
 void parker::unpark() noexcept {
     // release: publish everything before the wake to the parked thread
-    if (word_.exchange(notified, std::memory_order_release) == parked && !BLITZ_FAULT(fault_skip_wake_)) {
+    if (word_.exchange(notified, std::memory_order_release) == parked &&
+        !BLITZ_FAULT(fault_skip_wake_)) {
         futex_wake_one(&word_);
     }
 }

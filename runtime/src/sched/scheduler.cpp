@@ -20,7 +20,8 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
       nworkers_(setup_.workers),
       driver_(setup_.driver),
       idle_(nworkers_, cfg.limit_searchers,
-            idle_faults{BLITZ_FAULT(cfg.debug.claim_highest_parked), BLITZ_FAULT(cfg.debug.wake_despite_searchers)}) {
+            idle_faults{BLITZ_FAULT(cfg.debug.claim_highest_parked),
+                        BLITZ_FAULT(cfg.debug.wake_despite_searchers)}) {
     assert(driver_ != nullptr);
     global_.set_fault_locked_empty(BLITZ_FAULT(cfg.debug.locked_global_empty));
     make_workers();

@@ -3,7 +3,6 @@
 // out otherwise; the list stays within a constant factor of the live tasks; shutdown pops the
 // rest (K3's bookkeeping for tasks that sit in no queue).
 
-#include "task/task_access.hpp"
 #include "sched/task_list.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +10,7 @@
 #include <set>
 
 #include "blitz_testing/test_support.hpp"
+#include "task/task_access.hpp"
 
 namespace blitz::detail {
 namespace {
@@ -19,7 +19,8 @@ using namespace state;
 
 // Headers with two references (the list's and the test's), so a sweep never frees them.
 void prepare(task_header* h, bool complete) {
-    task_access::state(*h).store(2 * ref_one | lifecycle_bits(complete ? lifecycle::complete : lifecycle::idle));
+    task_access::state(*h).store(2 * ref_one |
+                                 lifecycle_bits(complete ? lifecycle::complete : lifecycle::idle));
 }
 
 TEST(TaskList, SweepReleasesCompletedTasksAndKeepsLiveOnes) {
@@ -52,7 +53,7 @@ TEST(TaskList, RemoveUnlinksHeadTailAndMiddleOnce) {
         l.push(pool.at(i));
     }
     for (int i : {0, 9, 4, 5}) EXPECT_TRUE(l.remove(pool.at(i))) << i;  // tail, head, middle
-    EXPECT_FALSE(l.remove(pool.at(4)));  // already out
+    EXPECT_FALSE(l.remove(pool.at(4)));                                 // already out
     EXPECT_EQ(task_access::reg_list(*pool.at(4)).load(), nullptr);
     EXPECT_EQ(l.size(), 6u);
     std::set<std::size_t> left;

@@ -46,7 +46,8 @@ void worker::run() {
 
     while (!sched_.shutting_down()) {
         bump(c_ticks);
-        BLITZ_PROBE(*this, probe_kind::tick_begin, 0, counters_[c_ticks].load(std::memory_order_relaxed));
+        BLITZ_PROBE(*this, probe_kind::tick_begin, 0,
+                    counters_[c_ticks].load(std::memory_order_relaxed));
         lifo_polls_ = 0;
         const auto start = clock::now();
         // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
@@ -69,10 +70,10 @@ void worker::run() {
             woke_by_timeout_ = false;
             [[maybe_unused]] const std::uint64_t elapsed_ns = end_tick(polls, start);
             // G5: the tick's duration and the resulting interval and average, for replay.
-            BLITZ_PROBE(*this, probe_kind::tick_end, polls, elapsed_ns,
-                        (std::uint64_t{interval_} << 32) |
-                            std::min<std::uint64_t>(static_cast<std::uint64_t>(avg_poll_ns_),
-                                                    0xFFFFFFFF));
+            BLITZ_PROBE(
+                *this, probe_kind::tick_end, polls, elapsed_ns,
+                (std::uint64_t{interval_} << 32) |
+                    std::min<std::uint64_t>(static_cast<std::uint64_t>(avg_poll_ns_), 0xFFFFFFFF));
         } else {
             BLITZ_PROBE(*this, probe_kind::tick_end, 0);
             park();
@@ -112,7 +113,9 @@ void worker::note_choice(std::uint64_t extra) noexcept {
 }
 
 task_header* worker::next_task() noexcept {
-    if (polls_since_global_ >= interval_ && !BLITZ_FAULT(cfg_.debug.skip_periodic_global_check)) {  // G4: the periodic check comes first when due
+    if (polls_since_global_ >= interval_ &&
+        !BLITZ_FAULT(cfg_.debug.skip_periodic_global_check)) {  // G4: the periodic check comes
+                                                                // first when due
         polls_since_global_ = 0;
         bump(c_global_periodic);
         note_choice(choice_periodic);
@@ -124,7 +127,8 @@ task_header* worker::next_task() noexcept {
         source_ = poll_source::batch;
         return batch_[batch_head_++];
     }
-    if (BLITZ_FAULT(cfg_.debug.ring_before_lifo)) {  // G3's negative control: the ring jumps the LIFO slot
+    if (BLITZ_FAULT(
+            cfg_.debug.ring_before_lifo)) {  // G3's negative control: the ring jumps the LIFO slot
         if (task_header* t = ring_.pop()) {
             bump(c_ring_pops);
             source_ = poll_source::ring;
@@ -302,7 +306,8 @@ void worker::requeue_given_back(task_header* t) noexcept {
     push_ring(t);
     // Alone in this worker's queues it runs here next: waking a parked worker to steal it
     // would only cost a futex wake (a budget yield every 128 awaits would pay one each time).
-    if (ring_.len() > 1 || lifo_ != nullptr || batch_head_ < batch_len_) sched_.notify_parked_for_local();
+    if (ring_.len() > 1 || lifo_ != nullptr || batch_head_ < batch_len_)
+        sched_.notify_parked_for_local();
 }
 
 void worker::push_ring(task_header* t) noexcept {
@@ -360,7 +365,8 @@ void worker::park() noexcept {
             bump(c_unparks_spurious);
             BLITZ_PROBE(*this, probe_kind::unpark, 2, idle.bitmap());
         } else {
-            bump(BLITZ_FAULT(cfg_.debug.miscount_timeout_wakes) ? c_unparks_notified : c_unparks_timeout);
+            bump(BLITZ_FAULT(cfg_.debug.miscount_timeout_wakes) ? c_unparks_notified
+                                                                : c_unparks_timeout);
             BLITZ_PROBE(*this, probe_kind::unpark, 1, idle.bitmap());
             woke_by_timeout_ = true;
         }
@@ -406,8 +412,7 @@ void worker::take_claim_token() noexcept {
     }
 }
 
-void worker::emit_probe(probe_kind k, std::uint32_t a, std::uint64_t b,
-                        std::uint64_t c) noexcept {
+void worker::emit_probe(probe_kind k, std::uint32_t a, std::uint64_t b, std::uint64_t c) noexcept {
     probes_->emit(probe_event{sched_.uptime_ns(), k, static_cast<std::uint16_t>(index_), a, b, c});
 }
 
@@ -418,7 +423,7 @@ std::uint64_t worker::take_probes(std::vector<probe_event>& out) {
 }
 
 worker_metrics worker::snapshot() const noexcept {
-    static constexpr std::uint64_t worker_metrics::*fields[c_count] = {
+    static constexpr std::uint64_t worker_metrics::* fields[c_count] = {
         &worker_metrics::ticks,
         &worker_metrics::polls,
         &worker_metrics::lifo_hits,

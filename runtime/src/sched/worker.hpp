@@ -6,23 +6,24 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/atomic.hpp"
+#include "base/rng.hpp"
 #include "blitz/config.hpp"
 #include "blitz/metrics.hpp"
 #include "blitz/probe.hpp"
 #include "probe/probe_ring.hpp"
-#include "base/atomic.hpp"
 #include "sched/local_queue.hpp"
 #include "sched/parker.hpp"
-#include "base/rng.hpp"
 #include "sched/task_list.hpp"
 #include "sched/victim_tiers.hpp"
 
 // Records a probe event on worker `w` when probes are on; the arguments are not evaluated
 // otherwise. With BLITZ_PROBES=0 the site compiles to nothing.
 #if BLITZ_PROBES
-#define BLITZ_PROBE(w, ...)                                         \
-    do {                                                            \
-        if ((w).probes_on()) [[unlikely]] (w).emit_probe(__VA_ARGS__); \
+#define BLITZ_PROBE(w, ...)               \
+    do {                                  \
+        if ((w).probes_on()) [[unlikely]] \
+            (w).emit_probe(__VA_ARGS__);  \
     } while (0)
 #else
 #define BLITZ_PROBE(w, ...) \
@@ -195,10 +196,10 @@ private:
     fast_rng rng_;
     poll_source source_ = poll_source::ring;  // where the task about to run came from
     std::uint64_t choice_ = 0;  // own_sources() at the last choice (probes only; see probe.hpp)
-    std::unique_ptr<probe_ring> probes_;      // null when config::probes is off
-    task_list owned_;  // tasks spawned on this worker, until they complete (here) or are swept
-    bool tiered_ = false;                  // NUMA-aware stealing
-    victim_tiers tiers_;                   // when tiered_
+    std::unique_ptr<probe_ring> probes_;  // null when config::probes is off
+    task_list owned_;      // tasks spawned on this worker, until they complete (here) or are swept
+    bool tiered_ = false;  // NUMA-aware stealing
+    victim_tiers tiers_;   // when tiered_
     std::vector<std::uint8_t> distance_to_;  // distance class per worker; empty: not placed
 
     // ---- read by other threads ----

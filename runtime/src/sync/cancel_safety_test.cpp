@@ -7,14 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
-#include <vector>
-#include <chrono>
-#include <optional>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "blitz/blitz.hpp"
 #include "blitz_testing/suite.hpp"
@@ -64,11 +64,12 @@ TEST(CancelSafety, SelectGrantedOnBothBranchesGivesTheLoserBack) {
         auto [tx1, rx1] = channel<int>(1);
         auto [tx2, rx2] = channel<int>(1);
         std::atomic<bool> waiting{false}, release{false};
-        auto h = rt.spawn([](receiver<int>& a, receiver<int>& b, std::atomic<bool>& w) -> task<int> {
-            w.store(true);
-            auto r = co_await select(a.recv(), b.recv());
-            co_return r.index() == 0 ? *std::get<0>(r) : *std::get<1>(r);
-        }(rx1, rx2, waiting));
+        auto h =
+            rt.spawn([](receiver<int>& a, receiver<int>& b, std::atomic<bool>& w) -> task<int> {
+                w.store(true);
+                auto r = co_await select(a.recv(), b.recv());
+                co_return r.index() == 0 ? *std::get<0>(r) : *std::get<1>(r);
+            }(rx1, rx2, waiting));
         // The one worker runs the select (it suspends on both), then the blocker, which holds
         // the worker while both values are granted.
         std::atomic<bool> on{false};
@@ -91,7 +92,9 @@ TEST(CancelSafety, SelectGrantedOnBothBranchesGivesTheLoserBack) {
 TEST(CancelSafety, ValueGrantedToAnAbortedReceiverGoesToTheNextOne) {
     runtime rt(conformance::fresh(1));
     auto [tx, rx] = channel<int>(1);
-    auto recv_one = [](receiver<int> rx) -> task<std::optional<int>> { co_return co_await rx.recv(); };
+    auto recv_one = [](receiver<int> rx) -> task<std::optional<int>> {
+        co_return co_await rx.recv();
+    };
     std::atomic<bool> blocking{false}, release{false};
     auto a = rt.spawn(recv_one(rx));
     auto b = rt.spawn(recv_one(rx));
@@ -99,7 +102,9 @@ TEST(CancelSafety, ValueGrantedToAnAbortedReceiverGoesToTheNextOne) {
     // One worker, injected in order: A and B have each suspended on recv when the blocker runs.
     while (!blocking.load()) std::this_thread::yield();
     ASSERT_TRUE(tx.try_send(42).sent());  // granted to A, which cannot run yet
-    { auto gone = std::move(tx); }        // the last sender leaves
+    {
+        auto gone = std::move(tx);
+    }  // the last sender leaves
     a.abort();
     release.store(true);
     blocker.join();
@@ -113,11 +118,14 @@ TEST(CancelSafety, TryRecvSaysClosedOnlyWhenNothingCanComeBack) {
     runtime rt(conformance::fresh(1));
     auto [tx, rx] = channel<int>(1);
     std::atomic<bool> blocking{false}, release{false};
-    auto a = rt.spawn([](receiver<int> rx) -> task<std::optional<int>> { co_return co_await rx.recv(); }(rx));
+    auto a = rt.spawn(
+        [](receiver<int> rx) -> task<std::optional<int>> { co_return co_await rx.recv(); }(rx));
     auto blocker = rt.spawn(hold_worker(blocking, release));
     while (!blocking.load()) std::this_thread::yield();
     ASSERT_TRUE(tx.try_send(7).sent());
-    { auto gone = std::move(tx); }
+    {
+        auto gone = std::move(tx);
+    }
     receiver<int>::try_status st{};
     EXPECT_FALSE(rx.try_recv(&st).has_value());
     EXPECT_EQ(st, receiver<int>::try_status::empty);  // A's grant may still come back
@@ -232,10 +240,11 @@ TEST(CancelSafety, SpawnFromADestructorDuringShutdownGivesACancelledHandle) {
         };
         for (int i = 0; i < 4; ++i) {
             rt.spawn([](std::atomic<int>* n, std::atomic<int>* started) -> task<void> {
-                spawns_on_exit guard{n};
-                started->fetch_add(1);
-                co_await sleep(std::chrono::hours(1));
-            }(&cancelled_handles, &started)).detach();
+                  spawns_on_exit guard{n};
+                  started->fetch_add(1);
+                  co_await sleep(std::chrono::hours(1));
+              }(&cancelled_handles, &started))
+                .detach();
         }
         // Every frame must hold its guard (a task never polled has no guard to destroy).
         while (started.load() < 4) std::this_thread::sleep_for(1ms);
@@ -282,7 +291,9 @@ TEST(CancelSafety, ExceptionsOfDetachedTasksReachTheHandler) {
         throw std::runtime_error("lost");
     };
     rt.spawn(fails(1ms)).detach();
-    { auto dropped = rt.spawn(fails(1ms)); }
+    {
+        auto dropped = rt.spawn(fails(1ms));
+    }
     auto kept = rt.spawn(fails(1ms));
     EXPECT_THROW(kept.join(), std::runtime_error);
     for (int i = 0; i < 5000 && reported.load() < 2; ++i) std::this_thread::sleep_for(1ms);

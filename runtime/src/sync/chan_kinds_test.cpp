@@ -27,11 +27,15 @@ TEST(Oneshot, ValueOrClosedExactlyOnce) {
     auto h2 = rt.spawn([](oneshot_receiver<int> rx) -> task<std::optional<int>> {
         co_return co_await rx;
     }(std::move(rx2)));
-    { auto gone = std::move(tx2); }
+    {
+        auto gone = std::move(tx2);
+    }
     EXPECT_EQ(h2.join(), std::nullopt);  // closed: the sender went without sending
 
     auto [tx3, rx3] = oneshot<std::unique_ptr<int>>();
-    { auto gone = std::move(rx3); }
+    {
+        auto gone = std::move(rx3);
+    }
     auto r = std::move(tx3).send(std::make_unique<int>(5));
     EXPECT_TRUE(r.closed());
     EXPECT_EQ(*r.take_back(), 5);
@@ -59,7 +63,10 @@ TEST(Unbounded, NeverWaitsToSendAndDrainsOnClose) {
     }(std::move(rx)));
     auto tx2 = tx;
     EXPECT_TRUE(tx2.send(1000).sent());
-    { auto a = std::move(tx); auto b = std::move(tx2); }
+    {
+        auto a = std::move(tx);
+        auto b = std::move(tx2);
+    }
     EXPECT_EQ(h.join(), 1000L * 1001 / 2);
 }
 
@@ -80,7 +87,9 @@ TEST(Broadcast, EverySubscriberSeesEveryLaterValueInOrder) {
         }(tx.subscribe())));
     }
     for (int i = 0; i < 10; ++i) EXPECT_EQ(tx.send(i), 4u);
-    { auto gone = std::move(tx); }
+    {
+        auto gone = std::move(tx);
+    }
     const std::vector<int> expect{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
     for (auto& h : hs) EXPECT_EQ(h.join(), expect);
     auto first = rx0.try_recv();
@@ -119,7 +128,9 @@ TEST(Watch, VersionsGoForwardAndTheLastValueIsSeen) {
         tx.send(i);
         if (i % 10 == 0) std::this_thread::yield();
     }
-    { auto gone = std::move(tx); }
+    {
+        auto gone = std::move(tx);
+    }
     const auto seen = h.join();
     ASSERT_FALSE(seen.empty());
     EXPECT_EQ(seen.back(), 50);  // the last value is always observed

@@ -63,7 +63,8 @@ TEST(Join, RethrowsTheFirstFailureAfterAllFinish) {
             co_return 1;
         };
         (void)co_await join(fails(), slow(d));
-    }(done)), std::runtime_error);
+    }(done)),
+                 std::runtime_error);
     EXPECT_EQ(done.load(), 1);  // the other branch ran to the end first
 }
 
@@ -72,7 +73,7 @@ TEST(Select, ReturnsTheWinnerAndItsValueAndCancelsTheLosers) {
     std::atomic<int> destroyed{0};
     auto r = rt.block_on(select(forever(destroyed), after(2ms, 42), forever(destroyed)));
     ASSERT_EQ(r.index(), 1u);
-    EXPECT_EQ(std::get<1>(r), 42);  // the value found is delivered
+    EXPECT_EQ(std::get<1>(r), 42);   // the value found is delivered
     EXPECT_EQ(destroyed.load(), 2);  // both losers are gone when select returns
 }
 
@@ -82,7 +83,8 @@ TEST(Select, AWinnerThatThrowsRethrows) {
     EXPECT_THROW(rt.block_on([](std::atomic<int>& d) -> task<void> {
         auto r = co_await select(fails(), forever(d));
         (void)std::get<0>(r);
-    }(destroyed)), std::runtime_error);
+    }(destroyed)),
+                 std::runtime_error);
     EXPECT_EQ(destroyed.load(), 1);
 }
 

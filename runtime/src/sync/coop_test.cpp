@@ -21,9 +21,7 @@ TEST(Coop, AlwaysReadyChannelYieldsWithinTheBudget) {
     EXPECT_EQ(longest_starvation(0, 1), 5000);
 }
 
-TEST(Coop, BudgetIsConfigurable) {
-    EXPECT_LE(longest_starvation(16, 0), 16);
-}
+TEST(Coop, BudgetIsConfigurable) { EXPECT_LE(longest_starvation(16, 0), 16); }
 
 }  // namespace
 }  // namespace blitz

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/sync/notify.hpp"
 
-#include "blitz/detail/faults.hpp"
-
 #include <stdexcept>
+
+#include "blitz/detail/faults.hpp"
 
 namespace blitz {
 

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/sync/semaphore.hpp"
 
-#include "blitz/detail/faults.hpp"
-
 #include <stdexcept>
 #include <string>
+
+#include "blitz/detail/faults.hpp"
 
 namespace blitz {
 semaphore::semaphore(std::size_t permits, std::size_t max) : permits_(permits << 1), max_(max) {
     if (permits > max) {
         throw std::invalid_argument("blitz::semaphore: " + std::to_string(permits) +
-                                    " initial permits exceed the maximum of " + std::to_string(max));
+                                    " initial permits exceed the maximum of " +
+                                    std::to_string(max));
     }
 }
 
@@ -39,7 +40,8 @@ void semaphore::settle_locked(std::size_t n) noexcept {
     for (;;) {
         // (X2's float_permits control drops the bit too, so floating permits can be taken past
         // the queue, which is the fault it injects.)
-        const std::size_t bit = waiters_.empty() || BLITZ_FAULT(faults_.float_permits) ? 0 : (cur & queued_bit);
+        const std::size_t bit =
+            waiters_.empty() || BLITZ_FAULT(faults_.float_permits) ? 0 : (cur & queued_bit);
         const std::size_t next = ((cur >> 1) + n) << 1 | bit;
         // release: pairs with try_take (the permits and what came before them)
         if (permits_.compare_exchange_weak(cur, next, std::memory_order_release,
@@ -89,7 +91,8 @@ bool semaphore::enqueue(acquire_awaiter& a, detail::task_header* t) noexcept {
 }
 
 detail::wait_node* semaphore::next_waiter() noexcept {
-    return BLITZ_FAULT(faults_.lifo) ? waiters_.back() : waiters_.front();  // the control serves newest first
+    return BLITZ_FAULT(faults_.lifo) ? waiters_.back()
+                                     : waiters_.front();  // the control serves newest first
 }
 
 void semaphore::give_locked(std::size_t n, std::unique_lock<std::mutex>& l,
@@ -168,10 +171,12 @@ void semaphore::grant_taken() noexcept {
     }
 }
 
-void semaphore::close_waiters_locked(std::unique_lock<std::mutex>& l, detail::wake_batch& b) noexcept {
+void semaphore::close_waiters_locked(std::unique_lock<std::mutex>& l,
+                                     detail::wake_batch& b) noexcept {
     detail::complete_all(waiters_, l, b, [&](detail::wait_node* w) noexcept {
         auto* a = static_cast<acquire_awaiter*>(w->owner);
-        if (a->held_) permits_.fetch_add(std::exchange(a->held_, 0) << 1, std::memory_order_release);
+        if (a->held_)
+            permits_.fetch_add(std::exchange(a->held_, 0) << 1, std::memory_order_release);
         a->closed_ = true;
         --queued_;
     });

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "blitz/testing.hpp"
 #include "blitz/blitz.hpp"
+#include "blitz/testing.hpp"
 #include "blitz_testing/suite.hpp"
 
 namespace blitz {
@@ -66,7 +66,7 @@ TEST(Semaphore, PartialGrantGoesToTheNextWaiterOnCancel) {
         co_await let_others_run();
         EXPECT_TRUE(log.empty());
         EXPECT_EQ(s.available(), 0u);  // X2: never free while someone waits
-        a.abort();     // a's 2 go on: 1 to b, 1 back to the free count
+        a.abort();                     // a's 2 go on: 1 to b, 1 back to the free count
         co_await let_others_run();
         EXPECT_EQ(log, (std::vector<int>{1}));
         EXPECT_EQ(s.available(), 1u);
@@ -224,11 +224,12 @@ TEST(Barrier, OneLeaderPerGenerationAndReusable) {
     std::atomic<int> leaders{0}, passed{0};
     std::vector<join_handle<void>> hs;
     for (int i = 0; i < 12; ++i) {  // three generations
-        hs.push_back(rt.spawn([](barrier& b, std::atomic<int>& l, std::atomic<int>& p) -> task<void> {
-            auto r = co_await b.wait();
-            if (r.is_leader()) l.fetch_add(1);
-            p.fetch_add(1);
-        }(b, leaders, passed)));
+        hs.push_back(
+            rt.spawn([](barrier& b, std::atomic<int>& l, std::atomic<int>& p) -> task<void> {
+                auto r = co_await b.wait();
+                if (r.is_leader()) l.fetch_add(1);
+                p.fetch_add(1);
+            }(b, leaders, passed)));
     }
     for (auto& h : hs) h.join();
     EXPECT_EQ(leaders.load(), 3);
@@ -246,7 +247,8 @@ TEST(Barrier, AnAbortedWaiterLeavesTheCount) {
         a.abort();
         co_await let_others_run();
         // Had the aborted waiter still counted, this wait would lead at once.
-        auto c = spawn([](barrier& b) -> task<bool> { co_return (co_await b.wait()).is_leader(); }(b));
+        auto c =
+            spawn([](barrier& b) -> task<bool> { co_return (co_await b.wait()).is_leader(); }(b));
         co_await let_others_run();
         EXPECT_FALSE(c.is_finished());
         auto r = co_await b.wait();
@@ -261,14 +263,14 @@ TEST(OnceCell, InitializerRunsOnceForConcurrentCallers) {
     std::atomic<int> calls{0};
     std::vector<join_handle<const std::string*>> hs;
     for (int i = 0; i < 32; ++i) {
-        hs.push_back(rt.spawn([](once_cell<std::string>& cell, std::atomic<int>& calls)
-                                  -> task<const std::string*> {
-            co_return co_await cell.get_or_init([&calls]() -> task<std::string> {
-                calls.fetch_add(1);
-                co_await sleep(2ms);  // an asynchronous initializer
-                co_return std::string("ready");
-            });
-        }(cell, calls)));
+        hs.push_back(rt.spawn(
+            [](once_cell<std::string>& cell, std::atomic<int>& calls) -> task<const std::string*> {
+                co_return co_await cell.get_or_init([&calls]() -> task<std::string> {
+                    calls.fetch_add(1);
+                    co_await sleep(2ms);  // an asynchronous initializer
+                    co_return std::string("ready");
+                });
+            }(cell, calls)));
     }
     const std::string* first = hs[0].join();
     for (std::size_t i = 1; i < hs.size(); ++i) EXPECT_EQ(hs[i].join(), first);

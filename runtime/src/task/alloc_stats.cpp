@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "task/alloc_stats.hpp"
 
-#include <mutex>
+#include "base/mutex.hpp"
 
 namespace blitz::detail::alloc_stats {
 namespace {
 
 struct registry {
-    std::mutex mu;
-    block* head = nullptr;  // guarded by mu
-    totals retired;         // guarded by mu: counts of threads that have exited
+    mutex mu;
+    block* head BLITZ_GUARDED_BY(mu) = nullptr;
+    totals retired BLITZ_GUARDED_BY(mu);  // counts of threads that have exited
 };
 registry& reg() {
     static registry* r = new registry();  // never destroyed: thread exits may come late
@@ -20,7 +20,7 @@ registry& reg() {
 
 block::block() {
     registry& r = reg();
-    std::lock_guard<std::mutex> l(r.mu);
+    lock_guard l(r.mu);
     next = r.head;
     if (r.head) r.head->prev = this;
     r.head = this;
@@ -28,7 +28,7 @@ block::block() {
 
 block::~block() {
     registry& r = reg();
-    std::lock_guard<std::mutex> l(r.mu);
+    lock_guard l(r.mu);
     r.retired.allocs += allocs.load(std::memory_order_relaxed);
     r.retired.bytes += bytes.load(std::memory_order_relaxed);
     r.retired.frees += frees.load(std::memory_order_relaxed);
@@ -41,7 +41,7 @@ block::~block() {
 
 totals read() {
     registry& r = reg();
-    std::lock_guard<std::mutex> l(r.mu);
+    lock_guard l(r.mu);
     totals t = r.retired;
     for (block* b = r.head; b; b = b->next) {
         t.allocs += b->allocs.load(std::memory_order_relaxed);  // relaxed: statistics

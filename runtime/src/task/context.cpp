@@ -30,7 +30,9 @@ const runtime_context* current_or_draining_runtime() noexcept {
 }
 
 #if BLITZ_FAULTS
-bool fault_drop_exceptions() noexcept { return tl_runtime && tl_runtime->cfg->debug.drop_exceptions; }
+bool fault_drop_exceptions() noexcept {
+    return tl_runtime && tl_runtime->cfg->debug.drop_exceptions;
+}
 
 bool fault_select_completes_losers() noexcept {
     return tl_runtime && tl_runtime->cfg->debug.select_completes_losers;

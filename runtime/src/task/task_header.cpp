@@ -24,7 +24,8 @@ thread_local task_header* tl_fresh_header = nullptr;
 // ---- the task waker ----
 void waker_wake(void* p) noexcept {
     auto* t = static_cast<task_header*>(p);
-    if (t->transition_to_scheduled(/*consume=*/true)) t->scheduler()->schedule(t, /*is_yield=*/false);
+    if (t->transition_to_scheduled(/*consume=*/true))
+        t->scheduler()->schedule(t, /*is_yield=*/false);
 }
 void waker_wake_by_ref(void* p) noexcept {
     auto* t = static_cast<task_header*>(p);
@@ -121,9 +122,11 @@ void* allocate_task_frame(std::size_t frame_size, std::size_t slot_bytes) {
 void task_header::release_block(task_header* h) noexcept {
     if (h->result_dtor_) h->result_dtor_(h->result_slot_);
     void* block = reinterpret_cast<std::byte*>(h) - h->slot_bytes_;
-    const std::size_t c = block_cache::class_of(h->slot_bytes_ + header_prefix_size + h->frame_size_);
+    const std::size_t c =
+        block_cache::class_of(h->slot_bytes_ + header_prefix_size + h->frame_size_);
     h->~task_header();
-    if (!(block_cache_on && c < block_cache::classes && tl_blocks.give(c, block))) ::operator delete(block);
+    if (!(block_cache_on && c < block_cache::classes && tl_blocks.give(c, block)))
+        ::operator delete(block);
     alloc_stats::on_free();
 }
 
@@ -268,7 +271,8 @@ bool task_header::transition_to_scheduled(bool consume, bool fault_enqueue_runni
     for (;;) {
         std::uint64_t ns;
         bool enqueue = false;
-        if (BLITZ_FAULT(fault_enqueue_running) && lifecycle_of(s) == lifecycle::running) [[unlikely]] {
+        if (BLITZ_FAULT(fault_enqueue_running) && lifecycle_of(s) == lifecycle::running)
+            [[unlikely]] {
             ns = s + (consume ? 0 : ref_one);
             if (state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel,
                                              std::memory_order_acquire)) {
@@ -469,7 +473,6 @@ void wait_blocking(task_header* t) {
     }
     thread_signal::drop(sig);
 }
-
 
 void cancel_here_if_idle(task_header* t) noexcept {
     // Not idle: it is queued or running, and whoever polls it next completes it as cancelled.

@@ -167,7 +167,7 @@ TEST_F(StateWord, WakeByRefOfARunningTaskOnlyNotifiesAndKeepsTheWaker) {
     EXPECT_TRUE(s() & notified);
     EXPECT_TRUE(static_cast<bool>(w));
     EXPECT_EQ(refs_of(s()), 4u);
-    std::move(w).wake();  // consumes: running, so the waker's reference is dropped
+    std::move(w).wake();                 // consumes: running, so the waker's reference is dropped
     EXPECT_FALSE(static_cast<bool>(w));  // NOLINT(bugprone-use-after-move): moved-from is empty
     EXPECT_EQ(refs_of(s()), 3u);
 }

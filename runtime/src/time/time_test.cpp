@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "blitz/blitz.hpp"
 #include "base/rng.hpp"
+#include "blitz/blitz.hpp"
 
 namespace blitz {
 namespace {
@@ -70,8 +70,9 @@ TEST(PausedTime, ThousandsOfRandomSleepersWakeAtTheRightAdvance) {
             done.fetch_add(1);
         }(want[i], start, woke_ms[i], completed)));
     }
-    auto due_by = [&](int t) { return int(std::count_if(want.begin(), want.end(),
-                                                        [&](int w) { return w <= t; })); };
+    auto due_by = [&](int t) {
+        return int(std::count_if(want.begin(), want.end(), [&](int w) { return w <= t; }));
+    };
     ASSERT_TRUE(eventually([&] { return completed.load() == due_by(0); }));
     // Advance in steps of 7 ms. After each step exactly the sleepers due by then have run
     // (the model), each at the virtual time of the first step that reached its deadline.
@@ -262,9 +263,7 @@ TEST(Interval, MissedTickPoliciesBurstDelayAndSkip) {
     EXPECT_EQ(skip, (std::vector<std::int64_t>{35, 40, 50}));
 }
 
-TEST(Interval, RejectsANonPositivePeriod) {
-    EXPECT_THROW(interval(0ms), std::invalid_argument);
-}
+TEST(Interval, RejectsANonPositivePeriod) { EXPECT_THROW(interval(0ms), std::invalid_argument); }
 
 // ---- timeout ----
 
@@ -310,7 +309,8 @@ TEST(Timeout, RethrowsTheTasksException) {
             co_return 0;
         };
         (void)co_await timeout(1h, bad());
-    }()), std::runtime_error);
+    }()),
+                 std::runtime_error);
 }
 
 TEST(Timeout, OnAJoinHandleLeavesTheTaskRunning) {
@@ -322,7 +322,7 @@ TEST(Timeout, OnAJoinHandleLeavesTheTaskRunning) {
         }());
         auto first = co_await timeout(10ms, slow);
         auto second = co_await timeout(1h, slow);
-        co_return first.timed_out() && second && second.value() == 3;
+        co_return first.timed_out() && second&& second.value() == 3;
     }());
     ASSERT_TRUE(eventually([&] { return rt.metrics().timers_pending == 2; }));
     rt.advance(10ms);

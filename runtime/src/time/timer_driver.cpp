@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "time/timer_driver.hpp"
 
-#include "blitz/detail/faults.hpp"
-
 #include <algorithm>
 #include <stdexcept>
+
+#include "blitz/detail/faults.hpp"
 
 namespace blitz::detail {
 namespace {
@@ -43,7 +43,7 @@ bool timer_driver::arm(timer_slot& s, clock::time_point deadline, waker w) {
     lock_guard l(mu_);
     s.deadline = deadline_tick(deadline);
     s.fired.store(false, std::memory_order_relaxed);  // relaxed: the slot is not shared yet
-    if (!wheel_.insert(&s)) return false;  // already due: the caller proceeds at once
+    if (!wheel_.insert(&s)) return false;             // already due: the caller proceeds at once
     s.w = std::move(w);
     publish_next();
     return true;
@@ -54,7 +54,10 @@ bool timer_driver::disarm(timer_slot& s) noexcept {
     {
         lock_guard l(mu_);
         if (s.level == timer_entry::pending_level) {
-            if (s.prev) s.prev->next = s.next; else pending_ = s.next;
+            if (s.prev)
+                s.prev->next = s.next;
+            else
+                pending_ = s.next;
             if (s.next) s.next->prev = s.prev;
             s.prev = s.next = nullptr;
             s.level = timer_entry::unlinked;

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <optional>
 
-#include "blitz/detail/timer_slot.hpp"
 #include "base/atomic.hpp"
 #include "base/mutex.hpp"
+#include "blitz/detail/timer_slot.hpp"
 #include "time/timer_wheel.hpp"
 
 namespace blitz::detail {

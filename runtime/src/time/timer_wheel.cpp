@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "time/timer_wheel.hpp"
 
-#include "blitz/detail/faults.hpp"
-
 #include <cassert>
+
+#include "blitz/detail/faults.hpp"
 
 namespace blitz::detail {
 
@@ -17,7 +17,8 @@ void timer_wheel::link(timer_entry*& head, timer_entry* e) noexcept {
 bool timer_wheel::insert(timer_entry* e) noexcept {
     assert(!e->linked());
     if (e->deadline <= elapsed_) return false;  // due already: the caller fires it
-    const unsigned level = level_for(elapsed_, e->deadline, BLITZ_FAULT(faults_.level_by_difference));
+    const unsigned level =
+        level_for(elapsed_, e->deadline, BLITZ_FAULT(faults_.level_by_difference));
     ++count_;
     if (level == timer_entry::overflow_level) {
         e->level = timer_entry::overflow_level;
@@ -73,7 +74,8 @@ std::optional<timer_wheel::expiration> timer_wheel::next_wheel_expiration() cons
 
 std::optional<std::uint64_t> timer_wheel::next_expiration() const noexcept {
     if (auto x = next_wheel_expiration()) {
-        if (BLITZ_FAULT(faults_.next_highest_slot)) {  // T2's fault: the last occupied slot of that level
+        if (BLITZ_FAULT(
+                faults_.next_highest_slot)) {  // T2's fault: the last occupied slot of that level
             const unsigned shift = bits_per_level * x->level;
             const unsigned top = 63 - static_cast<unsigned>(std::countl_zero(occupied_[x->level]));
             return (elapsed_ & ~((std::uint64_t{1} << (shift + bits_per_level)) - 1)) +

@@ -132,16 +132,20 @@ struct model_run {
 };
 
 std::uint64_t pick_offset(fast_rng& r) {
-    static const std::uint64_t edges[] = {0,         1,         63,        64,        65,
-                                          4095,      4096,      4097,      k64(3) - 1, k64(3),
-                                          k64(3) + 1, k64(4) - 1, k64(4),   k64(4) + 1, k64(5) - 1,
-                                          k64(5),    k64(5) + 1};
+    static const std::uint64_t edges[] = {0,          1,          63,     64,         65,
+                                          4095,       4096,       4097,   k64(3) - 1, k64(3),
+                                          k64(3) + 1, k64(4) - 1, k64(4), k64(4) + 1, k64(5) - 1,
+                                          k64(5),     k64(5) + 1};
     const std::uint64_t thirty_days = 30ull * 24 * 3600 * 1000;
     switch (r.bounded(4)) {
-        case 0: return edges[r.bounded(sizeof edges / sizeof edges[0])];
-        case 1: return r.bounded(200);
-        case 2: return (std::uint64_t{r.next()} << 20 | r.next()) % thirty_days;
-        default: return std::uint64_t{r.next()} % (k64(1 + r.bounded(4)) + 1);
+        case 0:
+            return edges[r.bounded(sizeof edges / sizeof edges[0])];
+        case 1:
+            return r.bounded(200);
+        case 2:
+            return (std::uint64_t{r.next()} << 20 | r.next()) % thirty_days;
+        default:
+            return std::uint64_t{r.next()} % (k64(1 + r.bounded(4)) + 1);
     }
 }
 
@@ -164,15 +168,19 @@ model_run differential(std::uint64_t seed, int ops) {
             if (!m.insert(d) && d > now) return fail("insert refused a deadline in the future");
         } else if (kind < 7) {  // cancel a random live timer
             if (m.pending() == 0) continue;
-            m.cancel_nth(r.bounded(
-                static_cast<std::uint32_t>(std::min<std::size_t>(m.pending(), 1000))));
+            m.cancel_nth(
+                r.bounded(static_cast<std::uint32_t>(std::min<std::size_t>(m.pending(), 1000))));
         } else {  // advance: a little, a lot, or exactly to / just before a pending deadline
             std::uint64_t target = now;
             const unsigned how = r.bounded(5);
-            if (how == 0) target = now + r.bounded(3);
-            else if (how == 1) target = now + r.bounded(5000);
-            else if (how == 2) target = now + (std::uint64_t{r.next()} % k64(4 + r.bounded(2)));
-            else if (m.pending() > 0) target = std::max(now, m.earliest() - r.bounded(2));
+            if (how == 0)
+                target = now + r.bounded(3);
+            else if (how == 1)
+                target = now + r.bounded(5000);
+            else if (how == 2)
+                target = now + (std::uint64_t{r.next()} % k64(4 + r.bounded(2)));
+            else if (m.pending() > 0)
+                target = std::max(now, m.earliest() - r.bounded(2));
             const wheel_model::step st = m.advance(target);
             if (st.early) return fail("an entry fired before its deadline");
             if (!st.same_fired) {

@@ -3,17 +3,17 @@
 
 #include <hwloc.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
 
-#include "blitz/topology.hpp"
 #include "base/os.hpp"
+#include "blitz/topology.hpp"
 
 namespace blitz::detail::topo {
 namespace {
@@ -56,7 +56,8 @@ topology_ptr open_topology(const std::string& source, std::string& label) {
     } else if (ends_with(source, ".xml")) {
         label = source;
         const std::string xml = read_text_file(source, "topology XML file");
-        if (hwloc_topology_set_xmlbuffer(t.get(), xml.data(), static_cast<int>(xml.size()) + 1) != 0) {
+        if (hwloc_topology_set_xmlbuffer(t.get(), xml.data(), static_cast<int>(xml.size()) + 1) !=
+            0) {
             throw topology_error("hwloc rejected topology XML file '" + source +
                                  "' (not an hwloc XML export?)");
         }
@@ -102,7 +103,7 @@ machine load_machine(const std::string& source) {
 
     std::map<unsigned, unsigned> package_of, node_of;  // hwloc logical index -> dense index
     std::map<hwloc_obj_t, unsigned> core_of;
-    std::map<unsigned, unsigned> hw_node_dense;          // hwloc node logical -> dense
+    std::map<unsigned, unsigned> hw_node_dense;  // hwloc node logical -> dense
     for (int i = 0; i < npu; ++i) {
         hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, static_cast<unsigned>(i));
         if (!usable(pu->os_index)) continue;
@@ -128,7 +129,8 @@ machine load_machine(const std::string& source) {
         // The first NUMA node whose CPU set holds this PU (memory-only nodes have none).
         unsigned hw_node = 0;
         for (int n = 0; n < nnuma; ++n) {
-            hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n));
+            hwloc_obj_t node =
+                hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n));
             if (node->cpuset && hwloc_bitmap_isset(node->cpuset, static_cast<int>(pu->os_index))) {
                 hw_node = static_cast<unsigned>(n);
                 break;
@@ -137,7 +139,8 @@ machine load_machine(const std::string& source) {
         const auto [nit, fresh_node] = hw_node_dense.emplace(hw_node, hw_node_dense.size());
         if (fresh_node) {
             node_info ni;
-            hwloc_obj_t node = nnuma > 0 ? hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, hw_node) : nullptr;
+            hwloc_obj_t node =
+                nnuma > 0 ? hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, hw_node) : nullptr;
             ni.os = node ? node->os_index : 0;
             ni.package = p.package;
             m.nodes.push_back(ni);

@@ -34,8 +34,9 @@ struct machine {
     std::vector<unsigned long long> distances;  // nodes x nodes latency matrix, or empty
 };
 
-// Loads `source` (empty: this machine, limited to the PUs in the calling thread's CPU set; *.xml: an hwloc XML export; *.synth: a file holding a
-// synthetic string; anything else: a synthetic string). Throws topology_error naming the input.
+// Loads `source` (empty: this machine, limited to the PUs in the calling thread's CPU set; *.xml:
+// an hwloc XML export; *.synth: a file holding a synthetic string; anything else: a synthetic
+// string). Throws topology_error naming the input.
 machine load_machine(const std::string& source);
 
 // Builds a machine from explicit counts, for tests: `packages` x `nodes_per_package` x

@@ -56,7 +56,8 @@ std::vector<unsigned> place_workers(const machine& m, const topology_options& o,
                                    [&](const pu_info& p) { return p.os == os; });
             if (it == m.pus.end()) {
                 std::string have;
-                for (const pu_info& p : m.pus) have += (have.empty() ? "" : ",") + std::to_string(p.os);
+                for (const pu_info& p : m.pus)
+                    have += (have.empty() ? "" : ",") + std::to_string(p.os);
                 throw topology_error("placement list: PU " + std::to_string(os) + " (worker " +
                                      std::to_string(k) + ") does not exist on " + m.source +
                                      " (PUs: " + have + ")");
@@ -130,7 +131,8 @@ victim_tiers tiers_for(const std::vector<worker_site>& sites, unsigned self, boo
     for (unsigned tier = 0; tier < 3; ++tier) {
         for (unsigned v = 0; v < sites.size(); ++v) {
             if (v == self) continue;
-            const unsigned d = flat ? 0 : static_cast<unsigned>(distance_between(sites[self], sites[v]));
+            const unsigned d =
+                flat ? 0 : static_cast<unsigned>(distance_between(sites[self], sites[v]));
             if (d == tier) t.victims.push_back(v);
         }
         t.end[tier] = static_cast<unsigned>(t.victims.size());

@@ -19,10 +19,14 @@ std::string plural(unsigned n, const char* one, const char* many) {
 
 const char* to_string(placement_policy p) noexcept {
     switch (p) {
-        case placement_policy::none: return "none";
-        case placement_policy::compact: return "compact";
-        case placement_policy::scatter: return "scatter";
-        case placement_policy::list: return "list";
+        case placement_policy::none:
+            return "none";
+        case placement_policy::compact:
+            return "compact";
+        case placement_policy::scatter:
+            return "scatter";
+        case placement_policy::list:
+            return "list";
     }
     return "?";
 }
@@ -104,14 +108,16 @@ plan make_plan(const config& cfg, unsigned workers, bool inspect) {
         if (o.policy == placement_policy::list) {
             workers = static_cast<unsigned>(o.pus.size());
         } else if (p.placed) {
-            workers = std::min<unsigned>(
-                static_cast<unsigned>(eligible_pus(m, o.one_pu_per_core).size()), config::max_workers);
+            workers =
+                std::min<unsigned>(static_cast<unsigned>(eligible_pus(m, o.one_pu_per_core).size()),
+                                   config::max_workers);
         } else {
             workers = cfg.resolved_workers();
         }
     }
     std::vector<unsigned> where;
-    if (p.placed) where = place_workers(m, o, workers, BLITZ_FAULT(cfg.debug.scatter_ignores_nodes));
+    if (p.placed)
+        where = place_workers(m, o, workers, BLITZ_FAULT(cfg.debug.scatter_ignores_nodes));
 
     // Node-local memory needs a real machine whose kernel agrees it has several nodes: libnuma
     // "succeeds" on a one-node machine by placing the pages on node 0.

@@ -14,9 +14,9 @@
 #include <string>
 #include <thread>
 
+#include "base/os.hpp"
 #include "blitz/blitz.hpp"
 #include "topo/machine.hpp"
-#include "base/os.hpp"
 #include "topo/placement.hpp"
 #include "topo/plan.hpp"
 
@@ -154,7 +154,9 @@ TEST(TopoPlace, ScatterAlternatesPackagesAndBalancesNodes) {
             hi = std::max(hi, per_node[k]);
         }
         EXPECT_LE(hi - lo, 1u) << n << " workers";
-        EXPECT_LE(std::max(per_package[0], per_package[1]) - std::min(per_package[0], per_package[1]), 1u);
+        EXPECT_LE(
+            std::max(per_package[0], per_package[1]) - std::min(per_package[0], per_package[1]),
+            1u);
     }
 }
 
@@ -182,12 +184,14 @@ TEST(TopoPlace, ScatterSkipsFullNodesOnUnevenMachines) {
 
 TEST(TopoPlace, ImpossiblePlacementsNameTheInput) {
     const machine m = load_machine(four_nodes);
-    EXPECT_NE(error_of([&] { place_workers(m, opts(placement_policy::compact), 65); })
-                  .find("65 pinned workers but only 64 PUs"),
+    EXPECT_NE(error_of([&] {
+                  place_workers(m, opts(placement_policy::compact), 65);
+              }).find("65 pinned workers but only 64 PUs"),
               std::string::npos);
     const machine s = load_machine(two_by_two);
-    EXPECT_NE(error_of([&] { place_workers(s, opts(placement_policy::scatter, true), 33); })
-                  .find("32 cores (one PU per core)"),
+    EXPECT_NE(error_of([&] {
+                  place_workers(s, opts(placement_policy::scatter, true), 33);
+              }).find("32 cores (one PU per core)"),
               std::string::npos);
     topology_options l = opts(placement_policy::list);
     l.pus = {3, 99};
@@ -245,9 +249,7 @@ TEST(TopoConfig, ValidationNamesTheField) {
 
 // ---- runtimes -----------------------------------------------------------------------------
 
-task<int> where_am_i() {
-    co_return os::current_cpu();
-}
+task<int> where_am_i() { co_return os::current_cpu(); }
 
 TEST(TopoRuntime, PinnedWorkersRunOnlyOnTheirPu) {
     const unsigned pus = static_cast<unsigned>(load_machine("").pus.size());
@@ -324,7 +326,7 @@ TEST(TopoRuntime, SyntheticTopologyPlansButBindsNothing) {
     for (const worker_placement& w : r.workers) {
         EXPECT_FALSE(w.bound);
         EXPECT_FALSE(w.memory_bound);
-        EXPECT_EQ(w.memory_node, w.node);  // decided, not applied
+        EXPECT_EQ(w.memory_node, w.node);     // decided, not applied
         EXPECT_EQ(w.observed_cpus, process);  // the thread was left alone
     }
     EXPECT_EQ(rt.block_on(where_am_i()) >= 0, true);
@@ -337,7 +339,8 @@ task<void> spin_spawner(unsigned n, std::atomic<unsigned>& done) {
             for (unsigned k = 0; k < 2000; ++k) x = x + k;
             d.fetch_add(1, std::memory_order_relaxed);
             co_return;
-        }(done)).detach();
+        }(done))
+            .detach();
     }
     co_return;
 }
@@ -357,7 +360,8 @@ TEST(TopoRuntime, StealsAreCountedByDistance) {
 TEST(TopoRuntime, BindFailureNamesWorkerAndPu) {
     // hwloc treats a synthetic topology as this machine when HWLOC_THISSYSTEM=1: its PU 3 does
     // not exist here (unless this machine has 4 CPUs), so binding fails for real.
-    if (load_machine("").pus.size() >= 64) GTEST_SKIP() << "needs a machine with fewer than 64 CPUs";
+    if (load_machine("").pus.size() >= 64)
+        GTEST_SKIP() << "needs a machine with fewer than 64 CPUs";
     setenv("HWLOC_THISSYSTEM", "1", 1);
     config c;
     c.topology.source = "pack:1 core:64 pu:1";

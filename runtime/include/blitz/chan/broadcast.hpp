@@ -38,7 +38,9 @@ class broadcast_recv {
 public:
     enum class status { value, lagged, closed };
     static broadcast_recv of(T v) { return broadcast_recv(status::value, std::move(v), 0); }
-    static broadcast_recv lag(std::uint64_t n) { return broadcast_recv(status::lagged, std::nullopt, n); }
+    static broadcast_recv lag(std::uint64_t n) {
+        return broadcast_recv(status::lagged, std::nullopt, n);
+    }
     static broadcast_recv end() { return broadcast_recv(status::closed, std::nullopt, 0); }
 
     status what() const noexcept { return st_; }
@@ -52,7 +54,8 @@ public:
     }
 
 private:
-    broadcast_recv(status s, std::optional<T> v, std::uint64_t m) : st_(s), v_(std::move(v)), missed_(m) {}
+    broadcast_recv(status s, std::optional<T> v, std::uint64_t m)
+        : st_(s), v_(std::move(v)), missed_(m) {}
     status st_;
     std::optional<T> v_;
     std::uint64_t missed_;
@@ -65,8 +68,7 @@ class broadcast_sender;
 template <class T>
 class broadcast_receiver {
 public:
-    broadcast_receiver(broadcast_receiver&& o) noexcept
-        : s_(std::move(o.s_)), pos_(o.pos_) {}
+    broadcast_receiver(broadcast_receiver&& o) noexcept : s_(std::move(o.s_)), pos_(o.pos_) {}
     ~broadcast_receiver() {
         if (!s_) return;
         std::lock_guard<std::mutex> l(s_->mu);
@@ -79,7 +81,8 @@ public:
     };
     class [[nodiscard]] recv_awaiter {
     public:
-        explicit recv_awaiter(broadcast_receiver& r) : r_(r), w_(r.s_->mu, r.s_->waiters, ready_pred{&r}) {}
+        explicit recv_awaiter(broadcast_receiver& r)
+            : r_(r), w_(r.s_->mu, r.s_->waiters, ready_pred{&r}) {}
         bool await_ready() { return w_.await_ready(); }
         bool await_suspend(std::coroutine_handle<> h) { return w_.await_suspend(h); }
         broadcast_recv<T> await_resume() { return r_.take(); }
@@ -159,6 +162,7 @@ public:
         ++s_->receivers;
         return broadcast_receiver<T>(s_, s_->next);
     }
+
 private:
 #if BLITZ_FAULTS
     friend struct testing::access;

@@ -145,7 +145,8 @@ public:
 
     class [[nodiscard]] send_awaiter {
     public:
-        send_awaiter(detail::chan_state<T>& s, T v) : s_(s), v_(std::move(v)), a_(s.free_slots().acquire(1)) {}
+        send_awaiter(detail::chan_state<T>& s, T v)
+            : s_(s), v_(std::move(v)), a_(s.free_slots().acquire(1)) {}
         bool await_ready() noexcept {
             if (s_.receivers.load(std::memory_order_acquire) == 0) {
                 closed_ = true;
@@ -158,7 +159,8 @@ public:
         send_result<T> await_resume() {
             if (closed_) return send_result<T>::back(send_result<T>::status::closed, std::move(v_));
             semaphore_permit p = a_.await_resume();
-            if (a_.closed()) return send_result<T>::back(send_result<T>::status::closed, std::move(v_));
+            if (a_.closed())
+                return send_result<T>::back(send_result<T>::status::closed, std::move(v_));
             if (BLITZ_FAULT(s_.fault_drop_waiting_send) && !ready_first_) {
                 return send_result<T>::ok();  // the control: the slot goes back, the value is lost
             }

@@ -23,7 +23,8 @@ namespace blitz::detail {
 template <class Pred>
 class [[nodiscard]] cond_awaiter {
 public:
-    cond_awaiter(std::mutex& mu, wait_queue& q, Pred pred) : mu_(mu), q_(q), pred_(std::move(pred)), node_(this) {}
+    cond_awaiter(std::mutex& mu, wait_queue& q, Pred pred)
+        : mu_(mu), q_(q), pred_(std::move(pred)), node_(this) {}
     cond_awaiter(const cond_awaiter&) = delete;
     cond_awaiter& operator=(const cond_awaiter&) = delete;
     ~cond_awaiter() {

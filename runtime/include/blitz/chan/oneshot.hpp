@@ -70,7 +70,9 @@ public:
     // Delivers v, or hands it back (closed()) if the receiver is gone.
     // Throws std::logic_error on a sender that already sent or was moved from.
     send_result<T> send(T v) && {
-        if (!s_) throw std::logic_error("blitz::oneshot_sender::send: the sender already sent or was moved from");
+        if (!s_)
+            throw std::logic_error(
+                "blitz::oneshot_sender::send: the sender already sent or was moved from");
         state* s = std::exchange(s_, nullptr);
         if (s->bits.load(std::memory_order_acquire) & state::rx_gone) {
             s->bits.fetch_or(state::tx_gone, std::memory_order_relaxed);
@@ -79,7 +81,8 @@ public:
         }
         s->value.emplace(std::move(v));
         // acq_rel: publishes the value; sees the receiver's waker if it registered first
-        const std::uint32_t prev = s->bits.fetch_or(state::sent | state::tx_gone, std::memory_order_acq_rel);
+        const std::uint32_t prev =
+            s->bits.fetch_or(state::sent | state::tx_gone, std::memory_order_acq_rel);
         if (prev & state::rx_gone) {  // the receiver left meanwhile and will not touch the value
             T back = std::move(*s->value);
             s->value.reset();
@@ -132,7 +135,8 @@ public:
         ~recv_awaiter() {
             if (!registered_ || resumed_) return;
             // Abandoned while registered: take the waker back unless the sender already owns it.
-            const std::uint32_t prev = s_.bits.fetch_and(~state::rx_waiting, std::memory_order_acq_rel);
+            const std::uint32_t prev =
+                s_.bits.fetch_and(~state::rx_waiting, std::memory_order_acq_rel);
             if (!s_.finished(prev)) s_.rx_waker.reset();
         }
 
@@ -163,7 +167,8 @@ public:
         bool enroll() {
             s_.rx_waker = task_->make_waker();
             // acq_rel: publishes the waker; sees the value if the sender came first
-            const std::uint32_t prev = s_.bits.fetch_or(state::rx_waiting, std::memory_order_acq_rel);
+            const std::uint32_t prev =
+                s_.bits.fetch_or(state::rx_waiting, std::memory_order_acq_rel);
             if (s_.finished(prev)) {  // the sender saw no waiter and will not touch the waker
                 s_.rx_waker.reset();
                 return false;
@@ -214,7 +219,8 @@ private:
         state* s = std::exchange(s_, nullptr);
         // A value already sent is destroyed now (nobody will take it); one sent later goes
         // back to the sender.
-        if (s->bits.fetch_or(state::rx_gone, std::memory_order_acq_rel) & state::sent) s->value.reset();
+        if (s->bits.fetch_or(state::rx_gone, std::memory_order_acq_rel) & state::sent)
+            s->value.reset();
         state::release(s);
     }
     state* s_;

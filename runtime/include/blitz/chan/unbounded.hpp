@@ -47,7 +47,8 @@ public:
     send_result<T> send(T v) {
         detail::wake_batch b;
         std::unique_lock<std::mutex> l(s_->mu);
-        if (s_->receiver_gone) return send_result<T>::back(send_result<T>::status::closed, std::move(v));
+        if (s_->receiver_gone)
+            return send_result<T>::back(send_result<T>::status::closed, std::move(v));
         s_->q.push_back(std::move(v));
         detail::wake_all(s_->waiters, l, b);
         l.unlock();
@@ -81,7 +82,8 @@ public:
     };
     class [[nodiscard]] recv_awaiter {
     public:
-        explicit recv_awaiter(detail::unbounded_state<T>& s) : s_(s), w_(s.mu, s.waiters, ready_pred{&s}) {}
+        explicit recv_awaiter(detail::unbounded_state<T>& s)
+            : s_(s), w_(s.mu, s.waiters, ready_pred{&s}) {}
         bool await_ready() { return w_.await_ready(); }
         bool await_suspend(std::coroutine_handle<> h) { return w_.await_suspend(h); }
         std::optional<T> await_resume() {

@@ -63,7 +63,8 @@ public:
     };
     class [[nodiscard]] changed_awaiter {
     public:
-        explicit changed_awaiter(watch_receiver& r) : r_(r), w_(r.s_->mu, r.s_->waiters, ready_pred{&r}) {}
+        explicit changed_awaiter(watch_receiver& r)
+            : r_(r), w_(r.s_->mu, r.s_->waiters, ready_pred{&r}) {}
         bool await_ready() {
             // An unseen version needs no lock (B2's budget still applies through cond_awaiter
             // once it is spent).
@@ -118,6 +119,7 @@ public:
         b.flush();
     }
     watch_receiver<T> subscribe() const { return watch_receiver<T>(s_); }
+
 private:
 #if BLITZ_FAULTS
     friend struct testing::access;

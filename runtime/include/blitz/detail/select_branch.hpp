@@ -132,7 +132,7 @@ class awaitable_branch {
         using type = std::remove_reference_t<X>&;
     };
     template <class X>
-    requires member_co_await<X>
+        requires member_co_await<X>
     struct awaiter_of<X> {
         using type = decltype(std::declval<X>().operator co_await());
     };
@@ -188,7 +188,7 @@ struct branch_type {
     using type = awaitable_branch<A>;
 };
 template <class A>
-requires is_blitz_task<std::remove_cvref_t<A>>::value
+    requires is_blitz_task<std::remove_cvref_t<A>>::value
 struct branch_type<A> {
     using type = task_branch<typename std::remove_cvref_t<A>::value_type>;
 };
@@ -275,7 +275,8 @@ public:
 
     value_type await_resume() {
         if (won_ == n) won_ = scope_.active();
-        if (BLITZ_FAULT(fault_select_completes_losers())) [[unlikely]] complete_ready_losers();
+        if (BLITZ_FAULT(fault_select_completes_losers())) [[unlikely]]
+            complete_ready_losers();
         scope_.leave();
         for_each_until([&](auto& b, unsigned i) {
             if (i != won_) b.lose();
@@ -294,10 +295,12 @@ private:
     // Calls f(branch, index) in order until it returns true.
     template <class F>
     void for_each_until(F&& f) {
-        std::apply([&](auto&... b) {
-            unsigned i = 0;
-            (void)((f(b, i++)) || ...);
-        }, branches_);
+        std::apply(
+            [&](auto&... b) {
+                unsigned i = 0;
+                (void)((f(b, i++)) || ...);
+            },
+            branches_);
     }
     // X7's negative control only: every losing awaitable branch that is ready now is completed
     // and its result discarded (a value it received is lost), as a select that ran each branch

@@ -28,7 +28,7 @@ struct scope_slot {
     std::coroutine_handle<> h{};  // resumed when the branch is ready (null: an inner scope sets it)
     ready_fn ready = nullptr;     // the branch's readiness check (null: ready on any poll)
     const void* ctx = nullptr;
-    bool armed = false;           // the branch has suspended and not been chosen since
+    bool armed = false;  // the branch has suspended and not been chosen since
 };
 
 // The branches of one select, as the task's poll sees them. A task suspended on a select is

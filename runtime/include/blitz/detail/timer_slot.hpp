@@ -28,8 +28,8 @@ struct timer_entry {
 
 // An entry plus the waker to call when it fires and the flag readiness checks read.
 struct timer_slot : timer_entry {
-    waker w;                          // guarded by the driver's lock until taken
-    detail::atomic<bool> fired{false};   // set (release) after the waker was taken
+    waker w;                            // guarded by the driver's lock until taken
+    detail::atomic<bool> fired{false};  // set (release) after the waker was taken
 };
 
 }  // namespace blitz::detail

@@ -19,7 +19,7 @@ namespace detail {
 struct cancel_state {
     detail::atomic<bool> cancelled{false};
     std::mutex mu;
-    wait_queue waiters;                                // under mu
+    wait_queue waiters;                                 // under mu
     std::vector<std::weak_ptr<cancel_state>> children;  // under mu
 };
 }  // namespace detail

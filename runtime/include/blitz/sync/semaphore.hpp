@@ -138,10 +138,10 @@ public:
         }
         semaphore& s_;
         const std::size_t n_;
-        std::size_t held_ = 0;  // granted so far; under s_.mu_ while queued
-        bool resumed_ = false;  // the permits went to a semaphore_permit
-        bool closed_ = false;   // failed because the semaphore was closed (set under s_.mu_)
-        bool coop_yield_ = false;  // out of budget: yield, then acquire
+        std::size_t held_ = 0;        // granted so far; under s_.mu_ while queued
+        bool resumed_ = false;        // the permits went to a semaphore_permit
+        bool closed_ = false;         // failed because the semaphore was closed (set under s_.mu_)
+        bool coop_yield_ = false;     // out of budget: yield, then acquire
         bool queue_granted_ = false;  // completed in the queue (counted in granted_waiting_)
         detail::task_header* task_ = nullptr;
         detail::wait_node node_;
@@ -184,8 +184,7 @@ public:
     // Closed, nothing free, and no grant outstanding that could come back.
     bool is_closed_and_drained() const noexcept {
         // acquire: pairs with close(); every release before it is then visible
-        return closed_.load(std::memory_order_acquire) && available() == 0 &&
-               !grants_outstanding();
+        return closed_.load(std::memory_order_acquire) && available() == 0 && !grants_outstanding();
     }
     bool grants_outstanding() const noexcept {
         return granted_waiting_.load(std::memory_order_seq_cst) != 0;
@@ -215,7 +214,8 @@ private:
     void close_waiters_locked(std::unique_lock<std::mutex>& l, detail::wake_batch& b) noexcept;
     // Hands n permits to waiters in order, the rest to the free count. Under mu_; flushes the
     // batch (unlocking and relocking) when it fills.
-    void give_locked(std::size_t n, std::unique_lock<std::mutex>& l, detail::wake_batch& b) noexcept;
+    void give_locked(std::size_t n, std::unique_lock<std::mutex>& l,
+                     detail::wake_batch& b) noexcept;
     detail::wait_node* next_waiter() noexcept;
 
     detail::atomic<std::size_t> permits_;

@@ -116,7 +116,8 @@ private:
 // Call with `l` held; a full batch is flushed with the mutex released, and the caller flushes
 // the rest after unlocking.
 template <class F>
-void complete_all(wait_queue& q, std::unique_lock<std::mutex>& l, wake_batch& b, F on_each) noexcept {
+void complete_all(wait_queue& q, std::unique_lock<std::mutex>& l, wake_batch& b,
+                  F on_each) noexcept {
     wait_queue now;
     q.splice_into(now);
     while (wait_node* w = now.front()) {
