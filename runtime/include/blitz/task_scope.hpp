@@ -18,6 +18,7 @@
 #include "blitz/cancel.hpp"
 #include "blitz/combinators.hpp"
 #include "blitz/detail/context.hpp"
+#include "blitz/detail/mutex.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/join_handle.hpp"
 #include "blitz/runtime.hpp"
@@ -31,11 +32,12 @@ namespace detail {
 // What a scope and its tasks share (the tasks' guards may outlive a scope destroyed by a
 // runtime shutdown). Guarded by mu: the task list, the first error and the wait queue.
 struct scope_state {
-    std::mutex mu;
-    std::vector<task_header*> tasks;  // one reference each, released when the scope goes
-    std::size_t live = 0;             // spawned and not yet finished (frame not yet destroyed)
-    std::exception_ptr first_error;
-    wait_queue waiters;
+    detail::mutex mu;
+    std::vector<task_header*> tasks BLITZ_GUARDED_BY(mu);  // one reference each, released when
+                                                           // the scope goes
+    std::size_t live BLITZ_GUARDED_BY(mu) = 0;  // spawned and not yet finished (frame alive)
+    std::exception_ptr first_error BLITZ_GUARDED_BY(mu);
+    wait_queue waiters BLITZ_GUARDED_BY(mu);
 
     ~scope_state() {
         for (task_header* t : tasks) t->unref();
@@ -43,15 +45,15 @@ struct scope_state {
     // A task's frame is gone (finished, failed or cancelled).
     void done() noexcept {
         wake_batch b;
-        std::unique_lock<std::mutex> l(mu);
-        if (--live == 0) wake_all(waiters, l, b);
+        detail::unique_lock l(mu);
+        if (--live == 0) wake_all(waiters, mu, b);
         l.unlock();
         b.flush();
     }
     void abort_all() noexcept {
         std::vector<task_header*> ts;
         {
-            std::lock_guard<std::mutex> l(mu);
+            detail::lock_guard l(mu);
             ts = tasks;  // abort outside the lock: a cancelled frame's guard takes it
             for (task_header* t : ts) t->ref();
         }
@@ -85,7 +87,7 @@ task<T> scope_task(task<T> t, scope_guard g) {
         }
     } catch (...) {
         {
-            std::lock_guard<std::mutex> l(s->mu);
+            detail::lock_guard l(s->mu);
             if (!s->first_error) s->first_error = std::current_exception();
         }
         throw;
@@ -102,7 +104,7 @@ public:
     scope_wait(const scope_wait&) = delete;
     scope_wait& operator=(const scope_wait&) = delete;
     ~scope_wait() {
-        std::lock_guard<std::mutex> l(s_.mu);
+        detail::lock_guard l(s_.mu);
         if (node_.linked()) node_.unlink();
         node_.w.reset();
     }
@@ -126,7 +128,7 @@ private:
             aborted_ = true;
             s_.abort_all();  // outside the lock: a cancelled frame's guard takes it
         }
-        std::lock_guard<std::mutex> l(s_.mu);
+        detail::lock_guard l(s_.mu);
         if (s_.live == 0 && (!watch_cancel_ || aborted_)) return true;
         if (link && !node_.linked()) {
             node_.done.store(false, std::memory_order_relaxed);
@@ -182,13 +184,13 @@ public:
     template <class T>
     join_handle<T> spawn_with_handle(task<T> t) {
         {
-            std::lock_guard<std::mutex> l(s_->mu);
+            detail::lock_guard l(s_->mu);
             ++s_->live;  // before the task can finish
         }
         auto h = blitz::spawn(detail::scope_task(std::move(t), detail::scope_guard(s_)));
         detail::task_header* hdr = h.header_for_scope();
         hdr->ref();
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         s_->tasks.push_back(hdr);
         return h;
     }
@@ -200,7 +202,7 @@ public:
         void await_resume() {
             std::exception_ptr e;
             {
-                std::lock_guard<std::mutex> l(s_.mu);
+                detail::lock_guard l(s_.mu);
                 e = std::exchange(s_.first_error, nullptr);
             }
             if (e) std::rethrow_exception(e);
@@ -217,7 +219,7 @@ public:
     void abort_all() noexcept { s_->abort_all(); }
     // Tasks spawned and not yet finished.
     std::size_t size() const {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         return s_->live;
     }
 
@@ -309,7 +311,7 @@ public:
     template <class T>
     task<T> track(task<T> t) {
         {
-            std::lock_guard<std::mutex> l(s_->mu);
+            detail::lock_guard l(s_->mu);
             ++s_->live;
         }
         return detail::scope_task(std::move(t), detail::scope_guard(s_));
@@ -317,7 +319,7 @@ public:
     // Returns false if it was already closed.
     bool close() {
         {
-            std::lock_guard<std::mutex> l(s_->mu);
+            detail::lock_guard l(s_->mu);
             if (closed_) return false;
             closed_ = true;
         }
@@ -326,19 +328,19 @@ public:
     }
     // Returns false if it was open.
     bool reopen() {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         if (!closed_) return false;
         closed_ = false;
         ++s_->live;
         return true;
     }
     bool is_closed() const {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         return closed_;
     }
     // Tracked tasks whose frames are not gone yet.
     std::size_t size() const {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         return s_->live - (closed_ ? 0 : 1);
     }
     // co_await tracker.wait(): closed and empty. Cancelling the waiter leaves the tasks alone.
@@ -346,7 +348,7 @@ public:
 
 private:
     std::shared_ptr<detail::scope_state> s_;  // live counts tasks, plus one while open
-    bool closed_ = false;                     // guarded by s_->mu
+    bool closed_ BLITZ_GUARDED_BY(s_->mu) = false;
 };
 
 // Calls f(args...) (which returns a task) and awaits it inside a coroutine that owns f and the

@@ -12,6 +12,7 @@
 #include "blitz/chan/channel.hpp"
 #include "blitz/chan/watch.hpp"
 #include "blitz/config.hpp"
+#include "blitz/detail/mutex.hpp"
 #include "blitz/sync/notify.hpp"
 #include "blitz/sync/semaphore.hpp"
 #include "blitz/testing/runtime_faults.hpp"
@@ -35,12 +36,12 @@ struct access {
     }
     template <class T>
     static void set_hide_lag(broadcast_sender<T>& tx, bool on) {
-        std::lock_guard<std::mutex> l(tx.s_->mu);
+        detail::lock_guard l(tx.s_->mu);
         tx.s_->fault_hide_lag = on;
     }
     template <class T>
     static void set_skip_last(watch_sender<T>& tx, bool on) {
-        std::lock_guard<std::mutex> l(tx.s_->mu);
+        detail::lock_guard l(tx.s_->mu);
         tx.s_->fault_skip_last = on;
     }
 };

@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include "blitz/detail/mutex.hpp"
 #include "blitz/detail/select_scope.hpp"
 
 namespace blitz {
@@ -19,7 +20,7 @@ task_scope::task_scope() : s_(std::make_shared<detail::scope_state>()), drop_wai
 task_scope::~task_scope() {
     detail::select_scope::remove_hooks(hooks_, n_hooks_);
     {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         if (drop_wait_.linked()) drop_wait_.unlink();
         drop_wait_.w.reset();
     }
@@ -29,7 +30,7 @@ task_scope::~task_scope() {
 bool task_scope::settle(detail::drop_hook* h) noexcept {
     auto* self = static_cast<task_scope*>(h->ctx);
     self->s_->abort_all();
-    std::lock_guard<std::mutex> l(self->s_->mu);
+    detail::lock_guard l(self->s_->mu);
     if (self->s_->live == 0) return true;
     if (!self->drop_wait_.linked()) {  // woken when the last task goes
         self->drop_wait_.done.store(false, std::memory_order_relaxed);
@@ -41,7 +42,7 @@ bool task_scope::settle(detail::drop_hook* h) noexcept {
 
 void task_scope::abort_and_wait_blocking() noexcept {
     {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         if (s_->live == 0) return;
     }
     s_->abort_all();
@@ -49,7 +50,7 @@ void task_scope::abort_and_wait_blocking() noexcept {
     if (!detail::current_runtime() && detail::current_or_draining_runtime()) return;
     for (;;) {
         {
-            std::lock_guard<std::mutex> l(s_->mu);
+            detail::lock_guard l(s_->mu);
             if (s_->live == 0) return;
         }
         std::this_thread::yield();

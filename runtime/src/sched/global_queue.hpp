@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "base/atomic.hpp"
-#include "base/mutex.hpp"
 #include "blitz/detail/faults.hpp"
+#include "blitz/detail/mutex.hpp"
 #include "blitz/detail/task_header.hpp"
 
 namespace blitz::detail {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "base/atomic.hpp"
-#include "base/mutex.hpp"
 #include "blitz/config.hpp"
+#include "blitz/detail/mutex.hpp"
 #include "blitz/metrics.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/idle_state.hpp"

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/sync/cancellation_token.hpp"
 
+#include "blitz/detail/mutex.hpp"
+
 namespace blitz {
 
 void cancellation_token::cancel() const {
     std::vector<std::weak_ptr<detail::cancel_state>> children;
     {
         detail::wake_batch b;
-        std::unique_lock<std::mutex> l(s_->mu);
+        detail::unique_lock l(s_->mu);
         if (s_->cancelled.load(std::memory_order_relaxed)) return;
         s_->cancelled.store(true, std::memory_order_release);  // pairs with is_cancelled
         children.swap(s_->children);
-        detail::wake_all(s_->waiters, l, b);
+        detail::wake_all(s_->waiters, s_->mu, b);
         l.unlock();
         b.flush();
     }
@@ -23,7 +25,7 @@ void cancellation_token::cancel() const {
 cancellation_token cancellation_token::child_token() const {
     cancellation_token child;
     {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         if (!s_->cancelled.load(std::memory_order_relaxed)) {
             // Drop children that are gone before adding, so the list tracks live tokens.
             std::erase_if(s_->children, [](const auto& w) { return w.expired(); });
@@ -37,7 +39,7 @@ cancellation_token cancellation_token::child_token() const {
 
 bool cancellation_token::awaiter::await_suspend(std::coroutine_handle<> h) {
     detail::task_header* t = detail::suspend_current(h, &ready, this);
-    std::lock_guard<std::mutex> l(s_->mu);
+    detail::lock_guard l(s_->mu);
     if (s_->cancelled.load(std::memory_order_relaxed)) return false;
     node_.w = t->make_waker();
     s_->waiters.push_back(&node_);
@@ -45,7 +47,7 @@ bool cancellation_token::awaiter::await_suspend(std::coroutine_handle<> h) {
 }
 
 cancellation_token::awaiter::~awaiter() {
-    std::lock_guard<std::mutex> l(s_->mu);
+    detail::lock_guard l(s_->mu);
     if (node_.linked()) {
         node_.unlink();
         node_.w.reset();

@@ -4,18 +4,19 @@
 #include <stdexcept>
 
 #include "blitz/detail/faults.hpp"
+#include "blitz/detail/mutex.hpp"
 
 namespace blitz {
 
 bool notify::take_permit() noexcept {
-    std::lock_guard<std::mutex> l(mu_);
+    detail::lock_guard l(mu_);
     if (permits_ == 0) return false;
     --permits_;
     return true;
 }
 
 bool notify::enqueue(awaiter& a, detail::task_header* t) {
-    std::lock_guard<std::mutex> l(mu_);
+    detail::lock_guard l(mu_);
     if (permits_ > 0) {  // a notify_one came after await_ready
         --permits_;
         return false;
@@ -28,7 +29,7 @@ bool notify::enqueue(awaiter& a, detail::task_header* t) {
 void notify::notify_one() {
     detail::wake_batch b;
     {
-        std::lock_guard<std::mutex> l(mu_);
+        detail::lock_guard l(mu_);
         if (detail::wait_node* w = waiters_.front()) {
             static_cast<awaiter*>(w->owner)->by_one_ = true;
             b.complete(w);
@@ -41,10 +42,10 @@ void notify::notify_one() {
 
 void notify::notify_all() {
     detail::wake_batch b;
-    std::unique_lock<std::mutex> l(mu_);
+    detail::unique_lock l(mu_);
     // Only the tasks waiting now; one that waits again while a full batch is flushed is not
     // woken by this call.
-    detail::wake_all(waiters_, l, b);
+    detail::wake_all(waiters_, mu_, b);
     l.unlock();
     b.flush();
 }
@@ -53,7 +54,7 @@ void notify::abandon(awaiter& a) noexcept {
     if (a.resumed_) return;
     detail::wake_batch b;
     {
-        std::lock_guard<std::mutex> l(mu_);
+        detail::lock_guard l(mu_);
         if (a.node_.linked()) {
             a.node_.unlink();
             a.node_.w.reset();
@@ -72,7 +73,7 @@ void notify::abandon(awaiter& a) noexcept {
 }
 
 unsigned notify::stored_permits() const {
-    std::lock_guard<std::mutex> l(mu_);
+    detail::lock_guard l(mu_);
     return permits_;
 }
 
@@ -82,7 +83,7 @@ barrier::barrier(std::size_t n) : n_(n) {
 
 bool barrier::arrive(awaiter& a, detail::task_header* t) {
     detail::wake_batch b;
-    std::unique_lock<std::mutex> l(mu_);
+    detail::unique_lock l(mu_);
     a.generation_ = generation_;
     if (++arrived_ < n_) {
         a.node_.w = t->make_waker();
@@ -93,7 +94,7 @@ bool barrier::arrive(awaiter& a, detail::task_header* t) {
     a.leader_ = true;
     arrived_ = 0;
     ++generation_;
-    detail::complete_all(waiters_, l, b, [&](detail::wait_node* w) noexcept {
+    detail::complete_all(waiters_, mu_, b, [&](detail::wait_node* w) noexcept {
         if (BLITZ_FAULT(fault_all_lead_)) static_cast<awaiter*>(w->owner)->leader_ = true;
     });
     a.node_.done.store(true, std::memory_order_release);
@@ -103,7 +104,7 @@ bool barrier::arrive(awaiter& a, detail::task_header* t) {
 }
 
 void barrier::abandon(awaiter& a) noexcept {
-    std::lock_guard<std::mutex> l(mu_);
+    detail::lock_guard l(mu_);
     if (a.node_.linked()) {
         a.node_.unlink();
         a.node_.w.reset();
@@ -114,7 +115,7 @@ void barrier::abandon(awaiter& a) noexcept {
 }
 
 std::size_t barrier::generation() const {
-    std::lock_guard<std::mutex> l(mu_);
+    detail::lock_guard l(mu_);
     return generation_;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "blitz/detail/faults.hpp"
+#include "blitz/detail/mutex.hpp"
 
 namespace blitz {
 semaphore::semaphore(std::size_t permits, std::size_t max) : permits_(permits << 1), max_(max) {
@@ -59,7 +60,7 @@ std::optional<semaphore_permit> semaphore::try_acquire(std::size_t n) noexcept {
 }
 
 bool semaphore::enqueue(acquire_awaiter& a, detail::task_header* t) noexcept {
-    std::unique_lock<std::mutex> l(mu_);
+    detail::unique_lock l(mu_);
     if (waiters_.empty()) {
         // Nobody ahead: take what is free now, then raise the queued bit, retrying while
         // lock-free releases keep adding permits.
@@ -95,8 +96,7 @@ detail::wait_node* semaphore::next_waiter() noexcept {
                                      : waiters_.front();  // the control serves newest first
 }
 
-void semaphore::give_locked(std::size_t n, std::unique_lock<std::mutex>& l,
-                            detail::wake_batch& b) noexcept {
+void semaphore::give_locked(std::size_t n, detail::wake_batch& b) noexcept {
     while (n > 0 && !BLITZ_FAULT(faults_.float_permits)) {
         detail::wait_node* w = next_waiter();
         if (!w) break;
@@ -111,9 +111,9 @@ void semaphore::give_locked(std::size_t n, std::unique_lock<std::mutex>& l,
             granted_waiting_.fetch_add(1, std::memory_order_seq_cst);
             b.complete(w);
             if (b.full()) {
-                l.unlock();
+                mu_.unlock();
                 b.flush();
-                l.lock();
+                mu_.lock();
             }
         }
     }
@@ -124,13 +124,13 @@ void semaphore::release_slow(std::size_t n) {
     if (n == 0) return;
     detail::wake_batch b;
     {
-        std::unique_lock<std::mutex> l(mu_);
+        detail::unique_lock l(mu_);
         if (n > max_ - (permits_.load(std::memory_order_relaxed) >> 1)) {  // no wrap-around
             throw std::overflow_error("blitz::semaphore::release: " + std::to_string(n) +
                                       " more permits would exceed the maximum of " +
                                       std::to_string(max_));
         }
-        give_locked(n, l, b);
+        give_locked(n, b);
     }
     b.flush();  // wakers run with the lock released
 }
@@ -139,7 +139,7 @@ void semaphore::abandon(acquire_awaiter& a) noexcept {
     if (a.resumed_) return;
     detail::wake_batch b;
     {
-        std::unique_lock<std::mutex> l(mu_);
+        detail::unique_lock l(mu_);
         if (a.node_.linked()) {
             a.node_.unlink();
             --queued_;
@@ -148,9 +148,9 @@ void semaphore::abandon(acquire_awaiter& a) noexcept {
         // Whatever it was granted (partially while queued, or fully before it could resume)
         // goes to the next waiters (and the queued bit goes if it was the last).
         const std::size_t back = std::exchange(a.held_, 0);
-        give_locked(BLITZ_FAULT(faults_.lose_abandoned_grant) ? 0 : back, l, b);
+        give_locked(BLITZ_FAULT(faults_.lose_abandoned_grant) ? 0 : back, b);
         if (std::exchange(a.queue_granted_, false) && last_grant_gone()) {
-            close_waiters_locked(l, b);  // the last grant came back to nobody: the end now
+            close_waiters_locked(b);  // the last grant came back to nobody: the end now
         }
     }
     b.flush();
@@ -164,16 +164,16 @@ bool semaphore::last_grant_gone() noexcept {
 void semaphore::grant_taken() noexcept {
     if (last_grant_gone()) {
         detail::wake_batch b;
-        std::unique_lock<std::mutex> l(mu_);
-        if (!grants_outstanding()) close_waiters_locked(l, b);
+        detail::unique_lock l(mu_);
+        if (!grants_outstanding()) close_waiters_locked(b);
         l.unlock();
         b.flush();
     }
 }
 
-void semaphore::close_waiters_locked(std::unique_lock<std::mutex>& l,
-                                     detail::wake_batch& b) noexcept {
-    detail::complete_all(waiters_, l, b, [&](detail::wait_node* w) noexcept {
+void semaphore::close_waiters_locked(detail::wake_batch& b) noexcept {
+    // complete_all calls back with mu_ held; the analysis does not follow a lock into a lambda.
+    detail::complete_all(waiters_, mu_, b, [&](detail::wait_node* w) BLITZ_NO_TSA noexcept {
         auto* a = static_cast<acquire_awaiter*>(w->owner);
         if (a->held_)
             permits_.fetch_add(std::exchange(a->held_, 0) << 1, std::memory_order_release);
@@ -185,15 +185,15 @@ void semaphore::close_waiters_locked(std::unique_lock<std::mutex>& l,
 
 void semaphore::close() {
     detail::wake_batch b;
-    std::unique_lock<std::mutex> l(mu_);
+    detail::unique_lock l(mu_);
     closed_.store(true, std::memory_order_seq_cst);  // seq_cst: see granted_waiting_
-    if (!grants_outstanding()) close_waiters_locked(l, b);
+    if (!grants_outstanding()) close_waiters_locked(b);
     l.unlock();
     b.flush();
 }
 
 std::size_t semaphore::waiters() const {
-    std::lock_guard<std::mutex> l(mu_);
+    detail::lock_guard l(mu_);
     return queued_;
 }
 

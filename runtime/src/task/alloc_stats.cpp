@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "task/alloc_stats.hpp"
 
-#include "base/mutex.hpp"
+#include "blitz/detail/mutex.hpp"
 
 namespace blitz::detail::alloc_stats {
 namespace {

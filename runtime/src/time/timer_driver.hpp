@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "base/atomic.hpp"
-#include "base/mutex.hpp"
+#include "blitz/detail/mutex.hpp"
 #include "blitz/detail/timer_slot.hpp"
 #include "time/timer_wheel.hpp"
 

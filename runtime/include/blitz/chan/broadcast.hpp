@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "blitz/chan/cond_wait.hpp"
+#include "blitz/detail/mutex.hpp"
 
 namespace blitz {
 
@@ -19,7 +20,7 @@ namespace detail {
 template <class T>
 struct broadcast_state {
     explicit broadcast_state(std::size_t cap) : ring(cap) {}
-    std::mutex mu;
+    detail::mutex mu;
     wait_queue waiters;
     std::vector<std::optional<T>> ring;  // value of sequence number s in ring[s % cap]
     std::uint64_t next = 0;              // sequence number of the next send
@@ -71,7 +72,7 @@ public:
     broadcast_receiver(broadcast_receiver&& o) noexcept : s_(std::move(o.s_)), pos_(o.pos_) {}
     ~broadcast_receiver() {
         if (!s_) return;
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         --s_->receivers;
     }
 
@@ -96,13 +97,13 @@ public:
     // The same without waiting; nullopt when nothing is there yet.
     std::optional<broadcast_recv<T>> try_recv() {
         {
-            std::lock_guard<std::mutex> l(s_->mu);
+            detail::lock_guard l(s_->mu);
             if (!ready_pred{this}()) return std::nullopt;
         }
         return take();
     }
     broadcast_receiver resubscribe() const {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         ++s_->receivers;
         return broadcast_receiver(s_, s_->next);
     }
@@ -112,7 +113,7 @@ private:
     broadcast_receiver(std::shared_ptr<detail::broadcast_state<T>> s, std::uint64_t pos)
         : s_(std::move(s)), pos_(pos) {}
     broadcast_recv<T> take() {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         auto& st = *s_;
         const std::uint64_t cap = st.ring.size();
         const std::uint64_t oldest = st.next > cap ? st.next - cap : 0;
@@ -135,7 +136,7 @@ template <class T>
 class broadcast_sender {
 public:
     explicit broadcast_sender(std::shared_ptr<detail::broadcast_state<T>> s) : s_(std::move(s)) {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         ++s_->senders;
     }
     broadcast_sender(const broadcast_sender& o) : broadcast_sender(o.s_) {}
@@ -147,18 +148,18 @@ public:
     // Sends a copy to every current subscriber; returns how many there are (0: nobody got it).
     std::size_t send(T v) {
         detail::wake_batch b;
-        std::unique_lock<std::mutex> l(s_->mu);
+        detail::unique_lock l(s_->mu);
         auto& st = *s_;
         st.ring[st.next % st.ring.size()].emplace(std::move(v));
         ++st.next;
         const std::size_t n = st.receivers;
-        detail::wake_all(st.waiters, l, b);
+        detail::wake_all(s_->waiters, s_->mu, b);
         l.unlock();
         b.flush();
         return n;
     }
     broadcast_receiver<T> subscribe() const {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         ++s_->receivers;
         return broadcast_receiver<T>(s_, s_->next);
     }

@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "blitz/detail/context.hpp"
+#include "blitz/detail/mutex.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/sync/wait_list.hpp"
 #include "blitz/yield.hpp"
@@ -23,13 +24,13 @@ namespace blitz::detail {
 template <class Pred>
 class [[nodiscard]] cond_awaiter {
 public:
-    cond_awaiter(std::mutex& mu, wait_queue& q, Pred pred)
+    cond_awaiter(detail::mutex& mu, wait_queue& q, Pred pred)
         : mu_(mu), q_(q), pred_(std::move(pred)), node_(this) {}
     cond_awaiter(const cond_awaiter&) = delete;
     cond_awaiter& operator=(const cond_awaiter&) = delete;
     ~cond_awaiter() {
         if (!suspended_) return;
-        std::lock_guard<std::mutex> l(mu_);
+        detail::lock_guard l(mu_);
         if (node_.linked()) {
             node_.unlink();
             node_.w.reset();
@@ -41,7 +42,7 @@ public:
             coop_yield_ = true;
             return false;
         }
-        std::lock_guard<std::mutex> l(mu_);
+        detail::lock_guard l(mu_);
         if (!pred_()) return false;
         coop_spend();
         return true;
@@ -56,7 +57,7 @@ public:
             mark_yielded(task_);
             return true;
         }
-        std::lock_guard<std::mutex> l(mu_);
+        detail::lock_guard l(mu_);
         if (pred_()) return false;
         suspended_ = true;
         node_.w = task_->make_waker();
@@ -69,7 +70,7 @@ private:
     static bool ready(const void* p) noexcept {
         auto* a = const_cast<cond_awaiter*>(static_cast<const cond_awaiter*>(p));
         if (!a->node_.done.load(std::memory_order_acquire)) return false;  // still linked
-        std::lock_guard<std::mutex> l(a->mu_);
+        detail::lock_guard l(a->mu_);
         if (a->pred_()) return true;
         // Woken, but the condition no longer holds: wait again, with a fresh waker.
         a->node_.done.store(false, std::memory_order_relaxed);
@@ -78,7 +79,7 @@ private:
         return false;
     }
 
-    std::mutex& mu_;
+    detail::mutex& mu_;
     wait_queue& q_;
     Pred pred_;
     wait_node node_;

@@ -10,13 +10,14 @@
 
 #include "blitz/chan/channel.hpp"
 #include "blitz/chan/cond_wait.hpp"
+#include "blitz/detail/mutex.hpp"
 
 namespace blitz {
 
 namespace detail {
 template <class T>
 struct unbounded_state {
-    std::mutex mu;
+    detail::mutex mu;
     wait_queue waiters;  // the receiver, at most
     std::deque<T> q;
     std::size_t senders = 0;
@@ -36,7 +37,7 @@ template <class T>
 class unbounded_sender {
 public:
     unbounded_sender(const unbounded_sender& o) : s_(o.s_) {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         ++s_->senders;
     }
     unbounded_sender(unbounded_sender&&) noexcept = default;
@@ -46,11 +47,11 @@ public:
     // Queues v, or hands it back if the receiver is gone.
     send_result<T> send(T v) {
         detail::wake_batch b;
-        std::unique_lock<std::mutex> l(s_->mu);
+        detail::unique_lock l(s_->mu);
         if (s_->receiver_gone)
             return send_result<T>::back(send_result<T>::status::closed, std::move(v));
         s_->q.push_back(std::move(v));
-        detail::wake_all(s_->waiters, l, b);
+        detail::wake_all(s_->waiters, s_->mu, b);
         l.unlock();
         b.flush();
         return send_result<T>::ok();
@@ -71,7 +72,7 @@ public:
     ~unbounded_receiver() {
         if (!s_) return;
         auto s = std::move(s_);
-        std::lock_guard<std::mutex> l(s->mu);
+        detail::lock_guard l(s->mu);
         s->receiver_gone = true;
         s->q.clear();
     }
@@ -87,7 +88,7 @@ public:
         bool await_ready() { return w_.await_ready(); }
         bool await_suspend(std::coroutine_handle<> h) { return w_.await_suspend(h); }
         std::optional<T> await_resume() {
-            std::lock_guard<std::mutex> l(s_.mu);
+            detail::lock_guard l(s_.mu);
             if (s_.q.empty()) return std::nullopt;  // every sender gone, all read
             std::optional<T> v(std::move(s_.q.front()));
             s_.q.pop_front();
@@ -101,14 +102,14 @@ public:
     // co_await rx.recv(): the next value, or nullopt once every sender is gone and all is read.
     recv_awaiter recv() { return recv_awaiter(*s_); }
     std::optional<T> try_recv() {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         if (s_->q.empty()) return std::nullopt;
         std::optional<T> v(std::move(s_->q.front()));
         s_->q.pop_front();
         return v;
     }
     std::size_t len() const {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         return s_->q.size();
     }
 

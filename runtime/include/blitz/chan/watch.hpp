@@ -10,6 +10,7 @@
 
 #include "blitz/chan/cond_wait.hpp"
 #include "blitz/detail/atomic.hpp"
+#include "blitz/detail/mutex.hpp"
 
 namespace blitz {
 
@@ -17,7 +18,7 @@ namespace detail {
 template <class T>
 struct watch_state {
     explicit watch_state(T v) : value(std::move(v)) {}
-    std::mutex mu;
+    detail::mutex mu;
     wait_queue waiters;
     T value;
     // Bumped by every send (under mu, release); never goes back. Read without the lock
@@ -48,7 +49,7 @@ public:
 
     // The current value and its version; marks it seen.
     std::pair<T, std::uint64_t> borrow_and_update() {
-        std::lock_guard<std::mutex> l(s_->mu);
+        detail::lock_guard l(s_->mu);
         seen_ = s_->version.load(std::memory_order_relaxed);  // under mu: in step with value
         return {s_->value, seen_};
     }
@@ -101,9 +102,9 @@ public:
     ~watch_sender() {
         if (!s_) return;
         detail::wake_batch b;
-        std::unique_lock<std::mutex> l(s_->mu);
+        detail::unique_lock l(s_->mu);
         s_->sender_gone.store(true, std::memory_order_release);
-        if (!BLITZ_FAULT(s_->fault_skip_last)) detail::wake_all(s_->waiters, l, b);
+        if (!BLITZ_FAULT(s_->fault_skip_last)) detail::wake_all(s_->waiters, s_->mu, b);
         l.unlock();
         b.flush();
     }
@@ -111,10 +112,10 @@ public:
     // Replaces the value and wakes every watcher.
     void send(T v) {
         detail::wake_batch b;
-        std::unique_lock<std::mutex> l(s_->mu);
+        detail::unique_lock l(s_->mu);
         s_->value = std::move(v);
         s_->version.fetch_add(1, std::memory_order_release);  // under mu: one writer at a time
-        detail::wake_all(s_->waiters, l, b);
+        detail::wake_all(s_->waiters, s_->mu, b);
         l.unlock();
         b.flush();
     }

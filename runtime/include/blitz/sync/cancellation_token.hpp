@@ -10,6 +10,7 @@
 
 #include "blitz/detail/atomic.hpp"
 #include "blitz/detail/context.hpp"
+#include "blitz/detail/mutex.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/sync/wait_list.hpp"
 
@@ -18,9 +19,9 @@ namespace blitz {
 namespace detail {
 struct cancel_state {
     detail::atomic<bool> cancelled{false};
-    std::mutex mu;
-    wait_queue waiters;                                 // under mu
-    std::vector<std::weak_ptr<cancel_state>> children;  // under mu
+    detail::mutex mu;
+    wait_queue waiters BLITZ_GUARDED_BY(mu);
+    std::vector<std::weak_ptr<cancel_state>> children BLITZ_GUARDED_BY(mu);
 };
 }  // namespace detail
 

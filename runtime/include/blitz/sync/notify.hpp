@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "blitz/detail/context.hpp"
+#include "blitz/detail/mutex.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/sync/wait_list.hpp"
 
@@ -57,9 +58,9 @@ private:
     bool enqueue(awaiter& a, detail::task_header* t);
     void abandon(awaiter& a) noexcept;
 
-    mutable std::mutex mu_;
+    mutable detail::mutex mu_;
     detail::wait_queue waiters_;
-    unsigned permits_ = 0;  // 0 or 1 (more only under the fault); under mu_
+    unsigned permits_ BLITZ_GUARDED_BY(mu_) = 0;  // 0 or 1 (more only under the fault)
 #if BLITZ_FAULTS
     friend struct testing::access;
     bool fault_accumulate_ = false;  // X4's control: notify_one with nobody waiting adds a permit
@@ -114,10 +115,10 @@ private:
     void abandon(awaiter& a) noexcept;
 
     const std::size_t n_;
-    mutable std::mutex mu_;
+    mutable detail::mutex mu_;
     detail::wait_queue waiters_;
-    std::size_t arrived_ = 0;     // in the current generation; under mu_
-    std::size_t generation_ = 0;  // under mu_
+    std::size_t arrived_ BLITZ_GUARDED_BY(mu_) = 0;  // in the current generation
+    std::size_t generation_ BLITZ_GUARDED_BY(mu_) = 0;
 #if BLITZ_FAULTS
     friend struct testing::access;
     bool fault_all_lead_ = false;  // X4's control: every arrival of a generation is told it leads

@@ -14,6 +14,7 @@
 #include "blitz/sync/wait_list.hpp"
 #if BLITZ_FAULTS
 #include "blitz/detail/atomic.hpp"
+#include "blitz/detail/mutex.hpp"
 #include "blitz/testing/runtime_faults.hpp"
 #endif
 
@@ -211,11 +212,10 @@ private:
     // queue's waiters are then to be completed empty).
     bool last_grant_gone() noexcept;
     // Under mu_, once closed with no grant outstanding: completes every queued waiter empty.
-    void close_waiters_locked(std::unique_lock<std::mutex>& l, detail::wake_batch& b) noexcept;
+    void close_waiters_locked(detail::wake_batch& b) noexcept BLITZ_REQUIRES(mu_);
     // Hands n permits to waiters in order, the rest to the free count. Under mu_; flushes the
     // batch (unlocking and relocking) when it fills.
-    void give_locked(std::size_t n, std::unique_lock<std::mutex>& l,
-                     detail::wake_batch& b) noexcept;
+    void give_locked(std::size_t n, detail::wake_batch& b) noexcept BLITZ_REQUIRES(mu_);
     detail::wait_node* next_waiter() noexcept;
 
     detail::atomic<std::size_t> permits_;
@@ -226,9 +226,9 @@ private:
     // of them sees the other and completes the queue.
     detail::atomic<std::size_t> granted_waiting_{0};
     const std::size_t max_;
-    mutable std::mutex mu_;
+    mutable detail::mutex mu_;
     detail::wait_queue waiters_;  // acquire_awaiter::node_, oldest first
-    std::size_t queued_ = 0;      // under mu_
+    std::size_t queued_ BLITZ_GUARDED_BY(mu_) = 0;
 #if BLITZ_FAULTS
     friend struct testing::access;
     testing::semaphore_faults faults_;  // X2 and X5's controls (blitz/testing.hpp)

@@ -19,6 +19,7 @@
 #include <new>
 
 #include "blitz/detail/atomic.hpp"
+#include "blitz/detail/mutex.hpp"
 #include "blitz/waker.hpp"
 
 namespace blitz::detail {
@@ -113,33 +114,33 @@ private:
 
 // Completes every waiter linked in `q` at this moment (calling on_each(node) first, under the
 // mutex), moving them aside first so that one re-linking meanwhile is left for the next round.
-// Call with `l` held; a full batch is flushed with the mutex released, and the caller flushes
-// the rest after unlocking.
+// Call with `mu` held; a full batch is flushed with `mu` released (and taken back), and the
+// caller flushes the rest after unlocking.
 template <class F>
-void complete_all(wait_queue& q, std::unique_lock<std::mutex>& l, wake_batch& b,
-                  F on_each) noexcept {
+void complete_all(wait_queue& q, detail::mutex& mu, wake_batch& b, F on_each) noexcept
+    BLITZ_REQUIRES(mu) {
     wait_queue now;
     q.splice_into(now);
     while (wait_node* w = now.front()) {
         on_each(w);
         b.complete(w);
         if (b.full()) {
-            l.unlock();
+            mu.unlock();
             b.flush();
-            l.lock();
+            mu.lock();
         }
     }
 }
-inline void wake_all(wait_queue& q, std::unique_lock<std::mutex>& l, wake_batch& b) noexcept {
-    complete_all(q, l, b, [](wait_node*) noexcept {});
+inline void wake_all(wait_queue& q, detail::mutex& mu, wake_batch& b) noexcept BLITZ_REQUIRES(mu) {
+    complete_all(q, mu, b, [](wait_node*) noexcept {});
 }
 
 // For a handle going away: decrements `count` under `mu` and, if it was the last one, wakes
 // every waiter so they can see the end (wakers run after `mu` is released).
-inline void leave_and_wake_if_last(std::mutex& mu, std::size_t& count, wait_queue& q) noexcept {
+inline void leave_and_wake_if_last(detail::mutex& mu, std::size_t& count, wait_queue& q) noexcept {
     wake_batch b;
-    std::unique_lock<std::mutex> l(mu);
-    if (--count == 0) wake_all(q, l, b);
+    detail::unique_lock l(mu);
+    if (--count == 0) wake_all(q, mu, b);
     l.unlock();
     b.flush();
 }

@@ -50,4 +50,30 @@ private:
     mutex& m_;
 };
 
+// Holds `m` for its scope, and can let go of it and take it back in between (a wake batch is
+// flushed without the lock).
+class BLITZ_SCOPED_CAPABILITY unique_lock {
+public:
+    explicit unique_lock(mutex& m) BLITZ_ACQUIRE(m) : m_(m) { m.lock(); }
+    ~unique_lock() BLITZ_RELEASE() {
+        if (owns_) m_.unlock();
+    }
+    unique_lock(const unique_lock&) = delete;
+    unique_lock& operator=(const unique_lock&) = delete;
+
+    void lock() BLITZ_ACQUIRE() {
+        m_.lock();
+        owns_ = true;
+    }
+    void unlock() BLITZ_RELEASE() {
+        m_.unlock();
+        owns_ = false;
+    }
+    bool owns_lock() const noexcept { return owns_; }
+
+private:
+    mutex& m_;
+    bool owns_ = true;
+};
+
 }  // namespace blitz::detail
