@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The negative control of the clang thread-safety check (ctest repo.thread_safety_control): this
 // file writes a guarded field without its mutex and must fail to compile under
-// -Werror=thread-safety. If it compiles, the annotations in base/mutex.hpp have stopped working.
+// -Werror=thread-safety. If it compiles, the annotations in blitz/detail/mutex.hpp have stopped
+// working.
 #include "blitz/detail/mutex.hpp"
 
 namespace {
