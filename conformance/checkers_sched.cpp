@@ -450,9 +450,17 @@ outcome check_i5(const run_params& p, bool faulty) {
             for (int k = 0; k < rounds && !quit.load(); ++k) {
                 while (round.load(std::memory_order_acquire) < k && !quit.load()) {
                 }
-                const unsigned spin = r.bounded(20'000);
-                for (unsigned s = 0; s < spin; ++s)
-                    std::atomic_signal_fence(std::memory_order_seq_cst);
+                if (k % 8 == 7) {
+                    // Every eighth round the parker is surely asleep in the futex when the
+                    // unpark comes: the path a lost wake hides in (and the one the control
+                    // breaks). Without these rounds a loaded machine (TSan, pinned) made
+                    // every unpark land before the park and the control went uncaught.
+                    std::this_thread::sleep_for(1ms);
+                } else {
+                    const unsigned spin = r.bounded(20'000);
+                    for (unsigned s = 0; s < spin; ++s)
+                        std::atomic_signal_fence(std::memory_order_seq_cst);
+                }
                 pk.unpark();
             }
         });
