@@ -75,11 +75,6 @@ std::vector<std::string> shipped_topologies() {
     return r;
 }
 
-std::string topology_label(const std::string& t) {
-    if (t.empty()) return "this machine";
-    return std::filesystem::path(t).filename().string();
-}
-
 }  // namespace
 
 suite_run run_checkers(const harness_options& o) {
@@ -190,6 +185,11 @@ suite_run run_checkers(const harness_options& o) {
     out.topologies = topologies;
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return out;
+}
+
+std::string topology_label(const std::string& t) {
+    if (t.empty()) return "this machine";
+    return std::filesystem::path(t).filename().string();
 }
 
 bool suite_run::all_pass() const {

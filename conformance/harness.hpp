@@ -52,6 +52,9 @@ struct suite_run {
     bool all_pass() const;
 };
 
+// How a topology is named in labels and reports: "this machine" for "", else the file name.
+std::string topology_label(const std::string& t);
+
 // Runs every selected checker over every config, then its negative control. A run past the
 // watchdog ends the process with status 3 (a hang).
 suite_run run_checkers(const harness_options& o);

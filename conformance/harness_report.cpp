@@ -17,11 +17,6 @@
 namespace blitz::conformance {
 namespace {
 
-std::string topology_label(const std::string& t) {
-    if (t.empty()) return "this machine";
-    return std::filesystem::path(t).filename().string();
-}
-
 // What the placement passes pinned, for the report's header.
 std::string placement_text(const harness_options& o, unsigned max_pinned) {
     std::string text;

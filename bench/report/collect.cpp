@@ -47,18 +47,18 @@ std::vector<impl> implementations(const bench_options& o) {
     // blitz-runner: the library users link (no negative controls compiled in), not this binary.
     v.push_back({"blitz", {here + "/blitz-runner", "--peer", "blitz"}, ""});
     if (!fs::exists(v.back().argv[0])) v.back().missing = "blitz-runner not built";
-    if (o.topology.policy != placement_policy::none) {
-        v.back().argv.push_back("--pin");
-        v.back().argv.push_back(to_string(o.topology.policy));
-    }
+    // Every blitz build runs with the placement asked for (the peers place their own threads).
+    auto pinned = [&](std::vector<std::string>& argv) {
+        if (o.topology.policy == placement_policy::none) return;
+        argv.push_back("--pin");
+        argv.push_back(to_string(o.topology.policy));
+    };
+    pinned(v.back().argv);
     if (!o.baseline.empty()) {
         impl b{"blitz-baseline", {o.baseline}, ""};
         if (fs::path(o.baseline).filename() == "blitz") b.argv.push_back("bench-run");
         b.argv.insert(b.argv.end(), {"--peer", "blitz-baseline"});
-        if (o.topology.policy != placement_policy::none) {
-            b.argv.push_back("--pin");
-            b.argv.push_back(to_string(o.topology.policy));
-        }
+        pinned(b.argv);
         v.push_back(std::move(b));
     }
     for (const auto& p : o.peers) {
@@ -70,18 +70,12 @@ std::vector<impl> implementations(const bench_options& o) {
         if (p.rfind("spin", 0) == 0) {
             i.name = "blitz-" + p;
             i.argv = {here + "/blitz-runner", "--peer", i.name, "--park-spin-us", p.substr(4)};
-            if (o.topology.policy != placement_policy::none) {
-                i.argv.push_back("--pin");
-                i.argv.push_back(to_string(o.topology.policy));
-            }
+            pinned(i.argv);
         }
         if (p == "noprobes") {
             i.name = "blitz-noprobes";
             i.argv = {here + "/blitz-noprobes", "--peer", "blitz-noprobes"};
-            if (o.topology.policy != placement_policy::none) {
-                i.argv.push_back("--pin");
-                i.argv.push_back(to_string(o.topology.policy));
-            }
+            pinned(i.argv);
         }
         if (!fs::exists(i.argv[0])) {
             i.missing = p == "noprobes" ? "blitz-noprobes not built (release preset builds it)"

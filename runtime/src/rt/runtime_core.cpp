@@ -159,7 +159,7 @@ runtime_core::~runtime_core() {
 }
 
 void runtime_core::shutdown() {
-    if (sched_.on_own_worker()) {
+    if (sched_.own_worker()) {
         throw std::logic_error("blitz: a runtime cannot be shut down from one of its own tasks");
     }
     // The blocking pool first, while the workers still run: queued jobs are cancelled, running

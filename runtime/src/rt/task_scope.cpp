@@ -5,6 +5,7 @@
 
 #include "blitz/detail/mutex.hpp"
 #include "blitz/detail/select_scope.hpp"
+#include "task/context_internal.hpp"
 
 namespace blitz {
 
@@ -47,7 +48,7 @@ void task_scope::abort_and_wait_blocking() noexcept {
     }
     s_->abort_all();
     // A runtime shutting down destroys the rest itself (its workers are gone: waiting would hang).
-    if (!detail::current_runtime() && detail::current_or_draining_runtime()) return;
+    if (detail::draining_runtime()) return;
     for (;;) {
         {
             detail::lock_guard l(s_->mu);

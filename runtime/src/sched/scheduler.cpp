@@ -82,9 +82,9 @@ void scheduler::on_worker_start(unsigned index) noexcept {
 
 void scheduler::on_worker_stop() noexcept { set_current_runtime(nullptr); }
 
-bool scheduler::on_own_worker() const noexcept {
+worker* scheduler::own_worker() const noexcept {
     worker* w = current_worker();
-    return w && &w->sched() == this;
+    return w && &w->sched() == this ? w : nullptr;
 }
 
 scheduler::~scheduler() {
@@ -107,8 +107,8 @@ void scheduler::spawn(task_header* t) noexcept {
         t->complete(/*cancelled=*/true, 2);
         return;
     }
-    if (on_own_worker()) {
-        current_worker()->own(t);
+    if (worker* w = own_worker()) {
+        w->own(t);
     } else {
         lock_guard l(foreign_mu_);
         foreign_tasks_.push(t);
@@ -120,8 +120,8 @@ void scheduler::spawn(task_header* t) noexcept {
 }
 
 void scheduler::schedule(task_header* t, bool is_yield) noexcept {
-    worker* w = current_worker();
-    if (w && &w->sched() == this && w->accepts_local()) {
+    worker* w = own_worker();
+    if (w && w->accepts_local()) {
         w->schedule_local(t, is_yield);
         return;
     }
@@ -133,8 +133,7 @@ void scheduler::notify_parked() noexcept {
     unsigned searching_seen = 0;
     if (!idle_.should_notify(&searching_seen)) return;  // I3: a searcher exists, or nobody sleeps
     if (auto c = idle_.claim_parked()) {
-        worker* const w = current_worker();
-        if (w && &w->sched() == this) {
+        if (worker* const w = own_worker()) {
             BLITZ_PROBE(*w, probe_kind::wake_claim, c->index, c->chosen_from, searching_seen);
         }
         workers_[c->index]->unpark();
@@ -150,8 +149,8 @@ bool scheduler::work_pending() const noexcept {
 }
 
 bool scheduler::release(task_header* t) noexcept {
-    worker* w = current_worker();
-    return w && &w->sched() == this && w->disown(t);
+    worker* w = own_worker();
+    return w && w->disown(t);
 }
 
 void scheduler::unhandled_exception(task_header* t) noexcept {
@@ -179,7 +178,7 @@ void scheduler::unhandled_exception(task_header* t) noexcept {
 
 void scheduler::shutdown() {
     if (joined_) return;
-    if (on_own_worker()) {
+    if (own_worker()) {
         throw std::logic_error("blitz: a runtime cannot be shut down from one of its own tasks");
     }
     shutdown_.store(true, std::memory_order_release);  // release: pairs with shutting_down()

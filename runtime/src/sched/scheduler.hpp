@@ -85,8 +85,8 @@ public:
     }
     // True if any ring or the global queue holds a task (the last searcher's final check).
     bool work_pending() const noexcept;
-    // True on one of this scheduler's worker threads.
-    bool on_own_worker() const noexcept;
+    // The calling thread's worker if it is one of this scheduler's, else nullptr.
+    worker* own_worker() const noexcept;
     // Stops and joins the workers, then cancels and drains every task (K3). Not from a worker.
     void shutdown();
 

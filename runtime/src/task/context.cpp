@@ -25,6 +25,7 @@ draining_scope::~draining_scope() { tl_draining = prev_; }
 
 task_header* current_task() noexcept { return tl_task; }
 const runtime_context* current_runtime() noexcept { return tl_runtime; }
+const runtime_context* draining_runtime() noexcept { return tl_draining; }
 const runtime_context* current_or_draining_runtime() noexcept {
     return tl_runtime ? tl_runtime : tl_draining;
 }

@@ -30,6 +30,9 @@ void set_current_task(task_header* t) noexcept;
 // thing and clears it last.
 void set_current_runtime(const runtime_context* r) noexcept;
 
+// The runtime whose shutdown is destroying task frames on this thread, or nullptr.
+const runtime_context* draining_runtime() noexcept;
+
 // Makes `r` the draining runtime of this thread for a scope (see current_or_draining_runtime).
 class draining_scope {
 public:
