@@ -26,13 +26,4 @@ protected:
     ~park_driver() = default;
 };
 
-// A driver with nothing to drive: parks on the futex for the whole `max`. For schedulers built
-// without a runtime (unit tests of sched/).
-class plain_park_driver final : public park_driver {
-public:
-    std::size_t maintain() noexcept override { return 0; }
-    bool park(parker& p, std::chrono::nanoseconds max) noexcept override { return p.park(max); }
-    void unpark(parker& p) noexcept override { p.unpark(); }
-};
-
 }  // namespace blitz::detail

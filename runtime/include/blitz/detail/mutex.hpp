@@ -69,7 +69,6 @@ public:
         m_.unlock();
         owns_ = false;
     }
-    bool owns_lock() const noexcept { return owns_; }
 
 private:
     mutex& m_;
