@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <map>
 #include <set>
 #include <string>
@@ -334,7 +335,14 @@ outcome check_n4(const run_params& p, bool faulty) {
     }
     std::vector<unsigned> walk;
     std::uint64_t walks = 0, remote_steps = 0;
+    unsigned stream = UINT_MAX;  // whose events these are: a walk never spans two workers
     visit_events(rt, o, [&](const probe_event& e) {
+        if (e.worker != stream) {
+            // The previous worker's stream may end inside a walk (a worker still searching when
+            // the probes were taken); its partial walk says nothing about this worker's.
+            walk.clear();
+            stream = e.worker;
+        }
         if (e.kind == probe_kind::steal_walk) {
             walk.clear();
             ++walks;

@@ -128,8 +128,21 @@ int report_run(const harness_options& o, const suite_run& run) {
     const bool all_pass = run.all_pass();
     const auto not_applicable = std::count_if(run.rows.begin(), run.rows.end(),
                                               [](const checker_row& r) { return !r.applicable; });
-    std::cout << (all_pass ? "all applicable checkers passed, every negative control caught"
-                           : "FAILED: a forbidden outcome, an empty check or an uncaught control")
+    // The failing rows are named on the last line too: CI logs keep a run's tail, not its table.
+    std::string failed;
+    for (const checker_row& r : run.rows) {
+        if (!r.applicable || r.pass) continue;
+        failed += (failed.empty() ? "" : ", ") + r.c->id + " (";
+        if (r.total.violations) failed += std::to_string(r.total.violations) + " violations";
+        if (r.total.violations && !r.caught) failed += "; ";
+        if (!r.caught) failed += "control not caught";
+        if (r.total.violations == 0 && r.caught) failed += "empty check";
+        failed += ")";
+    }
+    std::cout << (all_pass
+                      ? "all applicable checkers passed, every negative control caught"
+                      : "FAILED: a forbidden outcome, an empty check or an uncaught control: " +
+                            failed)
               << (not_applicable ? " (" + std::to_string(not_applicable) + " not applicable)" : "")
               << " (" << run.seconds << " s)\nreproduce: " << o.command << "\n";
     if (!o.out_dir.empty()) write_files(o, run, table_text.str(), notes.str());
