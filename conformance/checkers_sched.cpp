@@ -304,6 +304,10 @@ outcome check_g6(const run_params& p, bool faulty) {
     return o;
 }
 
+// The park timeout of the I checkers: long enough that a missing wake shows as a stall instead
+// of being covered by the 10 ms default (I6 also runs a short one: timeout wakes are its subject).
+constexpr std::chrono::seconds long_park{10};
+
 // A burst workload with many idle/search transitions: bursts of short tasks from outside and
 // from inside, with pauses that let workers park.
 void idle_bursts(runtime& rt, int rounds) {
@@ -348,6 +352,7 @@ outcome check_i1(const run_params& p, bool faulty) {
         }
     }
     config c = probed(w);
+    c.park_timeout = long_park;
     c.limit_searchers = !faulty;
     runtime rt(c);
     idle_bursts(rt, p.quick ? 20 : 100);
@@ -380,6 +385,7 @@ outcome check_i1(const run_params& p, bool faulty) {
 outcome check_i2(const run_params& p, bool faulty) {
     outcome o;
     config c = probed(p.workers);
+    c.park_timeout = long_park;
     c.debug.claim_highest_parked = faulty;
     runtime rt(c);
     const int rounds = p.quick ? 20 : 100;
@@ -418,6 +424,7 @@ outcome check_i3(const run_params& p, bool faulty) {
         return o;
     }
     config c = probed(p.workers);
+    c.park_timeout = long_park;
     c.debug.wake_despite_searchers = faulty;
     runtime rt(c);
     idle_bursts(rt, p.quick ? 20 : 100);
@@ -467,11 +474,11 @@ outcome check_i5(const run_params& p, bool faulty) {
         for (int k = 0; k < rounds; ++k) {
             round.store(k, std::memory_order_release);
             ++o.events;
-            // Every round's unpark comes within microseconds; a park that ends by its 1 s
-            // watchdog (whether or not it then finds the token) lost that unpark's wake.
+            // Every round's unpark comes within a millisecond; a park that ends by its watchdog
+            // (whether or not it then finds the token) lost that unpark's wake.
             const auto t0 = std::chrono::steady_clock::now();
-            const bool token = pk.park(1s);
-            if (!token || std::chrono::steady_clock::now() - t0 >= 500ms) {
+            const bool token = pk.park(long_park);
+            if (!token || std::chrono::steady_clock::now() - t0 >= long_park / 2) {
                 forbid(o, "an unpark racing a park was lost until the watchdog (round " +
                               std::to_string(k) + ")");
                 break;
@@ -483,7 +490,7 @@ outcome check_i5(const run_params& p, bool faulty) {
     }
     if (faulty) return o;
     config c = fresh(p.workers);
-    c.park_timeout = 2s;
+    c.park_timeout = long_park;
     runtime rt(c);
     const auto t0 = std::chrono::steady_clock::now();
     rt.block_on([]() -> task<void> {
@@ -491,8 +498,8 @@ outcome check_i5(const run_params& p, bool faulty) {
     }());
     ++o.runs;
     ++o.events;
-    if (std::chrono::steady_clock::now() - t0 >= 2s) {
-        forbid(o, "20 sleeps of 2 ms took past the 2 s park timeout: parks ignore timers");
+    if (std::chrono::steady_clock::now() - t0 >= long_park) {
+        forbid(o, "20 sleeps of 2 ms took past the 10 s park timeout: parks ignore timers");
     }
     return o;
 }
@@ -500,10 +507,9 @@ outcome check_i5(const run_params& p, bool faulty) {
 // I6: a worker woken by a claimer is a searcher, one woken by its timeout is not. Per worker the
 // search_begin / search_end / unpark events must follow that state machine, and at rest the
 // workers' notified wakes equal the claimers' count. Control: timeout wakes counted as claims.
-outcome check_i6(const run_params& p, bool faulty) {
-    outcome o;
+void check_i6_with(const run_params& p, bool faulty, std::chrono::nanoseconds park, outcome& o) {
     config c = probed(p.workers);
-    c.park_timeout = 2ms;  // plenty of timeout wakes
+    c.park_timeout = park;
     c.debug.miscount_timeout_wakes = faulty;
     runtime rt(c);
     idle_bursts(rt, p.quick ? 20 : 100);
@@ -542,6 +548,16 @@ outcome check_i6(const run_params& p, bool faulty) {
                           " notified wakes vs " + std::to_string(m.claims) + " claims");
         }
         break;
+    }
+}
+
+outcome check_i6(const run_params& p, bool faulty) {
+    outcome o;
+    // With the long timeout every wake is a claim, so a lost claim stalls; the short one gives
+    // plenty of timeout wakes (what the control miscounts).
+    for (const std::chrono::nanoseconds park :
+         {std::chrono::nanoseconds(long_park), std::chrono::nanoseconds(2ms)}) {
+        check_i6_with(p, faulty, park, o);
     }
     return o;
 }
@@ -738,7 +754,7 @@ outcome check_i4(const run_params& p, bool faulty) {
     }
     if (faulty) return o;
     config c = fresh(p.workers);
-    c.park_timeout = 10s;
+    c.park_timeout = long_park;
     runtime rt(c);
     for (int r = 0; r < (p.quick ? 3 : 20); ++r) {
         rt.block_on(workloads::chain(500));

@@ -175,6 +175,7 @@ outcome check_t5(const run_params& p, bool faulty) {
 outcome check_t6(const run_params& p, bool faulty) {
     outcome o;
     config c = fresh(p.workers);
+    c.park_timeout = 10s;  // a missing wake shows as a stall, not covered by the 10 ms default
     c.debug.timers_fire_early = faulty;
     runtime rt(c);
     const int n = p.quick ? 40 : 300;
@@ -327,6 +328,58 @@ outcome check_t4(const run_params& p, bool faulty) {
     return o;
 }
 
+// T7: arming a timer earlier than every parked worker's planned wake-up wakes one of them, so a
+// timer never waits for a busy worker's next tick, at any park timeout. Workload
+// (workloads::sleep_while_busy): with a 60 s park timeout, a task sleeps 5 ms while the task it
+// spawned spins on its worker and every other worker parked before the timer was armed; the
+// spinner gives up after 5 s (a hang guard). Control: the arm wakes nobody.
+outcome check_t7(const run_params& p, bool faulty) {
+    outcome o;
+    if (p.workers < 2) {
+        o.applicable = false;  // nobody else to fire the timer
+        return o;
+    }
+    config c = fresh(p.workers);
+    c.park_timeout = 60s;
+    c.debug.timer_arm_skips_wake = faulty;
+    const int rounds = p.quick ? 3 : 10;
+    std::int64_t worst = 0;
+    for (int r = 0; r < rounds; ++r) {
+        const auto res = workloads::sleep_while_busy(c, /*stuck=*/true, faulty ? 1s : 5s);
+        ++o.runs;
+        ++o.events;
+        worst = std::max<std::int64_t>(worst, res.overshoot.count());
+        if (res.busy_gave_up) {
+            forbid(o, "a 5 ms sleep was not fired while its worker spun and " +
+                          std::to_string(p.workers - 1) + " parked (ended " +
+                          std::to_string(res.overshoot.count() / 1000) + " ms late)");
+        }
+    }
+    o.note = "worst overshoot " + std::to_string(worst) + " us with a 60 s park timeout";
+    return o;
+}
+
+// T8: a worker whose own queues are never empty still fires due timers at the start of every
+// tick (B1). Workload (1 worker at every config, 60 s park timeout): a task sleeps 5 ms while
+// another yields in a loop on the same worker; the yielder gives up after 5 s. Control: timers fire
+// only at ticks that start with the worker's queues empty.
+outcome check_t8(const run_params& p, bool faulty) {
+    outcome o;
+    config c = fresh(1);
+    c.park_timeout = 60s;
+    c.debug.timers_only_when_idle = faulty;
+    // Always one worker, whatever the config's count: with more, another worker fires the timer
+    // and hides the fault (T7's business).
+    const int rounds = p.quick ? 3 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        const auto res = workloads::sleep_while_busy(c, /*stuck=*/false, faulty ? 1s : 5s);
+        ++o.runs;
+        ++o.events;
+        if (res.busy_gave_up) forbid(o, "a 5 ms sleep was not fired while its worker had work");
+    }
+    return o;
+}
+
 }  // namespace
 
 std::vector<checker> timer_checkers() {
@@ -343,6 +396,10 @@ std::vector<checker> timer_checkers() {
          "remove leaves the entry linked", check_t5},
         {"T6", "real clock: sleep(d) never early; timers fire while a worker is stuck",
          "timers fire 1 ms early", check_t6},
+        {"T7", "arming a timer wakes a parked worker planned to wake later (60 s park timeout)",
+         "the arm wakes nobody (timer_arm_skips_wake)", check_t7},
+        {"T8", "a worker that always has local work still fires due timers every tick",
+         "fire timers only at ticks with empty queues (timers_only_when_idle)", check_t8},
     };
 }
 

@@ -191,4 +191,51 @@ inline void semaphore_churn_round(runtime& rt, semaphore& s, std::size_t max, de
     }
 }
 
+// T7/T8: a 5 ms sleep while the worker that armed it stays busy. `stuck` true (T7, W >= 2):
+// the sleeper spawns a task that lands in its own worker's LIFO slot and spins once the sleeper
+// suspends; every other worker parked before the timer was armed. `stuck` false (T8, any W):
+// that task yields in a loop instead, so the sleeper's worker always has local work. The busy
+// task stops once the sleep has ended, or gives up after `cap`: a hang guard, far above any
+// honest lateness, so giving up means the timer was never fired while the worker was busy.
+// `c` carries the worker count, the park timeout and faults.
+struct busy_sleep_result {
+    std::chrono::microseconds overshoot;  // past the 5 ms
+    bool busy_gave_up;                    // the sleep did not end within `cap`
+};
+inline busy_sleep_result sleep_while_busy(config c, bool stuck, std::chrono::seconds cap) {
+    using namespace std::chrono;
+    runtime rt(c);
+    settle(rt);  // every worker parked, with plans made before the timer exists
+    std::atomic<bool> woke{false}, gave_up{false};
+    const microseconds late =
+        rt.block_on([](runtime& rt, std::atomic<bool>& woke, std::atomic<bool>& gave_up, bool stuck,
+                       seconds cap) -> task<microseconds> {
+            // The worker that started this task may have woken another (I4); wait until every
+            // other worker is parked again, so their plans predate the timer.
+            const auto settle_limit = steady_clock::now() + cap;
+            while (rt.metrics().num_parked + 1 < rt.num_workers() &&
+                   steady_clock::now() < settle_limit) {
+            }
+            auto busy = [](std::atomic<bool>& w, std::atomic<bool>& gave_up, bool yield,
+                           seconds cap) -> task<void> {
+                const auto limit = steady_clock::now() + cap;
+                while (!w.load()) {
+                    if (steady_clock::now() > limit) {
+                        gave_up = true;
+                        break;
+                    }
+                    if (yield) co_await yield_now();
+                }
+            };
+            auto h = spawn(busy(woke, gave_up, !stuck, cap));  // this worker's LIFO slot
+            const auto t0 = steady_clock::now();
+            co_await sleep(5ms);
+            const auto d = duration_cast<microseconds>(steady_clock::now() - t0) - 5ms;
+            woke = true;
+            co_await h;
+            co_return d;
+        }(rt, woke, gave_up, stuck, cap));
+    return {late, gave_up.load()};
+}
+
 }  // namespace blitz::workloads

@@ -15,14 +15,64 @@ namespace blitz::detail {
 
 // ---- driver_stack ----
 
-std::size_t driver_stack::maintain() noexcept { return timers_.fire_due(); }
+namespace {
+std::int64_t ns_of(timer_driver::clock::time_point t) noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+}  // namespace
 
-bool driver_stack::park(parker& p, std::chrono::nanoseconds max) noexcept {
-    if (auto next = timers_.until_next()) max = std::min(max, *next);
-    return p.park(max);
+driver_stack::driver_stack(timer_driver& timers, unsigned workers, bool fault_no_timer_wake)
+    : timers_(timers), workers_(workers), plans_(std::make_unique<plan[]>(workers)) {
+    timers_.set_listener(this, fault_no_timer_wake);
+}
+
+std::size_t driver_stack::maintain() noexcept {
+    const std::size_t fired = timers_.fire_due();
+    if (fired) cover_next();  // the next expiry is a new one: is a parked worker planned for it?
+    return fired;
+}
+
+bool driver_stack::park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept {
+    plan& mine = plans_[index];
+    const auto now = timer_driver::clock::now();
+    const auto longest = now + max;
+    auto next = timers_.next_expiry();
+    auto until = longest;
+    for (;;) {
+        until = next && *next < longest ? *next : longest;
+        mine.wake_ns.store(ns_of(until), std::memory_order_seq_cst);  // then re-read: see above
+        const auto again = timers_.next_expiry();
+        if (again == next) break;
+        next = again;  // an arm moved it meanwhile
+    }
+    const bool got_token = p.park(std::max(until - now, std::chrono::nanoseconds::zero()));
+    mine.wake_ns.store(awake, std::memory_order_seq_cst);
+    // This worker may have been the one planned for the next expiry. One already due is fired
+    // by this worker's next tick, which checks coverage after firing.
+    if (auto n = timers_.next_expiry(); n && *n > timer_driver::clock::now()) cover(*n);
+    return got_token;
 }
 
 void driver_stack::unpark(parker& p) noexcept { p.unpark(); }
+
+void driver_stack::expiry_moved_earlier(timer_driver::clock::time_point at) noexcept { cover(at); }
+
+void driver_stack::cover_next() noexcept {
+    if (auto n = timers_.next_expiry()) cover(*n);
+}
+
+void driver_stack::cover(timer_driver::clock::time_point at) noexcept {
+    const std::int64_t due = ns_of(at);
+    bool anyone_parked = false;
+    for (unsigned i = 0; i < workers_; ++i) {
+        const std::int64_t w = plans_[i].wake_ns.load(std::memory_order_seq_cst);
+        if (w == awake) continue;
+        if (w <= due) return;  // covered
+        anyone_parked = true;
+    }
+    if (!anyone_parked) return;  // running workers fire timers at the start of every tick
+    if (scheduler* s = sched_.load(std::memory_order_acquire)) s->notify_parked();
+}
 
 // ---- runtime_core ----
 
@@ -54,13 +104,15 @@ runtime_core::runtime_core(const config& cfg)
       plan_(topo::make_plan(cfg_)),
       timers_(cfg_.start_paused, BLITZ_FAULT(cfg_.debug.timers_fire_early)),
       blocking_(blocking_options(cfg_, plan_)),
-      drivers_(timers_),
+      drivers_(timers_, static_cast<unsigned>(plan_.report.workers.size()),
+               BLITZ_FAULT(cfg_.debug.timer_arm_skips_wake)),
       ctx_{nullptr, &timers_, &blocking_, &cfg_},
       start_latch_(plan_.placed ? std::make_unique<std::latch>(plan_.report.workers.size())
                                 : nullptr),
       sched_(cfg_, make_setup()) {
     // Before any task exists: spawns reach the scheduler through the context from here on.
     ctx_.sched = &sched_;
+    drivers_.attach(&sched_);
     if (start_latch_) await_binding();
 }
 

@@ -21,15 +21,41 @@ namespace blitz::detail {
 // The drivers a parked worker waits in, stacked behind sched/'s park interface: the timer
 // driver now, the I/O driver next. maintain() fires due timers; park() sleeps on the worker's
 // futex no longer than the next timer expiry (I5).
-class driver_stack final : public park_driver {
+//
+// Timer coverage (T7): while a timer is armed and some worker is parked, at least one parked
+// worker plans to wake by the timer's expiry, so a timer never waits for a running worker's
+// tick. Each parked worker publishes its planned wake-up; three events can leave the earliest
+// expiry uncovered, and each checks for it and then wakes one parked worker (a claim through
+// the scheduler, I2/I3), which re-plans and parks again:
+//   - an arm that makes the earliest expiry earlier (timer_driver's listener);
+//   - a parked worker leaving its park (it may have been the only one covering);
+//   - a worker firing timers (the next expiry is new).
+// Protocol (store-load on both sides, hence seq_cst): a parking worker stores its plan, then
+// re-reads the expiry and re-plans if it moved; an arm stores the expiry, then reads the plans.
+// Thread-safety: park from worker threads (each with its own index); the rest from any thread.
+class driver_stack final : public park_driver, private timer_driver::earlier_listener {
 public:
-    explicit driver_stack(timer_driver& timers) noexcept : timers_(timers) {}
+    driver_stack(timer_driver& timers, unsigned workers, bool fault_no_timer_wake);
+    // Before any task exists: the scheduler whose parked workers coverage wakes.
+    void attach(scheduler* s) noexcept { sched_.store(s, std::memory_order_release); }
     std::size_t maintain() noexcept override;
-    bool park(parker& p, std::chrono::nanoseconds max) noexcept override;
+    bool park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept override;
     void unpark(parker& p) noexcept override;
 
 private:
+    void expiry_moved_earlier(timer_driver::clock::time_point at) noexcept override;
+    // Wakes a parked worker unless one plans to wake by `at` (or nobody is parked).
+    void cover(timer_driver::clock::time_point at) noexcept;
+    void cover_next() noexcept;
+
+    static constexpr std::int64_t awake = INT64_MIN;
+    struct alignas(cache_line) plan {
+        atomic<std::int64_t> wake_ns{awake};  // steady_clock ns, or awake
+    };
     timer_driver& timers_;
+    const unsigned workers_;
+    std::unique_ptr<plan[]> plans_;
+    atomic<scheduler*> sched_{nullptr};
 };
 
 // Construction, in member order: the validated config; the placement plan (topology, PU and

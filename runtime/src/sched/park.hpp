@@ -16,9 +16,10 @@ public:
     // Non-blocking work due at the start of every tick (B1): fire due timers, later reap I/O
     // completions. Returns how many tasks it woke (probes only).
     virtual std::size_t maintain() noexcept = 0;
-    // Sleeps on `p` (the calling worker's parker) for at most `max`, and no longer than the
-    // drivers need (the next timer expiry, I5). Returns true iff woken by an unpark of `p`.
-    virtual bool park(parker& p, std::chrono::nanoseconds max) noexcept = 0;
+    // Sleeps on `p` (worker `index`'s parker; the caller's bit in the parked bitmap is set) for
+    // at most `max`, and no longer than the drivers need (the next timer expiry, I5). Returns
+    // true iff woken by an unpark of `p`.
+    virtual bool park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept = 0;
     // Wakes the worker sleeping on `p`, or makes its next park return at once.
     virtual void unpark(parker& p) noexcept = 0;
 

@@ -53,7 +53,9 @@ void worker::run() {
         // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
         // keep firing while some other worker is stuck in a long poll (T6). I/O joins here
         // with the I/O driver.
-        if (const std::size_t fired = sched_.driver().maintain()) {
+        const bool skip_maintain =
+            BLITZ_FAULT(cfg_.debug.timers_only_when_idle) && (lifo_ || !ring_.empty());
+        if (const std::size_t fired = skip_maintain ? 0 : sched_.driver().maintain()) {
             BLITZ_PROBE(*this, probe_kind::timer_fire, 0, fired);
         }
         unsigned polls = 0;
@@ -357,7 +359,7 @@ void worker::park() noexcept {
     }
     // I5: no longer than the park timeout, nor past the next timer expiry (the driver's part).
     const bool got_token = sched_.driver().park(
-        parker_, std::chrono::duration_cast<std::chrono::nanoseconds>(cfg_.park_timeout));
+        index_, parker_, std::chrono::duration_cast<std::chrono::nanoseconds>(cfg_.park_timeout));
     if (idle.unmark_parked(index_)) {
         // I6: our bit was still set, so nobody claimed us. Without a token the park timed out;
         // with one, it was shutdown's unpark (claims never leave stale tokens, see below).

@@ -13,6 +13,7 @@
 
 #include "base/rng.hpp"
 #include "blitz/blitz.hpp"
+#include "blitz_testing/scenarios.hpp"
 
 namespace blitz {
 namespace {
@@ -337,6 +338,34 @@ TEST(Timeout, TimedOutResultThrowsOnValue) {
     EXPECT_TRUE(r.timed_out());
     EXPECT_FALSE(static_cast<bool>(r));
     EXPECT_THROW(r.value(), timed_out_error);
+}
+
+// Issue 15, defect 1 (T7): S sleeps 5 ms while the task it spawned spins on S's worker and the
+// other worker had parked before the timer existed. With a 60 s park timeout only a wake at the
+// arm lets the timer fire before the spinner gives up (10 s); before the fix it always gave up.
+TEST(RealTime, ArmingAnEarlierTimerWakesAParkedWorkerAtAnyParkTimeout) {
+    config c = conformance::fresh(2);
+    c.park_timeout = 60s;
+    const auto r = workloads::sleep_while_busy(c, /*stuck=*/true, 10s);
+    EXPECT_FALSE(r.busy_gave_up) << "the sleep ended " << r.overshoot.count() << " us late";
+}
+
+// The fault the T7 checker's control uses reproduces the defect: the timer waits for the spinner.
+TEST(RealTime, WithoutTheArmWakeTheTimerWaitsForTheBusyWorker) {
+    config c = conformance::fresh(2);
+    c.park_timeout = 60s;
+    c.debug.timer_arm_skips_wake = true;
+    const auto r = workloads::sleep_while_busy(c, /*stuck=*/true, 1s);
+    EXPECT_TRUE(r.busy_gave_up);
+}
+
+// T8: a worker that always has local work (a task yielding in a loop) still fires its timers.
+TEST(RealTime, TimersFireOnAWorkerThatAlwaysHasLocalWork) {
+    config c = conformance::fresh(1);
+    c.park_timeout = 60s;
+    EXPECT_FALSE(workloads::sleep_while_busy(c, /*stuck=*/false, 10s).busy_gave_up);
+    c.debug.timers_only_when_idle = true;
+    EXPECT_TRUE(workloads::sleep_while_busy(c, /*stuck=*/false, 1s).busy_gave_up);
 }
 
 }  // namespace

@@ -36,16 +36,25 @@ std::uint64_t timer_driver::now_tick() const noexcept {
 
 void timer_driver::publish_next() noexcept {
     const std::uint64_t next = pending_ ? 0 : wheel_.next_expiration().value_or(UINT64_MAX);
-    next_tick_.store(next, std::memory_order_release);  // release: read by fire_due/until_next
+    next_tick_.store(next, std::memory_order_seq_cst);  // seq_cst: see the class comment
 }
 
 bool timer_driver::arm(timer_slot& s, clock::time_point deadline, waker w) {
-    lock_guard l(mu_);
-    s.deadline = deadline_tick(deadline);
-    s.fired.store(false, std::memory_order_relaxed);  // relaxed: the slot is not shared yet
-    if (!wheel_.insert(&s)) return false;             // already due: the caller proceeds at once
-    s.w = std::move(w);
-    publish_next();
+    std::uint64_t moved_to = UINT64_MAX;
+    {
+        lock_guard l(mu_);
+        s.deadline = deadline_tick(deadline);
+        s.fired.store(false, std::memory_order_relaxed);  // relaxed: the slot is not shared yet
+        if (!wheel_.insert(&s)) return false;             // already due: the caller proceeds
+        s.w = std::move(w);
+        const std::uint64_t before = next_tick_.load(std::memory_order_relaxed);  // ours: locked
+        publish_next();
+        const std::uint64_t after = next_tick_.load(std::memory_order_relaxed);
+        if (after < before) moved_to = after;
+    }
+    if (moved_to != UINT64_MAX && listener_ && !paused_) {
+        listener_->expiry_moved_earlier(origin_ + tick * static_cast<std::int64_t>(moved_to));
+    }
     return true;
 }
 
@@ -129,12 +138,11 @@ std::size_t timer_driver::drain_pending() {
     return total;
 }
 
-std::optional<timer_driver::duration> timer_driver::until_next() const noexcept {
+std::optional<timer_driver::clock::time_point> timer_driver::next_expiry() const noexcept {
     if (paused_) return std::nullopt;  // virtual time does not pass while sleeping
-    const std::uint64_t next = next_tick_.load(std::memory_order_acquire);
+    const std::uint64_t next = next_tick_.load(std::memory_order_seq_cst);  // see class comment
     if (next == UINT64_MAX) return std::nullopt;
-    const auto at = origin_ + tick * static_cast<std::int64_t>(std::min(next, max_tick));
-    return std::max(duration::zero(), std::chrono::duration_cast<duration>(at - clock::now()));
+    return origin_ + tick * static_cast<std::int64_t>(std::min(next, max_tick));
 }
 
 void timer_driver::advance(duration d) {

@@ -24,13 +24,19 @@ namespace blitz::detail {
 //      under the lock and woken after it is released.
 //   3. disarm(): unlinks a slot that has not fired (from the wheel or the pending list) and
 //      drops its waker; false once the waker was taken (that wake is on its way).
-//   4. until_next(): how long a parking worker may sleep (real clock only).
+//   4. next_expiry(): when the earliest armed timer is due (real clock only), what a parking
+//      worker's sleep is bounded by. An arm that makes it earlier calls the listener (after
+//      the lock is released), so the driver stack can wake a worker whose sleep would end later
+//      (I5, T7).
 //   5. paused clock: time moves only by advance(), which fires everything due before returning.
 //
 // Invariants: a slot is in exactly one of: unarmed, wheel, pending, fired; `fired` is set only
 // after its waker was taken; next_tick_ is never later than the wheel's next expiration.
 // Memory ordering: fired is stored with release after the waker is taken and loaded with acquire
 // by the awaitable's readiness check; the wake itself then orders via the task state word.
+// next_tick_ is stored and loaded seq_cst: a parking worker publishes its planned wake-up and
+// then re-reads next_tick_, while an arm stores next_tick_ and then reads the planned wake-ups;
+// one of the two sees the other (the store-load pattern needs the single total order).
 // Thread-safety: every method from any thread.
 class timer_driver {
 public:
@@ -38,8 +44,22 @@ public:
     using duration = std::chrono::nanoseconds;
     static constexpr duration tick = std::chrono::milliseconds(1);
 
+    // Told when an arm moved the earliest expiry earlier (real clock only), with the new one.
+    // Called on the arming thread without the driver's lock; must not arm or disarm.
+    class earlier_listener {
+    public:
+        virtual void expiry_moved_earlier(clock::time_point at) noexcept = 0;
+
+    protected:
+        ~earlier_listener() = default;
+    };
+
     // `fire_early` is a deliberate fault (config::debug): deadlines one tick early (T4 control).
     explicit timer_driver(bool paused, bool fire_early = false);
+    // Before any timer is armed. `fault_skip` (config::debug, T7's control) never calls it.
+    void set_listener(earlier_listener* l, bool fault_skip = false) noexcept {
+        listener_ = fault_skip ? nullptr : l;
+    }
 
     clock::time_point now() const noexcept;
     bool paused() const noexcept { return paused_; }
@@ -50,7 +70,9 @@ public:
     // Fires every due timer; returns the number fired. `wait` blocks for the lock instead of
     // giving up when another thread is firing.
     std::size_t fire_due(bool wait = false);
-    std::optional<duration> until_next() const noexcept;
+    // The earliest armed timer's due instant; nullopt when none is armed or the clock is paused
+    // (virtual time does not pass while a worker sleeps).
+    std::optional<clock::time_point> next_expiry() const noexcept;
     void advance(duration d);  // paused clock only
 
     std::size_t pending() const;  // armed timers (in the wheel or about to fire)
@@ -67,6 +89,7 @@ private:
     const bool paused_;
     const bool fire_early_;
     const clock::time_point origin_;
+    earlier_listener* listener_ = nullptr;
     atomic<std::int64_t> virtual_offset_ns_{0};  // paused clock: time advanced so far
     mutable mutex mu_;
     timer_wheel wheel_ BLITZ_GUARDED_BY(mu_);

@@ -59,6 +59,10 @@ struct runtime_faults {
     // X7: a select also completes every other branch that is ready when it returns and
     // discards their results (what spawning each branch as a task used to do).
     bool select_completes_losers = false;
+    // T7: arming a timer earlier than every parked worker's wake-up wakes nobody.
+    bool timer_arm_skips_wake = false;
+    // T8: a worker fires due timers only at ticks that start with its own queues empty.
+    bool timers_only_when_idle = false;
     // Runs on a worker right before it publishes itself as parked (after its own queues were
     // found empty); tests use it to land work in exactly that window.
     std::function<void(unsigned worker)> before_park_commit;
