@@ -10,6 +10,7 @@
 #include "alloc_count.hpp"
 #include "blitz/blitz.hpp"
 #include "blitz_testing/test_support.hpp"
+#include "blitz_testing/workloads.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/local_queue.hpp"
 
@@ -70,6 +71,30 @@ BENCHMARK(BM_spawn_many_local)
     ->Args({10000, 2, 0})
     ->Args({10000, 1, 1})
     ->Args({10000, 2, 1})
+    ->UseRealTime();
+
+// Issue 15, defect 3: an awaited fan-out tree (width 200, depth 2) with a yield every range(0)-th
+// task (0: none) on range(1) workers. crossings/task counts tasks moved across the ring/global
+// boundary (overflowed + fetched back) per task: a lone yield used to make the next pick a batch
+// fetch that pulled the worker's own overflowed tasks back (6.8 crossings per task at 1,833 ns
+// per task, against 0.6 without yields, in the issue's measurement).
+void BM_yield_tree(benchmark::State& st) {
+    blitz::runtime rt(bench_config(st, static_cast<unsigned>(st.range(1))));
+    st.SetLabel(rt.placement().summary());
+    const unsigned long every = st.range(0) ? static_cast<unsigned long>(st.range(0)) : ~0ul;
+    const auto before = rt.metrics();
+    unsigned long tasks = 0;
+    for (auto _ : st) tasks += rt.block_on(blitz::workloads::yield_tree(2, 200, every));
+    const auto after = rt.metrics();
+    st.SetItemsProcessed(static_cast<std::int64_t>(tasks));
+    st.counters["crossings/task"] =
+        double(after.ring_global_crossings() - before.ring_global_crossings()) / double(tasks);
+}
+BENCHMARK(BM_yield_tree)
+    ->Args({0, 1, 0})
+    ->Args({8, 1, 0})
+    ->Args({0, 2, 0})
+    ->Args({8, 2, 0})
     ->UseRealTime();
 
 // Returns the heap allocations made while it yielded n times (counted inside the task).

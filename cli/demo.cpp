@@ -61,7 +61,6 @@ void print_counters(const runtime_metrics& m) {
         {"lifo hits", &worker_metrics::lifo_hits, true},
         {"lifo cap flushes", &worker_metrics::lifo_cap_flushes, true},
         {"ring pops", &worker_metrics::ring_pops, true},
-        {"batch-buffer pops", &worker_metrics::batch_pops, true},
         {"steals (ops)", &worker_metrics::steal_ops, true},
         {"steals (tasks)", &worker_metrics::stolen_tasks, true},
         {"steals from own node", &worker_metrics::steals_same_node, true},

@@ -139,9 +139,8 @@ outcome check_g1(const run_params& p, bool faulty) {
 }
 
 // G3: work-finding order. Each poll event records which of the worker's own sources held work
-// at the choice: a LIFO poll must find the batch buffer empty, a ring poll the batch and the LIFO
-// slot (within its cap) empty, a steal or a non-periodic global poll all three empty. Control: the
-// ring is popped before the LIFO slot.
+// at the choice: a ring poll must find the LIFO slot (within its cap) empty, a steal or a
+// non-periodic global poll both empty. Control: the ring is popped before the LIFO slot.
 outcome check_g3(const run_params& p, bool faulty) {
     outcome o;
     config c = probed(p.workers);
@@ -159,17 +158,13 @@ outcome check_g3(const run_params& p, bool faulty) {
     visit_events(rt, o, [&](const probe_event& e) {
         if (e.kind != probe_kind::poll) return;
         ++o.events;
-        const std::uint64_t own = e.c & (choice_batch | choice_lifo | choice_ring);
+        const std::uint64_t own = e.c & (choice_lifo | choice_ring);
         const char* bad = nullptr;
         switch (static_cast<poll_source>(e.a)) {
-            case poll_source::batch:
-                break;
             case poll_source::lifo:
-                if (own & choice_batch) bad = "a LIFO poll while the batch buffer held work";
                 break;
             case poll_source::ring:
-                if (own & (choice_batch | choice_lifo))
-                    bad = "a ring poll ahead of the batch buffer or LIFO slot";
+                if (own & choice_lifo) bad = "a ring poll ahead of the LIFO slot";
                 break;
             case poll_source::global:
                 if (!(e.c & choice_periodic) && own)
@@ -646,30 +641,92 @@ outcome check_l3(const run_params& p, bool faulty) {
 }
 
 // G2: a global fetch takes n <= min(len, clamp(len / W, 4, 64)) tasks (fewer only for lack of
-// room). Workload: bursts injected from a plain thread. Control: batch bounds raised to 256.
+// room), and the fetched tasks stay visible to thieves. Workloads: bursts injected from a plain
+// thread (the bound, from the probes); two tasks injected while every worker is busy, fetched
+// together, the first spinning until the second starts (workloads::fetched_batch_stranded,
+// 3 workers, run when W >= 2). Control: batch bounds
+// raised to 256 and the fetched tasks hidden from thieves; it counts as caught only if both
+// halves are caught.
 outcome check_g2(const run_params& p, bool faulty) {
     outcome o;
     config c = probed(p.workers);
     const config documented;
     if (faulty) c.global_batch_min = c.global_batch_max = 256;
+    {
+        runtime rt(c);
+        const int rounds = p.quick ? 3 : 12;
+        for (int r = 0; r < rounds; ++r) {
+            std::vector<join_handle<unsigned long>> hs;
+            for (int i = 0; i < 3000; ++i) hs.push_back(rt.spawn(workloads::leaf(i)));
+            for (auto& h : hs) h.join();
+            ++o.runs;
+        }
+        visit_events(rt, o, [&](const probe_event& e) {
+            if (e.kind != probe_kind::global_fetch) return;
+            ++o.events;
+            const std::uint64_t share = std::clamp<std::uint64_t>(
+                e.c / p.workers, documented.global_batch_min, documented.global_batch_max);
+            if (e.b > std::min(e.c, share)) {
+                ++o.violations;
+                note_first(o, "fetched " + std::to_string(e.b) + " of " + std::to_string(e.c));
+            }
+        });
+    }
+    const std::uint64_t bound_violations = o.violations;
+    std::uint64_t stranded = 0;
+    if (p.workers >= 2) {
+        config v = fresh(p.workers);
+        v.park_timeout = 10s;
+        v.debug.hide_fetched_batch = faulty;
+        const int rounds = p.quick ? 5 : 20;
+        stranded = static_cast<std::uint64_t>(
+            workloads::fetched_batch_stranded(v, rounds, faulty ? 1s : 5s));
+        o.runs += rounds;
+        o.events += rounds;
+        if (stranded) {
+            o.violations += stranded;
+            note_first(o, std::to_string(stranded) + " of " + std::to_string(rounds) +
+                              " rounds: a fetched task waited behind its fetcher's long poll "
+                              "while other workers idled");
+        }
+    }
+    if (faulty && (bound_violations == 0 || stranded == 0)) {
+        o.violations = 0;  // each half of the control must be caught on its own
+        o.detail = bound_violations == 0 ? "raised batch bounds not caught"
+                                         : "hidden fetched batch not caught";
+    }
+    return o;
+}
+
+// G7 (issue 15, defect 3): the periodic global check takes one task, so a lone yield does not
+// pull a batch of the worker's own overflowed tasks back into its ring for the next spawns to
+// overflow again. Every periodic global_fetch event must carry one task; the ring/global
+// crossings per task (overflowed + fetched, over tasks) are reported. Workload: an awaited
+// fan-out tree (width 200, depth 2), every 8th node yielding once (workloads::yield_tree).
+// Control: the periodic check fetches a batch.
+outcome check_g7(const run_params& p, bool faulty) {
+    outcome o;
+    config c = probed(p.workers);
+    c.debug.periodic_fetch_batches = faulty;
     runtime rt(c);
     const int rounds = p.quick ? 3 : 12;
+    unsigned long tasks = 0;
     for (int r = 0; r < rounds; ++r) {
-        std::vector<join_handle<unsigned long>> hs;
-        for (int i = 0; i < 3000; ++i) hs.push_back(rt.spawn(workloads::leaf(i)));
-        for (auto& h : hs) h.join();
+        tasks += rt.block_on(workloads::yield_tree(2, 200, 8));
         ++o.runs;
     }
     visit_events(rt, o, [&](const probe_event& e) {
-        if (e.kind != probe_kind::global_fetch) return;
+        if (e.kind != probe_kind::global_fetch || e.a != 1) return;
         ++o.events;
-        const std::uint64_t share = std::clamp<std::uint64_t>(
-            e.c / p.workers, documented.global_batch_min, documented.global_batch_max);
-        if (e.b > std::min(e.c, share)) {
+        if (e.b != 1) {
             ++o.violations;
-            note_first(o, "fetched " + std::to_string(e.b) + " of " + std::to_string(e.c));
+            note_first(o, "a periodic check fetched " + std::to_string(e.b) + " tasks");
         }
     });
+    const runtime_metrics m = rt.metrics();
+    const double moved = static_cast<double>(m.ring_global_crossings());
+    o.note = "ring/global crossings per task " +
+             std::to_string(moved / static_cast<double>(tasks)).substr(0, 4);
     return o;
 }
 
@@ -779,8 +836,10 @@ std::vector<checker> sched_checkers() {
         {"L2", "at most 3 LIFO-slot polls per tick", "LIFO cap raised to 128", check_l2},
         {"L3", "a task in the ring runs within 3 polls of a LIFO ping-pong",
          "LIFO cap raised to 128", check_l3},
-        {"G2", "a global fetch takes at most min(len, clamp(len/W, 4, 64))",
-         "batch bounds raised to 256", check_g2},
+        {"G2", "a fetch takes at most min(len, clamp(len/W, 4, 64)); thieves see the rest",
+         "batch bounds raised to 256; fetched tasks hidden (hide_fetched_batch)", check_g2},
+        {"G7", "a periodic global check takes one task (no overflow churn after a yield)",
+         "the periodic check fetches a batch (periodic_fetch_batches)", check_g7},
         {"G4", "a saturated worker checks the global queue every <= 255 polls",
          "skip the periodic check", check_g4},
         {"B1", "a tick runs at most 128 polls", "budget raised to 1000", check_b1},
@@ -792,7 +851,7 @@ std::vector<checker> sched_checkers() {
          check_l4},
         {"G1", "the global queue is FIFO and its emptiness checks take no lock",
          "emptiness checks lock", check_g1},
-        {"G3", "work-finding order: batch, LIFO, ring, global, steal", "ring popped before LIFO",
+        {"G3", "work-finding order: LIFO, ring, global, steal", "ring popped before LIFO",
          check_g3},
         {"G5", "interval = clamp(1ms / EWMA(0.1) poll time, 8, 255), replayed from probes",
          "interval fixed at 255", check_g5},

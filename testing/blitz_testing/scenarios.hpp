@@ -238,4 +238,63 @@ inline busy_sleep_result sleep_while_busy(config c, bool stuck, std::chrono::sec
     return {late, gave_up.load()};
 }
 
+// G2 (issue 15, defect 2): tasks A and B wait in the global queue while every worker is busy
+// (3 workers: a root task and two of the three gates it spawned, stolen by the others, spin
+// until released), so the first worker to come free fetches both in one batch. A spins until B
+// has started, giving up after `cap` (a hang guard); B can start only if the fetched batch is
+// visible to the other, idle, workers. Returns the rounds (of `rounds`) in which A gave up.
+inline int fetched_batch_stranded(config c, int rounds, std::chrono::seconds cap) {
+    using namespace std::chrono;
+    c.workers = 3;
+    runtime rt(c);
+    int stranded = 0;
+    for (int r = 0; r < rounds; ++r) {
+        settle(rt);
+        std::atomic<int> gates_up{0};
+        std::atomic<bool> release{false}, b_started{false}, gave_up{false};
+        auto gate = [](std::atomic<int>& up, std::atomic<bool>& release,
+                       seconds cap) -> task<void> {
+            up.fetch_add(1);
+            const auto limit = steady_clock::now() + cap;
+            while (!release.load() && steady_clock::now() < limit) {
+            }
+            co_return;
+        };
+        auto root = rt.spawn([](auto gate, std::atomic<int>& up, std::atomic<bool>& release,
+                                seconds cap) -> task<void> {
+            // The last spawn stays in this worker's LIFO slot; the other two are stolen.
+            auto g1 = spawn(gate(up, release, cap));
+            auto g2 = spawn(gate(up, release, cap));
+            auto g3 = spawn(gate(up, release, cap));
+            co_await gate(up, release, cap);
+            co_await g1;
+            co_await g2;
+            co_await g3;
+        }(gate, gates_up, release, cap));
+        const auto limit = steady_clock::now() + cap;
+        while (gates_up.load() < 3 && steady_clock::now() < limit) std::this_thread::yield();
+        auto a = rt.spawn(
+            [](std::atomic<bool>& b, std::atomic<bool>& gave_up, seconds cap) -> task<void> {
+                const auto limit = steady_clock::now() + cap;
+                while (!b.load()) {
+                    if (steady_clock::now() > limit) {
+                        gave_up = true;
+                        break;
+                    }
+                }
+                co_return;
+            }(b_started, gave_up, cap));
+        auto b = rt.spawn([](std::atomic<bool>& b) -> task<void> {
+            b = true;
+            co_return;
+        }(b_started));
+        release = true;
+        root.join();
+        a.join();
+        b.join();
+        if (gave_up) ++stranded;
+    }
+    return stranded;
+}
+
 }  // namespace blitz::workloads

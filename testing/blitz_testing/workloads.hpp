@@ -54,6 +54,24 @@ inline task<unsigned long> tree(unsigned depth, unsigned width) {
     co_return s;
 }
 
+// An awaited fan-out tree (every node spawns `width` children down to `depth` and awaits them)
+// in which every `every`-th node yields once before it spawns (G7, issue 15's overflow churn):
+// the spawns overflow the ring, and each yield makes the next pick a periodic global check.
+// Returns the node count, as tree() does.
+inline task<unsigned long> yield_tree(unsigned depth, unsigned width, unsigned long every,
+                                      unsigned long id = 0) {
+    if (id % every == every - 1) co_await yield_now();
+    if (depth == 0) co_return 1;
+    std::vector<join_handle<unsigned long>> hs;
+    hs.reserve(width);
+    for (unsigned i = 0; i < width; ++i) {
+        hs.push_back(spawn(yield_tree(depth - 1, width, every, id * width + i + 1)));
+    }
+    unsigned long s = 1;
+    for (auto& h : hs) s += co_await h;
+    co_return s;
+}
+
 // A yield storm: `tasks` self-waking tasks spawned from the calling task, each yielding `yields`
 // times, all awaited. Keeps every worker busy with purely local work, then idles them together.
 inline task<void> yield_storm(unsigned tasks, int yields) {

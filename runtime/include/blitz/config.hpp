@@ -87,8 +87,6 @@ struct config {
     // Global batch fetch (G2): n = min(len, clamp(len / workers, min, max)). Range [1, 256].
     unsigned global_batch_min = 4;
     unsigned global_batch_max = 64;
-    // Fetched tasks kept in the worker's batch buffer; the rest go to its ring. Range [0, 32].
-    unsigned batch_buffer_size = 32;
     // Longest a parked worker sleeps before re-checking (PARK_TIMEOUT_NS, I5). Range [1 us, 1 h].
     std::chrono::nanoseconds park_timeout = std::chrono::milliseconds(10);
     // Bounded spinning before parking: a worker that found nothing keeps looking (without
@@ -134,9 +132,8 @@ struct config {
 
     // The widest worker set the parked bitmap supports (I7).
     static constexpr unsigned max_workers = 64;
-    // Capacity of each worker's local ring (Q1) and of the batch buffer.
+    // Capacity of each worker's local ring (Q1).
     static constexpr unsigned ring_capacity = 256;
-    static constexpr unsigned batch_buffer_capacity = 32;
 
     // Throws config_error naming the first field out of range.
     void validate() const;

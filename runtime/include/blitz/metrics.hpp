@@ -15,7 +15,6 @@ struct worker_metrics {
     std::uint64_t lifo_hits = 0;         // tasks taken from the LIFO slot
     std::uint64_t lifo_cap_flushes = 0;  // LIFO task moved to the ring because the cap was hit
     std::uint64_t ring_pops = 0;         // tasks popped from the own ring
-    std::uint64_t batch_pops = 0;        // tasks taken from the global batch buffer
     std::uint64_t steal_ops = 0;         // successful steals
     std::uint64_t stolen_tasks = 0;      // tasks taken by those steals
     // Successful steals by the victim's distance (with a placement policy; 0 otherwise):
@@ -73,6 +72,12 @@ struct runtime_metrics {
         std::uint64_t s = 0;
         for (const auto& w : workers) s += w.*field;
         return s;
+    }
+    // Tasks moved across the ring/global boundary: overflowed out of a ring plus fetched from
+    // the global queue (an injected task counts once, when fetched). Per task, it shows how
+    // often queued work is shuffled instead of run (issue 15's overflow churn).
+    std::uint64_t ring_global_crossings() const {
+        return total(&worker_metrics::overflowed_tasks) + total(&worker_metrics::global_fetched);
     }
 };
 

@@ -9,7 +9,7 @@
 namespace blitz {
 
 // Where a polled task came from (G3).
-enum class poll_source : std::uint8_t { batch, lifo, ring, global, steal };
+enum class poll_source : std::uint8_t { lifo, ring, global, steal };
 
 enum class probe_kind : std::uint16_t {
     tick_begin,  // a: tick number
@@ -34,8 +34,7 @@ enum class probe_kind : std::uint16_t {
 
 // Bits of a poll event's `c`: the worker's own sources that held work when it chose the task,
 // and whether the choice was the periodic global check (G3).
-inline constexpr std::uint64_t choice_batch = 1, choice_lifo = 2, choice_ring = 4,
-                               choice_periodic = 8;
+inline constexpr std::uint64_t choice_lifo = 2, choice_ring = 4, choice_periodic = 8;
 
 // One event (32 bytes). `ns` is steady_clock time since the runtime started.
 struct probe_event {

@@ -65,7 +65,7 @@ TEST(Probes, StreamsAgreeWithTheCounters) {
             EXPECT_EQ(e.worker, w);
         }
         EXPECT_EQ(by_source[poll_source::lifo], wm.lifo_hits);
-        EXPECT_EQ(by_source[poll_source::batch], wm.batch_pops);
+        EXPECT_EQ(by_source[poll_source::ring], wm.ring_pops);
         EXPECT_TRUE(
             std::is_sorted(s.begin(), s.end(),
                            [](const probe_event& a, const probe_event& b) { return a.ns < b.ns; }));

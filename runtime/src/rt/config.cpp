@@ -39,7 +39,6 @@ void config::validate() const {
     check("global_batch_min", global_batch_min, 1u, 256u);
     check("global_batch_max", global_batch_max, global_batch_min, 256u,
           "must be at least global_batch_min");
-    check("batch_buffer_size", batch_buffer_size, 0u, batch_buffer_capacity);
     check("probe_capacity", probe_capacity, 1024u, 1u << 24);
     check("coop_budget_per_poll", coop_budget_per_poll, 0u, 65536u);
     check("blocking_threads_max", blocking_threads_max, 1u, 65536u);

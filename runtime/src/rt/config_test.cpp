@@ -40,7 +40,6 @@ TEST(Config, DefaultsAreTheReferenceConstants) {
     EXPECT_EQ(c.global_interval_max, 255u);
     EXPECT_EQ(c.global_batch_min, 4u);
     EXPECT_EQ(c.global_batch_max, 64u);
-    EXPECT_EQ(c.batch_buffer_size, 32u);
     EXPECT_EQ(c.park_timeout, 10ms);
     EXPECT_EQ(c.initial_avg_poll, 50us);
     EXPECT_DOUBLE_EQ(c.ewma_alpha, 0.1);
@@ -83,7 +82,6 @@ TEST(Config, RejectsBadEwmaAndLatencies) {
 TEST(Config, RejectsBadBatchSizes) {
     expect_rejected([](config& c) { c.global_batch_min = 0; }, "global_batch_min", "0");
     expect_rejected([](config& c) { c.global_batch_max = 2; }, "global_batch_max", "2");
-    expect_rejected([](config& c) { c.batch_buffer_size = 33; }, "batch_buffer_size", "33");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -97,6 +98,39 @@ TEST(Runtime, WorkersThatSpinBeforeParkingMissNothing) {
     for (int i = 0; i < 50; ++i) {  // remote spawns into an idle runtime
         EXPECT_EQ(rt.spawn([]() -> task<int> { co_return 7; }()).join(), 7);
     }
+}
+
+// Issue 15, defect 2 (G2): two tasks injected while all 3 workers are busy are fetched together
+// by the first worker to come free; the first spins until the second starts. The second must
+// be stolen by an idle worker: before the fix it sat in the fetcher's private batch buffer.
+TEST(Runtime, AFetchedBatchStaysVisibleToThieves) {
+    config c = conformance::fresh(3);
+    c.park_timeout = std::chrono::seconds(10);
+    EXPECT_EQ(workloads::fetched_batch_stranded(c, 10, std::chrono::seconds(10)), 0);
+    c.debug.hide_fetched_batch = true;  // the old behaviour, G2's control
+    EXPECT_GT(workloads::fetched_batch_stranded(c, 5, std::chrono::seconds(1)), 0);
+}
+
+// Issue 15, defect 3 (G7): a periodic global check takes one task, so the yields of an
+// overflowing fan-out do not pull the worker's own overflowed tasks back by the batch.
+TEST(Runtime, AYieldDoesNotChurnOverflowedTasksThroughTheGlobalQueue) {
+    // Ring/global crossings (overflowed + fetched) per task of an awaited fan-out tree.
+    auto crossings = [](unsigned long every, bool fault) {
+        config c = conformance::fresh(1);
+        c.debug.periodic_fetch_batches = fault;
+        runtime rt(c);
+        const unsigned long n = rt.block_on(workloads::yield_tree(2, 200, every));
+        const runtime_metrics m = rt.metrics();
+        return double(m.ring_global_crossings()) / double(n);
+    };
+    const double no_yields = crossings(1'000'000, false);
+    const double yields = crossings(8, false), churn = crossings(8, true);
+    std::printf(
+        "crossings per task: no yields %.2f, a yield every 8th task %.2f (%.2f with the "
+        "periodic check fetching a batch)\n",
+        no_yields, yields, churn);
+    EXPECT_LT(yields, no_yields + 0.5);  // each yield moves at most one task back (0.33 here)
+    EXPECT_GT(churn, no_yields + 1.5) << "the control should churn";  // 2.8 more here
 }
 
 TEST(Runtime, SpawnFromATaskLandsInTheLocalWorkersLifoSlot) {

@@ -105,8 +105,7 @@ std::uint64_t worker::end_tick(unsigned polls, clock::time_point start) noexcept
 }
 
 std::uint64_t worker::own_sources() const noexcept {
-    return (batch_head_ < batch_len_ ? choice_batch : 0) |
-           (lifo_ && lifo_polls_ < cfg_.lifo_polls_per_tick ? choice_lifo : 0) |
+    return (lifo_ && lifo_polls_ < cfg_.lifo_polls_per_tick ? choice_lifo : 0) |
            (!ring_.empty() ? choice_ring : 0);
 }
 
@@ -124,11 +123,14 @@ task_header* worker::next_task() noexcept {
         if (task_header* t = fetch_global(/*periodic=*/true)) return t;
     }
     note_choice();
-    if (batch_head_ < batch_len_) {
-        bump(c_batch_pops);
-        source_ = poll_source::batch;
-        return batch_[batch_head_++];
+#if BLITZ_FAULTS
+    if (!hidden_batch_.empty()) {
+        task_header* t = hidden_batch_.front();
+        hidden_batch_.erase(hidden_batch_.begin());
+        source_ = poll_source::global;
+        return t;
     }
+#endif
     if (BLITZ_FAULT(
             cfg_.debug.ring_before_lifo)) {  // G3's negative control: the ring jumps the LIFO slot
         if (task_header* t = ring_.pop()) {
@@ -162,23 +164,29 @@ task_header* worker::next_task() noexcept {
 task_header* worker::fetch_global(bool periodic) noexcept {
     global_queue& g = sched_.global();
     if (g.empty()) return nullptr;  // G1: no lock for the emptiness check
-    // Room: one to run, the free batch slots, and the ring's free space (so nothing overflows).
-    if (batch_head_ == batch_len_) batch_head_ = batch_len_ = 0;
-    const std::uint32_t batch_room =
-        cfg_.batch_buffer_size > batch_len_ ? cfg_.batch_buffer_size - batch_len_ : 0;
+    // G2: the periodic check (G4) takes one task, as Tokio's does: the worker has local work,
+    // and a batch would pull back tasks its own ring overflowed for the next spawns to overflow
+    // again. Otherwise one to run plus what fits the ring's free space (nothing overflows);
+    // the rest go to the ring's tail, where thieves see them.
     const std::uint32_t ring_room = local_queue::capacity - ring_.len();
-    task_header* got[1 + config::batch_buffer_capacity + local_queue::capacity];
+    const std::uint32_t room =
+        periodic && !BLITZ_FAULT(cfg_.debug.periodic_fetch_batches) ? 1 : 1 + ring_room;
+    task_header* got[1 + local_queue::capacity];
     std::uint64_t len_seen = 0;
-    const std::uint32_t n = g.pop_share(got, 1 + batch_room + ring_room, sched_.num_workers(),
-                                        cfg_.global_batch_min, cfg_.global_batch_max, &len_seen);
+    const std::uint32_t n = g.pop_share(got, room, sched_.num_workers(), cfg_.global_batch_min,
+                                        cfg_.global_batch_max, &len_seen);
     if (n == 0) return nullptr;
     BLITZ_PROBE(*this, probe_kind::global_fetch, periodic ? 1 : 0, n, len_seen);
     source_ = poll_source::global;
     bump(c_global_fetch_ops);
     bump(c_global_fetched, n);
-    std::uint32_t i = 1;
-    for (; i < n && batch_len_ < cfg_.batch_buffer_size; ++i) batch_[batch_len_++] = got[i];
-    for (; i < n; ++i) push_ring(got[i]);
+#if BLITZ_FAULTS
+    if (cfg_.debug.hide_fetched_batch) {
+        hidden_batch_.insert(hidden_batch_.end(), got + 1, got + n);
+        return got[0];
+    }
+#endif
+    for (std::uint32_t i = 1; i < n; ++i) push_ring(got[i]);
     if (n > 1) sched_.notify_parked_for_local();  // others may help with the rest
     return got[0];
 }
@@ -308,8 +316,7 @@ void worker::requeue_given_back(task_header* t) noexcept {
     push_ring(t);
     // Alone in this worker's queues it runs here next: waking a parked worker to steal it
     // would only cost a futex wake (a budget yield every 128 awaits would pay one each time).
-    if (ring_.len() > 1 || lifo_ != nullptr || batch_head_ < batch_len_)
-        sched_.notify_parked_for_local();
+    if (ring_.len() > 1 || lifo_ != nullptr) sched_.notify_parked_for_local();
 }
 
 void worker::push_ring(task_header* t) noexcept {
@@ -326,7 +333,7 @@ void worker::park() noexcept {
     owned_.sweep_if_worthwhile();   // going idle: a good moment to release completed tasks
     transitioning_to_park_ = true;  // L4: wakes from this thread now go to the global queue
     if (lifo_) push_ring(std::exchange(lifo_, nullptr));
-    if (!ring_.empty() || batch_head_ < batch_len_ || !sched_.global().empty()) {
+    if (!ring_.empty() || !sched_.global().empty() || has_hidden_batch()) {
         transitioning_to_park_ = false;
         return;
     }
@@ -431,7 +438,6 @@ worker_metrics worker::snapshot() const noexcept {
         &worker_metrics::lifo_hits,
         &worker_metrics::lifo_cap_flushes,
         &worker_metrics::ring_pops,
-        &worker_metrics::batch_pops,
         &worker_metrics::steal_ops,
         &worker_metrics::stolen_tasks,
         &worker_metrics::global_fetch_ops,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// worker: one scheduler thread with its LIFO slot, ring, batch buffer, parker and counters.
+// worker: one scheduler thread with its LIFO slot, ring, parker and counters.
 
 #include <chrono>
 #include <cstdint>
@@ -41,17 +41,16 @@ worker* current_worker() noexcept;
 
 // A worker runs ticks of at most budget_per_tick polls (B1) and finds work in this order (G3):
 //   0. the global queue first when `interval` polls have passed since its last check (G4)
-//   1. the global batch buffer
-//   2. the LIFO slot, at most lifo_polls_per_tick times per tick; past the cap its task moves
+//   1. the LIFO slot, at most lifo_polls_per_tick times per tick; past the cap its task moves
 //      to the ring tail (L2)
-//   3. the ring (FIFO, Q3)
-//   4. the global queue (batch fetch, G2)
-//   5. stealing, as a searcher if the searcher cap allows (I1, Q5, Q7)
-//   6. the global queue once more
-//   7. park: flush the LIFO slot, re-check local work, set the parked bit, final check of all
+//   2. the ring (FIFO, Q3)
+//   3. the global queue (batch fetch into the ring, G2)
+//   4. stealing, as a searcher if the searcher cap allows (I1, Q5, Q7)
+//   5. the global queue once more
+//   6. park: flush the LIFO slot, re-check local work, set the parked bit, final check of all
 //      queues if it was the last searcher (I4), sleep on the futex (I5).
 //
-// Invariants: the LIFO slot, batch buffer and all plain fields are touched only by this worker's
+// Invariants: the LIFO slot and all plain fields are touched only by this worker's
 // thread (or by the shutdown thread after the worker has been joined). No task is pushed into
 // the LIFO slot while transitioning_to_park_ is set (L4).
 // Thread-safety: owner thread only, except ring() (thieves call steal_into), unpark() and
@@ -108,8 +107,10 @@ public:
     template <class F>
     void drain(F&& f) {
         if (lifo_) f(std::exchange(lifo_, nullptr));
-        while (batch_head_ < batch_len_) f(batch_[batch_head_++]);
-        batch_head_ = batch_len_ = 0;
+#if BLITZ_FAULTS
+        for (task_header* t : hidden_batch_) f(t);
+        hidden_batch_.clear();
+#endif
         while (task_header* t = ring_.pop()) f(t);
     }
     // Shutdown only: takes one task from the owned list (its list reference passes along).
@@ -121,7 +122,6 @@ public:
         c_lifo_hits,
         c_lifo_cap_flushes,
         c_ring_pops,
-        c_batch_pops,
         c_steal_ops,
         c_stolen_tasks,
         c_global_fetch_ops,
@@ -168,6 +168,13 @@ private:
     // G3 probe support: which of the worker's own sources held work when it chose the next task.
     std::uint64_t own_sources() const noexcept;
     void note_choice(std::uint64_t extra = 0) noexcept;
+    bool has_hidden_batch() const noexcept {
+#if BLITZ_FAULTS
+        return !hidden_batch_.empty();
+#else
+        return false;
+#endif
+    }
 
     // Single-writer counter bump: relaxed load + store (no RMW), readers get a recent value.
     void bump(counter c, std::uint64_t n = 1) noexcept {
@@ -191,8 +198,6 @@ private:
     unsigned polls_since_global_ = 0;  // polls since the last global-queue check (G4)
     unsigned interval_;                // adaptive global-queue interval (G5)
     double avg_poll_ns_;               // EWMA of the mean poll time per tick
-    unsigned batch_head_ = 0, batch_len_ = 0;
-    task_header* batch_[config::batch_buffer_capacity] = {};
     fast_rng rng_;
     poll_source source_ = poll_source::ring;  // where the task about to run came from
     std::uint64_t choice_ = 0;  // own_sources() at the last choice (probes only; see probe.hpp)
@@ -201,6 +206,11 @@ private:
     bool tiered_ = false;  // NUMA-aware stealing
     victim_tiers tiers_;   // when tiered_
     std::vector<std::uint8_t> distance_to_;  // distance class per worker; empty: not placed
+#if BLITZ_FAULTS
+    // G2's control (hide_fetched_batch): fetched tasks kept where thieves cannot see them, as
+    // the batch buffer before issue 15 did. Taken first by next_task, drained at shutdown.
+    std::vector<task_header*> hidden_batch_;
+#endif
 
     // ---- read by other threads ----
     alignas(cache_line) atomic<std::uint64_t> counters_[c_count];

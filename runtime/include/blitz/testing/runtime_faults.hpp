@@ -59,6 +59,10 @@ struct runtime_faults {
     // X7: a select also completes every other branch that is ready when it returns and
     // discards their results (what spawning each branch as a task used to do).
     bool select_completes_losers = false;
+    // G7: the periodic global check fetches a batch, as an ordinary fetch does.
+    bool periodic_fetch_batches = false;
+    // G2: fetched tasks wait where thieves cannot see them (the batch buffer before issue 15).
+    bool hide_fetched_batch = false;
     // T7: arming a timer earlier than every parked worker's wake-up wakes nobody.
     bool timer_arm_skips_wake = false;
     // T8: a worker fires due timers only at ticks that start with its own queues empty.
