@@ -368,7 +368,9 @@ outcome check_q7(const run_params& p, bool faulty) {
     return o;
 }
 
-// Q5: a steal takes ceil(available / 2), never more than 128 (nor the thief's free room).
+// Q5: a steal takes exactly ceil(available / 2), never more than 128 (a thief searches with an
+// empty ring, so its room never binds). Every steal in the stream is counted against that, so a
+// steal of floor(n/2) is caught too (issue 15: it used to pass, the check being only "at most").
 // Workload: a task fills its own ring with children and holds its worker, so only thieves can
 // run them. Control: steal everything.
 outcome check_q5(const run_params& p, bool faulty) {
@@ -404,7 +406,7 @@ outcome check_q5(const run_params& p, bool faulty) {
         if (e.kind != probe_kind::steal) return;
         ++o.events;
         const std::uint64_t half = std::min<std::uint64_t>(e.b - e.b / 2, 128);
-        if (e.c > half) {
+        if (e.c != half) {
             ++o.violations;
             note_first(o, "took " + std::to_string(e.c) + " of " + std::to_string(e.b));
         }

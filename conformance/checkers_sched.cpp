@@ -5,6 +5,7 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <memory>
 #include <thread>
@@ -37,7 +38,7 @@ using namespace std::chrono_literals;
 outcome check_l1(const run_params& p, bool faulty) {
     outcome o;
     config c = fresh(1);
-    c.lifo_polls_per_tick = faulty ? 0 : c.budget_per_tick;
+    c.lifo_polls_per_tick = faulty ? 0 : c.budget_per_tick - 1;  // the highest cap allowed
     runtime rt(c);
     detail::fast_rng r(detail::mix_seed(p.seed));
     const int rounds = p.quick ? 50 : 500;
@@ -210,14 +211,27 @@ outcome check_g5(const run_params& p, bool faulty) {
     }
     std::vector<double> avg(p.workers, static_cast<double>(doc.initial_avg_poll.count()));
     const double target = static_cast<double>(doc.global_target_latency.count());
+    // The documented formulas, written here rather than taken from sched/policy.hpp, so that a
+    // defect there cannot agree with itself (issue 15: a frozen interval passed every check).
+    auto ewma = [&](double a, double sample) {
+        return std::max(1.0, doc.ewma_alpha * sample + (1.0 - doc.ewma_alpha) * a);
+    };
+    auto interval = [&](double a) {
+        const double x = target / a;
+        return x <= doc.global_interval_min   ? doc.global_interval_min
+               : x >= doc.global_interval_max ? doc.global_interval_max
+                                              : static_cast<unsigned>(x);
+    };
+    unsigned lowest = UINT_MAX, highest = 0;  // the intervals reported: they must move
     visit_events(rt, o, [&](const probe_event& e) {
         if (e.kind != probe_kind::tick_end || e.a == 0) return;
         ++o.events;
         double& a = avg[e.worker];
-        a = detail::ewma_step(a, static_cast<double>(e.b) / e.a, doc.ewma_alpha);
-        const unsigned want =
-            detail::interval_for(a, target, doc.global_interval_min, doc.global_interval_max);
+        a = ewma(a, static_cast<double>(e.b) / e.a);
+        const unsigned want = interval(a);
         const auto got = static_cast<unsigned>(e.c >> 32);
+        lowest = std::min(lowest, got);
+        highest = std::max(highest, got);
         const double got_avg = static_cast<double>(e.c & 0xFFFFFFFF);
         if (got < doc.global_interval_min || got > doc.global_interval_max) {
             forbid(o, "interval " + std::to_string(got) + " outside [8, 255]");
@@ -229,6 +243,12 @@ outcome check_g5(const run_params& p, bool faulty) {
                           std::to_string(a) + " ns");
         }
     });
+    // Fast yields (under 4 us a poll) then ~50 us polls: the interval has to travel from the
+    // top of its range to the bottom half.
+    if (!faulty && o.events > 0 && (highest < 200 || lowest > 40)) {
+        forbid(o, "the interval stayed within [" + std::to_string(lowest) + ", " +
+                      std::to_string(highest) + "] while poll times went from ~1 us to ~50 us");
+    }
     return o;
 }
 
@@ -594,12 +614,12 @@ outcome check_i7(const run_params& p, bool faulty) {
 }
 
 // L2: at most lifo_polls_per_tick (3) polls from the LIFO slot per tick. Read from the poll
-// events between tick boundaries. Control: the cap raised to 128 while the check keeps 3.
+// events between tick boundaries. Control: the cap raised to 127 while the check keeps 3.
 outcome check_l2(const run_params& p, bool faulty) {
     outcome o;
     config c = probed(p.workers);
     const unsigned documented_cap = c.lifo_polls_per_tick;
-    if (faulty) c.lifo_polls_per_tick = 128;
+    if (faulty) c.lifo_polls_per_tick = c.budget_per_tick - 1;
     runtime rt(c);
     const int rounds = p.quick ? 2 : 10;
     for (int r = 0; r < rounds; ++r) {
@@ -623,13 +643,25 @@ outcome check_l2(const run_params& p, bool faulty) {
 }
 
 // L3: two tasks waking each other through the LIFO slot cannot starve a third waiting in the
-// ring: it runs within 3 LIFO polls (workloads::polls_before_queued_task, 1 worker). Control: the
-// LIFO cap raised to 128.
+// ring: it runs within 3 LIFO polls (workloads::polls_before_queued_task, 1 worker); a cap that
+// the budget never reaches (cap >= budget) is rejected at construction. Control: the LIFO cap
+// raised to 127, the highest the budget allows.
 outcome check_l3(const run_params& p, bool faulty) {
     outcome o;
+    {
+        config c = fresh(1);
+        c.budget_per_tick = 8;
+        c.lifo_polls_per_tick = 8;
+        ++o.events;
+        try {
+            c.validate();
+            forbid(o, "a LIFO cap equal to the tick budget was accepted");
+        } catch (const config_error&) {
+        }
+    }
     const int rounds = p.quick ? 3 : 10;
     for (int r = 0; r < rounds; ++r) {
-        const std::size_t n = workloads::polls_before_queued_task(faulty ? 128 : 3);
+        const std::size_t n = workloads::polls_before_queued_task(faulty ? 127 : 3);
         ++o.runs;
         ++o.events;
         if (n > 3) {
@@ -829,13 +861,196 @@ outcome check_i4(const run_params& p, bool faulty) {
     return o;
 }
 
+// G8 (issue 15, defect 5): the periodic global check is due once the target latency (1 ms) has
+// passed since the last one, whatever the poll count (the clock is read at each tick start and
+// every 8 polls). From the probes, per worker: after 1 ms without a periodic_check event, at
+// most 8 more polls may start (12 allowed for the reading's granularity). Workload: per worker a
+// pair of tasks waking each other (no yields: a yield makes the check due at once), 3000 fast
+// hand-offs and then 150 that each spin 200 us first, while a plain thread injects a task every
+// 2 ms and times its start (reported). Control: the check follows the poll count only.
+outcome check_g8(const run_params& p, bool faulty) {
+    outcome o;
+    const config doc;
+    config c = probed(p.workers);
+    c.debug.no_time_bound_on_global_interval = faulty;
+    runtime rt(c);
+    std::atomic<bool> done{false};
+    std::vector<double> latency_us;
+    std::thread injector([&] {
+        while (!done.load()) {
+            const auto t0 = std::chrono::steady_clock::now();
+            auto h = rt.spawn([](std::chrono::steady_clock::time_point t0) -> task<double> {
+                co_return std::chrono::duration<double, std::micro>(
+                    std::chrono::steady_clock::now() - t0)
+                    .count();
+            }(t0));
+            latency_us.push_back(h.join());
+            std::this_thread::sleep_for(2ms);
+        }
+    });
+    const int rounds = p.quick ? 1 : 4;
+    for (int r = 0; r < rounds; ++r) {
+        rt.block_on([](unsigned pairs) -> task<void> {
+            using detail::testing::test_event;
+            auto player = [](test_event& mine, test_event& other) -> task<void> {
+                for (int i = 0; i < 3150; ++i) {
+                    co_await mine.wait();
+                    mine.reset();
+                    if (i >= 3000) {  // the jump: ~1 us polls, then 200 us ones
+                        const auto until = std::chrono::steady_clock::now() + 200us;
+                        while (std::chrono::steady_clock::now() < until) {
+                        }
+                    }
+                    other.set();
+                }
+            };
+            std::vector<std::unique_ptr<test_event>> ev;
+            std::vector<join_handle<void>> hs;
+            for (unsigned i = 0; i < pairs; ++i) {
+                ev.push_back(std::make_unique<test_event>());
+                ev.push_back(std::make_unique<test_event>());
+                hs.push_back(spawn(player(*ev[2 * i], *ev[2 * i + 1])));
+                hs.push_back(spawn(player(*ev[2 * i + 1], *ev[2 * i])));
+            }
+            for (unsigned i = 0; i < pairs; ++i) ev[2 * i]->set();
+            for (auto& h : hs) co_await h;
+        }(p.workers));
+        ++o.runs;
+    }
+    done = true;
+    injector.join();
+    const auto target = static_cast<std::uint64_t>(doc.global_target_latency.count());
+    std::vector<std::uint64_t> last_check(p.workers, 0);
+    std::vector<unsigned> late_polls(p.workers, 0);
+    unsigned worst = 0;
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind == probe_kind::periodic_check) {
+            last_check[e.worker] = e.ns;
+            late_polls[e.worker] = 0;
+            return;
+        }
+        if (e.kind == probe_kind::park || e.kind == probe_kind::global_fetch) {
+            last_check[e.worker] = e.ns;  // it looked at the global queue (or will, waking)
+            late_polls[e.worker] = 0;
+            return;
+        }
+        if (e.kind != probe_kind::poll) return;
+        ++o.events;
+        if (last_check[e.worker] == 0 || e.ns < last_check[e.worker] + target) return;
+        worst = std::max(worst, ++late_polls[e.worker]);
+        if (late_polls[e.worker] == 13) {
+            forbid(o, "worker " + std::to_string(e.worker) + " polled 13 tasks more than 1 ms " +
+                          "after its last global check");
+        }
+    });
+    std::sort(latency_us.begin(), latency_us.end());
+    if (!latency_us.empty()) {
+        o.note = "injection latency across the jump p50 " +
+                 std::to_string(static_cast<int>(latency_us[latency_us.size() / 2])) + " us, max " +
+                 std::to_string(static_cast<int>(latency_us.back())) + " us; at most " +
+                 std::to_string(worst) + " polls past 1 ms";
+    }
+    return o;
+}
+
+// I8 (issue 15): the last searcher to find work wakes another parked worker (I4's first half),
+// checked from the probe stream rather than through its consequences (a missing wake loses no
+// task, only parallelism, so nothing else notices). Every search_end of a last searcher that
+// goes on to poll must be followed by its notify event before that poll. Workload: idle bursts.
+// Control: the last searcher skips the wake.
+outcome check_i8(const run_params& p, bool faulty) {
+    outcome o;
+    if (p.workers < 2) {
+        o.applicable = false;  // nobody to wake
+        return o;
+    }
+    config c = probed(p.workers);
+    c.park_timeout = long_park;
+    c.debug.skip_last_searcher_wake = faulty;
+    runtime rt(c);
+    idle_bursts(rt, p.quick ? 20 : 100);
+    ++o.runs;
+    std::vector<char> owed(p.workers, 0);
+    std::uint64_t woke = 0;
+    visit_events(rt, o, [&](const probe_event& e) {
+        char& w = owed[e.worker];
+        if (e.kind == probe_kind::search_end) {
+            w = e.a == 1;
+        } else if (e.kind == probe_kind::notify) {
+            ++o.events;
+            woke += e.a;
+            w = 0;
+        } else if (e.kind == probe_kind::poll && w) {
+            ++o.events;
+            forbid(o, "worker " + std::to_string(e.worker) +
+                          " was the last searcher, found work and woke nobody");
+            w = 0;
+        } else if (e.kind == probe_kind::park) {
+            w = 0;  // it gave up searching instead: no wake owed
+        }
+    });
+    o.note = std::to_string(woke) + " wakes by last searchers";
+    return o;
+}
+
+// I9 (issue 15): a worker that pushes work where thieves can see it wakes a parked peer, so
+// runnable tasks do not wait while workers sleep. Workload (2 workers, 10 s park timeout): a task
+// waits until the other worker is parked, then spawns A and B; B (the LIFO slot) spins until A
+// has started, which only the other worker can do by stealing A from the ring. B gives up after
+// 5 s (a hang guard). Control: pushes to the ring wake nobody.
+outcome check_i9(const run_params& p, bool faulty) {
+    outcome o;
+    config c = fresh(2);
+    c.park_timeout = long_park;
+    c.debug.no_wake_on_local_push = faulty;
+    runtime rt(c);
+    const int rounds = p.quick ? 3 : 10;
+    for (int r = 0; r < rounds; ++r) {
+        workloads::settle(rt);
+        const bool gave_up = rt.block_on([](runtime& rt, std::chrono::seconds cap) -> task<bool> {
+            const auto limit = std::chrono::steady_clock::now() + cap;
+            while (rt.metrics().num_parked < 1 && std::chrono::steady_clock::now() < limit) {
+            }
+            std::atomic<bool> a_started{false}, gave_up{false};
+            auto a = spawn([](std::atomic<bool>& s) -> task<void> {
+                s = true;
+                co_return;
+            }(a_started));
+            auto b = spawn([](std::atomic<bool>& s, std::atomic<bool>& gave_up,
+                              std::chrono::seconds cap) -> task<void> {
+                const auto limit = std::chrono::steady_clock::now() + cap;
+                while (!s.load()) {
+                    if (std::chrono::steady_clock::now() > limit) {
+                        gave_up = true;
+                        break;
+                    }
+                }
+                co_return;
+            }(a_started, gave_up, cap));
+            co_await b;  // runs B inline here; A waits in the ring for the other worker
+            co_await a;
+            co_return gave_up.load();
+        }(rt, faulty ? 1s : 5s));
+        ++o.runs;
+        ++o.events;
+        if (gave_up) forbid(o, "a task waited in a ring while the other worker stayed parked");
+    }
+    return o;
+}
+
 }  // namespace
 
 std::vector<checker> sched_checkers() {
     return {
-        {"L2", "at most 3 LIFO-slot polls per tick", "LIFO cap raised to 128", check_l2},
-        {"L3", "a task in the ring runs within 3 polls of a LIFO ping-pong",
-         "LIFO cap raised to 128", check_l3},
+        {"L2", "at most 3 LIFO-slot polls per tick", "LIFO cap raised to 127", check_l2},
+        {"L3", "a task in the ring runs within 3 polls of a LIFO ping-pong; cap < budget",
+         "LIFO cap raised to 127", check_l3},
+        {"G8", "the periodic global check is due 1 ms after the last one, whatever the count",
+         "the check follows the poll count only (no_time_bound_on_global_interval)", check_g8},
+        {"I8", "the last searcher to find work wakes a parked worker (from the probes)",
+         "the last searcher skips its wake (skip_last_searcher_wake)", check_i8},
+        {"I9", "pushing work thieves can see wakes a parked peer (10 s park timeout)",
+         "pushes to the ring wake nobody (no_wake_on_local_push)", check_i9},
         {"G2", "a fetch takes at most min(len, clamp(len/W, 4, 64)); thieves see the rest",
          "batch bounds raised to 256; fetched tasks hidden (hide_fetched_batch)", check_g2},
         {"G7", "a periodic global check takes one task (no overflow churn after a yield)",

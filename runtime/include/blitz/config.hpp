@@ -70,8 +70,9 @@ struct config {
     unsigned workers = 0;
     // Polls per tick before maintenance (BUDGET_PER_TICK, B1). Range [1, 65536].
     unsigned budget_per_tick = 128;
-    // LIFO-slot polls allowed per tick (MAX_LIFO_POLLS_PER_TICK, L2). Range [0, budget_per_tick];
-    // 0 disables the LIFO slot (tasks go to the ring tail).
+    // LIFO-slot polls allowed per tick (MAX_LIFO_POLLS_PER_TICK, L2). Range
+    // [0, budget_per_tick - 1]: the cap must be reached within a tick, or a pair of tasks waking
+    // each other through the slot starves the ring (L3). 0 disables the LIFO slot.
     unsigned lifo_polls_per_tick = 3;
     // Most tasks one steal may take (Q5). Range [1, 128].
     unsigned max_steal = 128;

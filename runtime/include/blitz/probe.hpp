@@ -28,8 +28,11 @@ enum class probe_kind : std::uint16_t {
     timer_fire,    // b: timers fired
     steal_walk,    // one walk over victims (Q7); a: first victim, b: bitmask of victims tried,
                    // c: victims tried (all others unless a steal succeeded)
-    steal_attempt,  // NUMA-aware stealing only (N4): a: the victim tried, in walk order; the
-                    // walk's steal_walk event follows its attempts
+    steal_attempt,   // NUMA-aware stealing only (N4): a: the victim tried, in walk order; the
+                     // walk's steal_walk event follows its attempts
+    periodic_check,  // the periodic global check was made (G4, G8), whether or not it found work
+    notify,  // after work became visible (I4: the last searcher found work): a: 1 if it woke a
+             // parked worker, b: the parked bitmap seen, c: searchers seen
 };
 
 // Bits of a poll event's `c`: the worker's own sources that held work when it chose the task,

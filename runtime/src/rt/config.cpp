@@ -25,8 +25,10 @@ void config::validate() const {
     check("workers", workers, 0u, max_workers,
           "the parked-worker bitmap has 64 bits; 0 selects the hardware thread count");
     check("budget_per_tick", budget_per_tick, 1u, 65536u);
-    check("lifo_polls_per_tick", lifo_polls_per_tick, 0u, budget_per_tick,
-          "0 disables the LIFO slot; the cap cannot exceed budget_per_tick");
+    // L3: a cap of the whole budget (or more) is never reached within a tick, so a pair of
+    // tasks waking each other through the slot would hold the worker tick after tick.
+    check("lifo_polls_per_tick", lifo_polls_per_tick, 0u, budget_per_tick - 1,
+          "0 disables the LIFO slot; the cap must stay below budget_per_tick");
     check("max_steal", max_steal, 1u, ring_capacity / 2, "a steal takes at most half the ring");
     check("global_interval_min", global_interval_min, 1u, 255u);
     check("global_interval_max", global_interval_max, global_interval_min, 255u,

@@ -56,6 +56,14 @@ TEST(Config, RejectsZeroBudget) {
 }
 TEST(Config, RejectsLifoCapAboveBudget) {
     expect_rejected([](config& c) { c.lifo_polls_per_tick = 129; }, "lifo_polls_per_tick", "129");
+    // Issue 15, defect 4 (L3): a cap equal to the budget was accepted, and with budget 8 and
+    // cap 8 a queued task never ran in 2 s while a LIFO pair did 19 million hand-offs.
+    expect_rejected(
+        [](config& c) {
+            c.budget_per_tick = 8;
+            c.lifo_polls_per_tick = 8;
+        },
+        "lifo_polls_per_tick", "8");
 }
 TEST(Config, RejectsStealLimitAboveHalfTheRing) {
     expect_rejected([](config& c) { c.max_steal = 129; }, "max_steal", "129");

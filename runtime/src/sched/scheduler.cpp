@@ -129,15 +129,17 @@ void scheduler::schedule(task_header* t, bool is_yield) noexcept {
     notify_parked();
 }
 
-void scheduler::notify_parked() noexcept {
+bool scheduler::notify_parked() noexcept {
     unsigned searching_seen = 0;
-    if (!idle_.should_notify(&searching_seen)) return;  // I3: a searcher exists, or nobody sleeps
+    if (!idle_.should_notify(&searching_seen)) return false;  // I3: a searcher, or nobody parked
     if (auto c = idle_.claim_parked()) {
         if (worker* const w = own_worker()) {
             BLITZ_PROBE(*w, probe_kind::wake_claim, c->index, c->chosen_from, searching_seen);
         }
         workers_[c->index]->unpark();
+        return true;
     }
+    return false;
 }
 
 bool scheduler::work_pending() const noexcept {

@@ -75,7 +75,8 @@ public:
     bool release(task_header* t) noexcept override;
     void unhandled_exception(task_header* t) noexcept override;
 
-    void notify_parked() noexcept;
+    // Wakes one parked worker unless a searcher exists (I3); true if it claimed one.
+    bool notify_parked() noexcept;
     // After a worker pushed to its own queues: that worker is awake and runs the task if nobody
     // steals it, so waking a parked one only adds parallelism. It is skipped when a racy read
     // finds nobody parked, which keeps the contended seq_cst RMW of notify_parked() (I3) off the

@@ -50,6 +50,7 @@ void worker::run() {
                     counters_[c_ticks].load(std::memory_order_relaxed));
         lifo_polls_ = 0;
         const auto start = clock::now();
+        note_time(start);  // G8
         // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
         // keep firing while some other worker is stuck in a long poll (T6). I/O joins here
         // with the I/O driver.
@@ -65,6 +66,7 @@ void worker::run() {
             if (!t) break;
             run_task(t);
             ++polls;
+            if (polls % 8 == 0) note_time(clock::now());  // G8: the clock every 8 polls
         }
         if (polls == cfg_.budget_per_tick) bump(c_budget_exhaustions);
         if (polls > 0) {
@@ -88,6 +90,17 @@ void worker::run() {
     }
     sched_.on_worker_stop();
     tl_worker = nullptr;
+}
+
+void worker::note_time(clock::time_point now) noexcept {
+    // G8: the periodic global check is also due once the target latency has passed since the
+    // last one, whatever the poll count says: after poll times jump (1 us to 200 us, say) the
+    // EWMA needs a tick or more to catch up, and a tick of slow polls is long.
+    last_clock_ = now;
+    if (now - global_checked_at_ >= cfg_.global_target_latency &&
+        !BLITZ_FAULT(cfg_.debug.no_time_bound_on_global_interval)) {
+        polls_since_global_ = std::max(polls_since_global_, interval_);
+    }
 }
 
 std::uint64_t worker::end_tick(unsigned polls, clock::time_point start) noexcept {
@@ -118,7 +131,9 @@ task_header* worker::next_task() noexcept {
         !BLITZ_FAULT(cfg_.debug.skip_periodic_global_check)) {  // G4: the periodic check comes
                                                                 // first when due
         polls_since_global_ = 0;
+        global_checked_at_ = last_clock_;  // at most 8 polls old: errs toward checking early
         bump(c_global_periodic);
+        BLITZ_PROBE(*this, probe_kind::periodic_check);
         note_choice(choice_periodic);
         if (task_header* t = fetch_global(/*periodic=*/true)) return t;
     }
@@ -273,7 +288,10 @@ void worker::run_task(task_header* t) noexcept {
         searching_ = false;
         const bool last = sched_.idle().transition_from_searching();
         BLITZ_PROBE(*this, probe_kind::search_end, last ? 1 : 0);
-        if (last) sched_.notify_parked();
+        if (last && !BLITZ_FAULT(cfg_.debug.skip_last_searcher_wake)) {
+            [[maybe_unused]] const bool woke = sched_.notify_parked();
+            BLITZ_PROBE(*this, probe_kind::notify, woke ? 1 : 0);  // I8: the wake it owed
+        }
     }
     bump(c_polls);
     BLITZ_PROBE(*this, probe_kind::poll, static_cast<std::uint32_t>(source_),
@@ -301,14 +319,14 @@ void worker::schedule_local(task_header* t, bool is_yield) noexcept {
     }
     if (cfg_.lifo_polls_per_tick == 0) {
         push_ring(t);
-        sched_.notify_parked_for_local();
+        if (!BLITZ_FAULT(cfg_.debug.no_wake_on_local_push)) sched_.notify_parked_for_local();
         return;
     }
     bump(c_spawned_local);
     task_header* prev = std::exchange(lifo_, t);  // L1: newest in the slot, previous to the ring
     if (prev) {
-        push_ring(prev);
-        sched_.notify_parked_for_local();
+        push_ring(prev);  // I9: visible to thieves now, so a parked worker may help
+        if (!BLITZ_FAULT(cfg_.debug.no_wake_on_local_push)) sched_.notify_parked_for_local();
     }
 }
 

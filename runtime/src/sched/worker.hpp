@@ -163,6 +163,9 @@ private:
     void requeue_given_back(task_header* t) noexcept;
     // config::park_spin: true if work (or shutdown) showed up before the spin ran out.
     bool spin_for_work() const noexcept;
+    // G8: records a clock reading (tick start, every 8 polls) and makes the periodic global
+    // check due if the target latency has passed since the last one.
+    void note_time(std::chrono::steady_clock::time_point now) noexcept;
     // Returns the tick's duration in ns.
     std::uint64_t end_tick(unsigned polls, std::chrono::steady_clock::time_point start) noexcept;
     // G3 probe support: which of the worker's own sources held work when it chose the next task.
@@ -198,6 +201,8 @@ private:
     unsigned polls_since_global_ = 0;  // polls since the last global-queue check (G4)
     unsigned interval_;                // adaptive global-queue interval (G5)
     double avg_poll_ns_;               // EWMA of the mean poll time per tick
+    std::chrono::steady_clock::time_point last_clock_{};         // latest reading (G8)
+    std::chrono::steady_clock::time_point global_checked_at_{};  // reading before the last check
     fast_rng rng_;
     poll_source source_ = poll_source::ring;  // where the task about to run came from
     std::uint64_t choice_ = 0;  // own_sources() at the last choice (probes only; see probe.hpp)

@@ -63,6 +63,12 @@ struct runtime_faults {
     bool periodic_fetch_batches = false;
     // G2: fetched tasks wait where thieves cannot see them (the batch buffer before issue 15).
     bool hide_fetched_batch = false;
+    // G8: the periodic global check follows the poll count only, never the clock.
+    bool no_time_bound_on_global_interval = false;
+    // I8: the last searcher to find work does not wake another worker.
+    bool skip_last_searcher_wake = false;
+    // I9: a worker that pushes work to its ring never wakes a parked peer to help.
+    bool no_wake_on_local_push = false;
     // T7: arming a timer earlier than every parked worker's wake-up wakes nobody.
     bool timer_arm_skips_wake = false;
     // T8: a worker fires due timers only at ticks that start with its own queues empty.
