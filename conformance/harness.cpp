@@ -123,7 +123,7 @@ suite_run run_checkers(const harness_options& o) {
             }
         };
         if (c.per_topology) {
-            current_placement() = suite_placement{};
+            current_placement() = suite_placement{placement_policy::none, 0, o.seed};
             for (const std::string& t : topologies) {
                 for (unsigned w : o.workers) {
                     one(run_params{w, o.seed, o.quick, t},
@@ -132,7 +132,7 @@ suite_run run_checkers(const harness_options& o) {
             }
         } else {
             for (placement_policy pol : o.policies) {
-                current_placement() = suite_placement{pol, max_pinned};
+                current_placement() = suite_placement{pol, max_pinned, o.seed};
                 for (unsigned w : o.workers) {
                     if (pol != placement_policy::none && w > max_pinned) continue;
                     one(run_params{w, o.seed, o.quick, {}},
@@ -141,7 +141,7 @@ suite_run run_checkers(const harness_options& o) {
                             "W=" + std::to_string(w));
                 }
             }
-            current_placement() = suite_placement{};
+            current_placement() = suite_placement{placement_policy::none, 0, o.seed};
         }
         if (!r.applicable) {
             // E.g. Q7 with at most two workers: nothing to check, and nothing to catch. Shown as

@@ -11,6 +11,7 @@ namespace blitz::conformance {
 struct suite_placement {
     placement_policy policy = placement_policy::none;
     unsigned max_pinned = 0;  // eligible PUs on this machine: larger runtimes stay unpinned
+    std::uint64_t seed = 0;   // the run's --seed: every runtime's worker RNGs start from it
 };
 
 inline suite_placement& current_placement() {
@@ -24,6 +25,7 @@ inline config fresh(unsigned workers) {
     c.workers = workers;
     const suite_placement& p = current_placement();
     if (p.policy != placement_policy::none && workers <= p.max_pinned) c.topology.policy = p.policy;
+    c.seed = p.seed;
     return c;
 }
 

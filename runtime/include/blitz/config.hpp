@@ -103,6 +103,11 @@ struct config {
     // Paused-time test mode (like Tokio's start_paused): the runtime's clock stands still and
     // moves only by runtime::advance(), which fires every timer it passes before returning.
     bool start_paused = false;
+    // Seed of the workers' random victim choice (Q7, N4): worker i uses a mix of (seed + i).
+    // 0 (the default) draws one from the clock and the runtime's address. A fixed seed makes
+    // steal decisions replayable as far as thread timing allows (the conformance suite passes
+    // its run's --seed).
+    std::uint64_t seed = 0;
     // Worker thread names are this prefix plus the worker index (shown by top, gdb, perf).
     std::string thread_name = "blitz-w";
     // Cooperative budget (B2): awaits that complete at once on a ready resource (mutex,

@@ -39,8 +39,10 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
 void scheduler::make_workers() {
     workers_.reserve(nworkers_);
     const std::uint64_t base =
-        reinterpret_cast<std::uintptr_t>(this) ^
-        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+        cfg_.seed != 0 ? cfg_.seed
+                       : reinterpret_cast<std::uintptr_t>(this) ^
+                             static_cast<std::uint64_t>(
+                                 std::chrono::steady_clock::now().time_since_epoch().count());
     for (unsigned i = 0; i < nworkers_; ++i) {
         std::unique_ptr<worker, worker_free> w;
         if (setup_.worker_memory) {
