@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 CTEST = ctest --no-tests=error -j $(JOBS) $(CTEST_ARGS) --preset
 PRESETS = release debug tsan asan-ubsan
 
-.PHONY: all deps peers run test test-release test-tsan test-asan bench format format-check tidy clean \
+.PHONY: mutants all deps peers run test test-release test-tsan test-asan bench format format-check tidy clean \
         $(addprefix build-,$(PRESETS))
 
 all: build-release
@@ -43,6 +43,12 @@ $(foreach p,$(PRESETS),$(eval $(call build_preset,$(p))))
 run: build-release peers
 	./build/release/blitz conformance --full
 	./build/release/blitz bench --quick
+
+# Mutation testing (issue 15): 33 source defects, each rebuilt and run through the conformance
+# suite and the unit tests; writes results/<machine>/mutants.{md,json}. On demand only (about
+# two minutes per mutant on 2 cores); not part of `make test`.
+mutants: deps
+	python3 scripts/mutate.py
 
 demo: build-release
 	./build/release/blitz demo

@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Mutation testing of the runtime (issue 15): does the suite catch defects in the code?
+
+Each entry of CATALOGUE is one small source defect: a file, an exact snippet that must occur
+once, and what replaces it. The script copies the committed tree (git archive HEAD) to
+build/mutants/src, builds it once unmutated (the suites must pass there), then for each mutant:
+applies it, rebuilds incrementally (blitz and blitz_unit_tests), runs `blitz conformance --quick`
+and the unit tests, each under a hang guard, records which checkers and tests failed, and puts
+the file back. The table goes to results/<machine>/mutants.{md,json}.
+
+A mutant is killed when a checker reports a violation or an uncaught control, a unit test fails,
+or a suite hangs past its guard (the conformance harness reports a checker without progress for
+30 s as a hang itself). A survivor is either a hole in the suite or an equivalent mutant, which
+the table must explain (EQUIVALENT below).
+
+Usage: scripts/mutate.py [--only ID,ID...] [--machine NAME] [--jobs N]
+Runs on demand (`make mutants`), not in `make test`: it takes about two minutes per mutant here.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (id, file, find, replace, what the defect is)
+CATALOGUE = [
+    ("lifo-cap-off-by-one", "runtime/src/sched/worker.cpp",
+     "if (lifo_polls_ < cfg_.lifo_polls_per_tick) {",
+     "if (lifo_polls_ <= cfg_.lifo_polls_per_tick) {",
+     "the LIFO cap allows one poll too many per tick (L2)"),
+    ("steal-floor-half", "runtime/src/sched/local_queue.cpp",
+     "avail - avail / 2;  // ceil(avail / 2)",
+     "avail / 2 + (avail == 1);  // floor, but at least one",
+     "a steal takes floor(n/2) instead of ceil(n/2) (Q5)"),
+    ("steal-all", "runtime/src/sched/local_queue.cpp",
+     "avail - avail / 2;  // ceil(avail / 2)",
+     "avail;  // everything",
+     "a steal takes everything (Q5)"),
+    ("searcher-cap-removed", "runtime/src/sched/idle_state.cpp",
+     "if (2 * a.gate_seen >= workers_) return a;",
+     "(void)0;",
+     "searchers admitted without the 2 * searching < W gate (I1)"),
+    ("claim-highest-bit", "runtime/src/sched/idle_state.cpp",
+     ": static_cast<unsigned>(std::countr_zero(bm));",
+     ": 63u - static_cast<unsigned>(std::countl_zero(bm));",
+     "a waker claims the highest parked bit instead of the lowest (I2)"),
+    ("claim-without-clearing", "runtime/src/sched/idle_state.cpp",
+     "const std::uint64_t prev = bitmap_.fetch_and(~bit, std::memory_order_seq_cst);",
+     "const std::uint64_t prev = bitmap_.load(std::memory_order_seq_cst);",
+     "a wake that does not clear (claim) the parked worker's bit (I2, I6)"),
+    ("last-searcher-wake-removed", "runtime/src/sched/worker.cpp",
+     "if (last && !BLITZ_FAULT(cfg_.debug.skip_last_searcher_wake)) {",
+     "if (false) {",
+     "the last searcher to find work wakes nobody (I8)"),
+    ("final-check-removed", "runtime/src/sched/worker.cpp",
+     "if ((final_check && sched_.work_pending()) || sched_.shutting_down()) {",
+     "if (sched_.shutting_down()) {",
+     "the last searcher parks without its final check of every queue (I4)"),
+    ("cascade-skipped", "runtime/src/time/timer_wheel.hpp",
+     "if (BLITZ_FAULT(faults_.no_cascade) && x->level > 0) {",
+     "if (x->level > 0) {",
+     "higher wheel levels fire their slot instead of cascading (T3)"),
+    ("timer-one-tick-early", "runtime/src/time/timer_driver.cpp",
+     "const std::uint64_t up = whole + (d % tick != duration::zero() ? 1 : 0);  // never early",
+     "const std::uint64_t up = whole;",
+     "a deadline rounds down: timers fire up to a tick early (T4, T6)"),
+    ("budget-not-counted", "runtime/src/sched/worker.cpp",
+     "            run_task(t);\n            ++polls;\n",
+     "            run_task(t);\n",
+     "the tick budget is never counted: a tick ends only when work runs out (B1, T8)"),
+    ("notified-dropped-after-pending-poll", "runtime/src/task/task_header.cpp",
+     "if ((s & notified) || cancel_due(s)) {\n            ns = with_lifecycle(s, lifecycle::scheduled) & ~notified;  // keep the queue ref",
+     "if (cancel_due(s)) {\n            ns = with_lifecycle(s, lifecycle::scheduled) & ~notified;  // keep the queue ref",
+     "a wake that arrives while the task runs is dropped after a pending poll (K2)"),
+    ("batch-size-off-by-one", "runtime/src/sched/global_queue.cpp",
+     "std::uint64_t share = std::clamp<std::uint64_t>(len / std::max(workers, 1u), lo, hi);",
+     "std::uint64_t share = std::clamp<std::uint64_t>(len / std::max(workers, 1u), lo, hi) + 1;",
+     "a global fetch takes one task more than its share (G2)"),
+    ("overflow-moves-all", "runtime/src/sched/local_queue.cpp",
+     "const std::uint32_t n = BLITZ_FAULT(overflow_all) ? capacity : capacity / 2;",
+     "const std::uint32_t n = capacity;",
+     "a full ring moves every task to the global queue instead of half (Q4)"),
+    ("channel-send-after-close-lost", "runtime/include/blitz/chan/channel.hpp",
+     "if (closed_) return send_result<T>::back(send_result<T>::status::closed, std::move(v_));",
+     "if (closed_) return send_result<T>::ok();",
+     "a send to a channel whose receivers are gone reports success and drops the value (X5)"),
+    ("channel-waiting-send-lost", "runtime/include/blitz/chan/channel.hpp",
+     "if (BLITZ_FAULT(s_.fault_drop_waiting_send) && !ready_first_) {",
+     "if (!ready_first_ && s_.capacity() == 1) {",
+     "a send that had to wait loses its value on capacity-1 channels (X5)"),
+    ("semaphore-loses-leftovers", "runtime/src/sync/semaphore.cpp",
+     "    settle_locked(n);  // leftovers to the free count; the queued bit goes with the last waiter",
+     "    settle_locked(0);  // leftovers lost",
+     "a semaphore release loses the permits left over after the waiters it served (X2)"),
+    ("periodic-check-skipped", "runtime/src/sched/worker.cpp",
+     "if (polls_since_global_ >= interval_ &&",
+     "if (false && polls_since_global_ >= interval_ &&",
+     "the periodic global check is never made (G4, G6)"),
+    ("arm-never-wakes-driver", "runtime/src/rt/runtime_core.cpp",
+     "void driver_stack::expiry_moved_earlier(timer_driver::clock::time_point at) noexcept { cover(at); }",
+     "void driver_stack::expiry_moved_earlier(timer_driver::clock::time_point) noexcept {}",
+     "arming an earlier timer never wakes a parked worker (T7)"),
+    ("coverage-never-wakes", "runtime/src/rt/runtime_core.cpp",
+     "if (scheduler* s = sched_.load(std::memory_order_acquire)) s->notify_parked();",
+     "(void)sched_;",
+     "timer coverage never wakes anyone (T7)"),
+    ("timers-only-when-idle", "runtime/src/sched/worker.cpp",
+     "BLITZ_FAULT(cfg_.debug.timers_only_when_idle) && (lifo_ || !ring_.empty());",
+     "(lifo_ || !ring_.empty());",
+     "a worker fires timers only at ticks that start with empty queues (T8)"),
+    ("periodic-fetch-batches", "runtime/src/sched/worker.cpp",
+     "periodic && !BLITZ_FAULT(cfg_.debug.periodic_fetch_batches) ? 1 : 1 + ring_room;",
+     "1 + ring_room;",
+     "the periodic check fetches a batch, churning overflowed tasks (G7)"),
+    ("no-time-bound", "runtime/src/sched/worker.cpp",
+     "        polls_since_global_ = std::max(polls_since_global_, interval_);\n    }\n}",
+     "    }\n}",
+     "the periodic check follows the poll count only (G8)"),
+    ("interval-frozen", "runtime/src/sched/policy.hpp",
+     "return static_cast<unsigned>(std::clamp(target_ns / avg_ns, double(lo), double(hi)));",
+     "(void)target_ns; (void)avg_ns; return std::clamp(20u, lo, hi);",
+     "the adaptive interval is frozen at its initial value (G5)"),
+    ("ewma-ignores-history", "runtime/src/sched/policy.hpp",
+     "return std::max(1.0, alpha * sample_ns + (1.0 - alpha) * avg_ns);",
+     "(void)alpha; (void)avg_ns; return std::max(1.0, sample_ns);",
+     "the poll-time average is the last sample only (G5)"),
+    ("no-wake-on-local-push", "runtime/src/sched/worker.cpp",
+     "        push_ring(prev);  // I9: visible to thieves now, so a parked worker may help\n        if (!BLITZ_FAULT(cfg_.debug.no_wake_on_local_push)) sched_.notify_parked_for_local();",
+     "        push_ring(prev);  // I9: visible to thieves now, so a parked worker may help",
+     "a worker that pushes work to its ring never wakes a parked peer (I9)"),
+    ("unpark-without-futex-wake", "runtime/src/sched/parker.cpp",
+     "        futex_wake_one(&word_);",
+     "        (void)0;",
+     "an unpark stores the token but never wakes the futex (I5)"),
+    ("global-queue-lifo", "runtime/src/sched/global_queue.cpp",
+     "    if (tail_) {\n        tail_->queue_next_ = first;\n    } else {\n        head_ = first;\n    }\n    tail_ = last;",
+     "    last->queue_next_ = head_;\n    head_ = first;\n    if (!tail_) tail_ = last;",
+     "the global queue pushes at its head: LIFO (G1)"),
+    ("lifo-while-parking", "runtime/src/sched/worker.hpp",
+     "return !transitioning_to_park_ || BLITZ_FAULT(cfg_.debug.lifo_while_parking);",
+     "return true;",
+     "wakes from a parking worker still go to its LIFO slot (L4)"),
+    ("victim-start-fixed", "runtime/src/sched/worker.cpp",
+     "const unsigned start = BLITZ_FAULT(cfg_.debug.fixed_victim_start) ? 0 : rng_.bounded(w - 1);",
+     "const unsigned start = 0;",
+     "every victim walk starts at the same worker (Q7)"),
+    ("ring-pops-newest", "runtime/src/sched/local_queue.cpp",
+     "if (BLITZ_FAULT(faults_.pop_from_tail)) [[unlikely]] {",
+     "if (true) {",
+     "the owner pops the newest ring task (LIFO) instead of the oldest (Q3)"),
+    ("disarm-keeps-entry", "runtime/src/time/timer_wheel.cpp",
+     "if (!e->linked() || BLITZ_FAULT(faults_.remove_keeps_entry)) return;",
+     "if (true) return;",
+     "cancelling a timer leaves it in the wheel (T5)"),
+    ("timeout-wake-counted-as-claim", "runtime/src/sched/worker.cpp",
+     "bump(BLITZ_FAULT(cfg_.debug.miscount_timeout_wakes) ? c_unparks_notified\n                                                                : c_unparks_timeout);",
+     "bump(c_unparks_notified);",
+     "a park timeout is counted as a claimed wake (I6)"),
+]
+
+# Mutants the suite cannot kill because they do not change behaviour, with the reason.
+EQUIVALENT = {}
+
+
+def run(cmd, cwd, timeout, log):
+    """Runs cmd; returns (exit code or 'timeout', output). Output is also appended to log."""
+    start = time.time()
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, text=True, errors="replace")
+        code, out = p.returncode, p.stdout
+    except subprocess.TimeoutExpired as e:
+        code = "timeout"
+        out = (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) \
+            else (e.stdout or "")
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(cmd)}  [{code}, {time.time() - start:.0f} s]\n{out[-20000:]}\n")
+    return code, out
+
+
+def conformance_killers(code, out):
+    if code == "timeout":
+        return ["hang (no verdict within the guard)"]
+    if code == 3:
+        m = re.search(r"FORBIDDEN: (.*)", out)
+        return ["hang: " + (m.group(1)[:80] if m else "watchdog")]
+    m = re.search(r"FAILED: [^:]*: (.*?) \(\d", out)
+    if code != 0 and m:
+        return re.findall(r"([A-Z]\d+) \(", m.group(1)) or [m.group(1)[:80]]
+    if code != 0:
+        return [f"conformance exit {code}"]
+    return []
+
+
+def unit_killers(code, out):
+    if code == "timeout":
+        return ["unit tests hung"]
+    if code == 0:
+        return []
+    failed = re.findall(r"^\[  FAILED  \] ([\w/.]+)", out, re.M)
+    failed = sorted(set(f for f in failed if "." in f))
+    return failed[:4] + ([f"... {len(failed) - 4} more"] if len(failed) > 4 else []) \
+        if failed else [f"unit tests exit {code}"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="")
+    ap.add_argument("--machine", default=os.environ.get("BLITZ_MACHINE", "epyc-2c"))
+    ap.add_argument("--jobs", default=str(os.cpu_count() or 2))
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    only = set(x for x in args.only.split(",") if x)
+    chosen = [m for m in CATALOGUE if not only or m[0] in only]
+
+    work = os.path.join(ROOT, "build", "mutants")
+    src, bld = os.path.join(work, "src"), os.path.join(work, "build")
+    log = os.path.join(work, "mutants.log")
+    os.makedirs(work, exist_ok=True)
+    if os.path.exists(src):
+        shutil.rmtree(src)
+    os.makedirs(src)
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, stdout=subprocess.PIPE,
+                             check=True).stdout
+    subprocess.run(["tar", "-x", "-C", src], input=archive, check=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+    open(log, "w").close()
+
+    # Every snippet must occur exactly once in the committed tree.
+    for mid, path, find, _, _ in chosen:
+        n = open(os.path.join(src, path)).read().count(find)
+        if n != 1:
+            sys.exit(f"mutate: {mid}: the snippet occurs {n} times in {path}")
+
+    subprocess.run(["cmake", "-S", src, "-B", bld, "-G", "Ninja",
+                    "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DCMAKE_CXX_COMPILER=g++",
+                    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g0 -DNDEBUG",
+                    "-DBLITZ_BUILD_BENCH=OFF"], check=True, stdout=subprocess.DEVNULL)
+    build = ["cmake", "--build", bld, "-j", args.jobs, "--target", "blitz", "blitz_unit_tests"]
+    conf = [os.path.join(bld, "blitz"), "conformance", "--quick", "--out",
+            os.path.join(work, "conformance")]
+    unit = [os.path.join(bld, "blitz_unit_tests"), "--gtest_brief=1"]
+
+    def suites():
+        c = conformance_killers(*run(conf, bld, 300, log))
+        u = unit_killers(*run(unit, bld, 180, log))
+        return c, u
+
+    print(f"mutate: baseline build of {commit} in {bld}", flush=True)
+    code, out = run(build, bld, 3600, log)
+    if code != 0:
+        sys.exit("mutate: the unmutated tree does not build; see " + log)
+    c, u = suites()
+    if c or u:
+        sys.exit(f"mutate: the unmutated tree fails its suites ({c + u}); see {log}")
+
+    rows = []
+    for mid, path, find, replace, what in chosen:
+        f = os.path.join(src, path)
+        original = open(f).read()
+        open(f, "w").write(original.replace(find, replace, 1))
+        t0 = time.time()
+        code, out = run(build, bld, 3600, log)
+        if code != 0:
+            c, u = [], []
+            verdict = "does not compile"  # a catalogue error, not a kill
+        else:
+            c, u = suites()
+            verdict = "killed" if (c or u) else ("equivalent" if mid in EQUIVALENT else "SURVIVED")
+        open(f, "w").write(original)
+        row = {"id": mid, "file": path, "defect": what, "verdict": verdict,
+               "conformance": c, "unit_tests": u, "seconds": round(time.time() - t0)}
+        rows.append(row)
+        print(f"mutate: {mid}: {verdict} by {', '.join(c + u) or '-'} ({row['seconds']} s)",
+              flush=True)
+    run(build, bld, 3600, log)  # leave the tree built unmutated
+
+    out_dir = args.out or os.path.join(ROOT, "results", args.machine)
+    os.makedirs(out_dir, exist_ok=True)
+    killed = sum(r["verdict"] == "killed" for r in rows)
+    survived = [r for r in rows if r["verdict"] == "SURVIVED"]
+    with open(os.path.join(out_dir, "mutants.json"), "w") as fh:
+        json.dump({"commit": commit, "machine": args.machine, "mutants": rows}, fh, indent=1)
+    with open(os.path.join(out_dir, "mutants.md"), "w") as fh:
+        fh.write(f"# Mutation testing ({args.machine}, commit {commit})\n\n")
+        fh.write("`scripts/mutate.py` (`make mutants`): each row is one source defect applied to "
+                 "the committed tree, rebuilt, and run through `blitz conformance --quick` and the "
+                 "unit tests. Killed by: the checkers that failed (a violation or an uncaught "
+                 "control), then the unit tests that failed.\n\n")
+        fh.write(f"{len(rows)} mutants: {killed} killed, {len(survived)} survived, "
+                 f"{sum(r['verdict'] == 'equivalent' for r in rows)} equivalent.\n\n")
+        fh.write("| mutant | defect | verdict | checkers | unit tests |\n|---|---|---|---|---|\n")
+        for r in rows:
+            fh.write(f"| {r['id']} | {r['defect']} (`{r['file']}`) | {r['verdict']} | "
+                     f"{'; '.join(r['conformance']) or '-'} | {'; '.join(r['unit_tests']) or '-'} |\n")
+        for mid, why in EQUIVALENT.items():
+            fh.write(f"\n- {mid} is equivalent: {why}\n")
+    print(f"mutate: {killed}/{len(rows)} killed; table in {out_dir}/mutants.md")
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
