@@ -35,6 +35,9 @@ void usage(std::ostream& os) {
           "  --seed N             conformance seed (same seed and config, same decisions)\n"
           "  --filter ID...       conformance: only these invariant ids\n"
           "  --out DIR            conformance: where to write the tables\n"
+          "  --hang-limit S       conformance: a run without progress for S s is a hang\n"
+          "                       (default 30 with --quick, 120 with --full)\n"
+          "  --hang-selftest      conformance: run only H0, which hangs on purpose\n"
           "placement (demo, topo; conformance: --policy takes a list of passes such as\n"
           "none,compact (--full's default) and --topology adds shapes for the N checkers):\n"
           "  --topology T         hwloc synthetic string (\"pack:2 numa:2 core:8 pu:2\"), *.xml\n"
@@ -101,6 +104,10 @@ int main(int argc, char** argv) {
             } else if (a == "--out") {
                 conf.out_dir = value();
                 out_given = true;
+            } else if (a == "--hang-limit") {
+                conf.hang_limit_s = static_cast<unsigned>(parse_count(a, value()));
+            } else if (a == "--hang-selftest") {
+                conf.hang_selftest = true;
             } else if (a == "--filter") {
                 while (i + 1 < argc && argv[i + 1][0] != '-') conf.filter.push_back(argv[++i]);
                 if (conf.filter.empty())

@@ -3,17 +3,25 @@
 // control, under a watchdog. Printing and writing are in harness_report.cpp.
 #include "harness.hpp"
 
+#include <pthread.h>
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 
+#include "blitz/blitz.hpp"
 #include "blitz/topology.hpp"
 #include "blitz_testing/suite.hpp"
+#include "blitz_testing/test_event.hpp"
+#include "sched/scheduler.hpp"
+#include "task/alloc_stats.hpp"
 #include "topo/machine.hpp"
 
 namespace blitz::conformance {
@@ -59,6 +67,126 @@ private:
     std::thread thread_;
 };
 
+// What each live runtime's workers were doing, from two snapshots a second apart.
+std::string describe_workers() {
+    const auto a = detail::snapshot_live_schedulers();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const auto b = detail::snapshot_live_schedulers();
+    std::string out;
+    for (std::size_t r = 0; r < b.size() && r < a.size(); ++r) {
+        if (a[r].workers.size() != b[r].workers.size()) continue;  // not the same runtime
+        out += (out.empty() ? "" : "; ") + std::string("runtime ") + std::to_string(r) + ":";
+        for (std::size_t i = 0; i < b[r].workers.size(); ++i) {
+            const auto& x = a[r].workers[i];
+            const auto& y = b[r].workers[i];
+            const char* doing = y.parked             ? "parked"
+                                : y.polls != x.polls ? "running tasks"
+                                : y.ticks != x.ticks ? "ticking without work"
+                                                     : "inside one poll";
+            out +=
+                " w" + std::to_string(i) + " " + doing + " (" + std::to_string(y.polls) + " polls)";
+        }
+        out += ", global queue " + std::to_string(b[r].global_len) + ", searching " +
+               std::to_string(b[r].searching);
+    }
+    return out.empty() ? "no runtime alive" : out;
+}
+
+// Runs one checker run on its own thread and watches it: a run that makes no progress (no task
+// spawned or completed anywhere in the process, and under 0.2 s of CPU on its own thread) for
+// `limit` is a hang. It is reported as a forbidden outcome naming the run, its seed and what
+// each worker was doing, and abandoned (its thread detached, its runtime leaked) so the suite
+// moves on; run_harness then ends the process without running destructors.
+struct guarded {
+    outcome o;
+    bool hung = false;
+};
+guarded run_guarded(const checker& c, run_params p, bool faulty, const std::string& label,
+                    std::chrono::seconds limit) {
+    struct shared {
+        std::mutex mu;
+        std::condition_variable cv;
+        bool done = false;
+        outcome o;
+        std::exception_ptr e;
+    };
+    auto st = std::make_shared<shared>();
+    std::thread t([st, &c, p, faulty] {
+        outcome o;
+        std::exception_ptr e;
+        try {
+            o = c.run(p, faulty);
+        } catch (...) {
+            e = std::current_exception();
+        }
+        {
+            std::lock_guard<std::mutex> l(st->mu);
+            st->o = std::move(o);
+            st->e = e;
+            st->done = true;
+        }
+        st->cv.notify_all();
+    });
+    clockid_t cpu_clock{};
+    const bool have_cpu = pthread_getcpuclockid(t.native_handle(), &cpu_clock) == 0;
+    auto tasks = [] {
+        const auto a = detail::alloc_stats::read();
+        return a.allocs + a.frees;
+    };
+    auto cpu_ns = [&]() -> std::int64_t {
+        timespec ts{};
+        if (!have_cpu || clock_gettime(cpu_clock, &ts) != 0) return 0;
+        return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+    };
+    std::uint64_t seen_tasks = tasks();
+    std::int64_t seen_cpu = cpu_ns();
+    auto last_progress = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> l(st->mu);
+    while (!st->done) {
+        st->cv.wait_for(l, std::chrono::seconds(1));
+        if (st->done) break;
+        const std::uint64_t now_tasks = tasks();
+        const std::int64_t now_cpu = cpu_ns();
+        if (now_tasks != seen_tasks || now_cpu - seen_cpu >= 200'000'000) {
+            seen_tasks = now_tasks;
+            seen_cpu = now_cpu;
+            last_progress = std::chrono::steady_clock::now();
+        } else if (std::chrono::steady_clock::now() - last_progress >= limit) {
+            l.unlock();
+            guarded g;
+            g.hung = true;
+            g.o.runs = 1;
+            g.o.events = 1;
+            g.o.violations = 1;
+            g.o.detail = "hang: " + c.id + " " + label + " (seed " + std::to_string(p.seed) +
+                         ") made no progress for " + std::to_string(limit.count()) + " s; " +
+                         describe_workers();
+            std::cerr << "\n[conformance] FORBIDDEN: " << g.o.detail << "\n";
+            t.detach();  // abandoned: st keeps what it writes alive
+            return g;
+        }
+    }
+    l.unlock();
+    t.join();
+    if (st->e) std::rethrow_exception(st->e);
+    return {std::move(st->o), false};
+}
+
+// H0, for --hang-selftest only: block_on a task that waits for an event nobody sets. Its workers
+// park and nothing moves, which the harness must report as a hang and move past.
+const std::vector<checker>& hang_selftest_checkers() {
+    static const std::vector<checker> v{
+        {"H0", "(self-test) a run that never finishes is reported as a hang", "the same run",
+         [](const run_params& p, bool) {
+             runtime* rt = new runtime(fresh(p.workers));  // leaked with its abandoned thread
+             auto* never = new detail::testing::test_event;
+             rt->block_on(
+                 [](detail::testing::test_event& e) -> task<void> { co_await e.wait(); }(*never));
+             return outcome{};
+         }}};
+    return v;
+}
+
 // The shipped shapes (conformance/topologies/*.synth and *.xml), sorted by name.
 std::vector<std::string> shipped_topologies() {
     std::vector<std::string> r;
@@ -96,10 +224,11 @@ suite_run run_checkers(const harness_options& o) {
     }
     const unsigned max_pinned = static_cast<unsigned>(detail::topo::load_machine("").pus.size());
     watchdog dog(std::chrono::seconds(o.quick ? 600 : 3600));
+    const std::chrono::seconds hang_limit(o.hang_limit_s ? o.hang_limit_s : o.quick ? 30 : 120);
     suite_run out;
     out.max_pinned = max_pinned;
     std::vector<checker_row>& rows = out.rows;
-    for (const checker& c : all_checkers()) {
+    for (const checker& c : o.hang_selftest ? hang_selftest_checkers() : all_checkers()) {
         if (!o.filter.empty() &&
             std::find(o.filter.begin(), o.filter.end(), c.id) == o.filter.end()) {
             continue;
@@ -110,7 +239,9 @@ suite_run run_checkers(const harness_options& o) {
         auto one = [&](const run_params& p, const std::string& label) {
             std::cerr << "\r[conformance] " << c.id << " " << label << "            " << std::flush;
             dog.arm(c.id + " " + label);
-            outcome x = c.run(p, /*faulty=*/false);
+            guarded g = run_guarded(c, p, /*faulty=*/false, label, hang_limit);
+            out.hangs += g.hung;
+            outcome x = std::move(g.o);
             if (!x.applicable) return;
             r.applicable = true;
             r.total.runs += x.runs;
@@ -160,7 +291,10 @@ suite_run run_checkers(const harness_options& o) {
             unsigned applicable = 0, caught = 0;
             for (const std::string& t : topologies) {
                 dog.arm(c.id + " negative control on " + topology_label(t));
-                outcome x = c.run(run_params{cw, o.seed, o.quick, t}, /*faulty=*/true);
+                guarded g = run_guarded(c, run_params{cw, o.seed, o.quick, t}, /*faulty=*/true,
+                                        "negative control on " + topology_label(t), hang_limit);
+                out.hangs += g.hung;
+                outcome x = std::move(g.o);
                 if (!x.applicable) continue;
                 ++applicable;
                 if (x.violations > 0) ++caught;
@@ -173,7 +307,11 @@ suite_run run_checkers(const harness_options& o) {
             if (applicable == 0) r.control.detail = "the fault could not show on any topology";
         } else {
             dog.arm(c.id + " negative control");
-            r.control = c.run(run_params{cw, o.seed, o.quick, {}}, /*faulty=*/true);
+            // A hang under the fault is the fault caught.
+            guarded g = run_guarded(c, run_params{cw, o.seed, o.quick, {}}, /*faulty=*/true,
+                                    "negative control", hang_limit);
+            out.hangs += g.hung;
+            r.control = std::move(g.o);
             r.caught = r.control.violations > 0;
         }
         r.seconds =
@@ -202,6 +340,16 @@ bool suite_run::all_pass() const {
     return any;
 }
 
-int run_harness(const harness_options& o) { return report_run(o, run_checkers(o)); }
+int run_harness(const harness_options& o) {
+    const suite_run r = run_checkers(o);
+    const int status = report_run(o, r);
+    if (r.hangs > 0) {
+        // An abandoned run's threads still use its runtime: end without destructors.
+        std::cout.flush();
+        std::cerr.flush();
+        std::_Exit(status);
+    }
+    return status;
+}
 
 }  // namespace blitz::conformance

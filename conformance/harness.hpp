@@ -25,6 +25,10 @@ struct harness_options {
     // Topologies the N checkers run on besides this machine (--topology); empty: the shipped
     // shapes in conformance/topologies/.
     std::vector<std::string> topologies;
+    // A run with no progress for this long is a hang (0: 30 s quick, 120 s full).
+    unsigned hang_limit_s = 0;
+    // Runs only H0, a checker that deadlocks on purpose, to show the hang verdict (ctest).
+    bool hang_selftest = false;
 };
 
 // Runs the suite (run_checkers), then prints and writes its report (report_run). Returns the
@@ -47,6 +51,7 @@ struct suite_run {
     std::vector<checker_row> rows;
     std::vector<std::string> topologies;  // "" (this machine) first, then the shapes
     unsigned max_pinned = 0;              // this machine's PUs
+    unsigned hangs = 0;                   // runs abandoned as hangs (each is also a violation)
     double seconds = 0;
     // True if some checker applied and every applicable one passed.
     bool all_pass() const;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sched/scheduler.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,38 @@
 #include "task/context_internal.hpp"
 
 namespace blitz::detail {
+
+namespace {
+// Live schedulers, for snapshot_live_schedulers() only (construction and destruction register).
+struct live_registry {
+    mutex mu;
+    std::vector<const scheduler*> all BLITZ_GUARDED_BY(mu);
+};
+live_registry& live() {
+    static live_registry* r = new live_registry;  // leaked: outlives every scheduler
+    return *r;
+}
+}  // namespace
+
+std::vector<scheduler_snapshot> snapshot_live_schedulers() {
+    live_registry& r = live();
+    lock_guard l(r.mu);
+    std::vector<scheduler_snapshot> out;
+    for (const scheduler* s : r.all) out.push_back(s->snapshot());
+    return out;
+}
+
+scheduler_snapshot scheduler::snapshot() const {
+    scheduler_snapshot v;
+    const std::uint64_t bitmap = idle_.bitmap();
+    for (unsigned i = 0; i < nworkers_; ++i) {
+        const worker_metrics m = workers_[i]->snapshot();
+        v.workers.push_back({i < 64 && ((bitmap >> i) & 1) != 0, m.polls, m.ticks});
+    }
+    v.global_len = global_.len();
+    v.searching = idle_.num_searching();
+    return v;
+}
 
 scheduler::scheduler(const config& cfg, scheduler_setup setup)
     : cfg_(cfg),
@@ -34,6 +67,9 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
         shutdown();
         throw;
     }
+    live_registry& r = live();
+    lock_guard l(r.mu);
+    r.all.push_back(this);
 }
 
 void scheduler::make_workers() {
@@ -90,6 +126,12 @@ worker* scheduler::own_worker() const noexcept {
 }
 
 scheduler::~scheduler() {
+    {
+        live_registry& r = live();
+        lock_guard l(r.mu);
+        const auto it = std::find(r.all.begin(), r.all.end(), this);
+        if (it != r.all.end()) r.all.erase(it);
+    }
     try {
         shutdown();
     } catch (const std::exception& e) {

@@ -43,6 +43,20 @@ struct scheduler_setup {
     std::vector<std::vector<std::uint8_t>> distances;
 };
 
+// A moment's view of one live scheduler, for diagnostics (the conformance harness's hang
+// report): per worker whether it is parked, and its poll and tick counts.
+struct scheduler_snapshot {
+    struct worker_view {
+        bool parked = false;
+        std::uint64_t polls = 0, ticks = 0;
+    };
+    std::vector<worker_view> workers;
+    std::uint64_t global_len = 0;
+    unsigned searching = 0;
+};
+// Every scheduler alive in this process, in construction order. Cold: takes a lock.
+std::vector<scheduler_snapshot> snapshot_live_schedulers();
+
 // Owns the workers, the global queue, the idle state and the list of tasks spawned from
 // threads that are not its workers (each worker lists the tasks spawned on it). It is the
 // task_scheduler of every task spawned on it.
@@ -92,6 +106,7 @@ public:
     void shutdown();
 
     runtime_metrics metrics() const;
+    scheduler_snapshot snapshot() const;
     probe_streams take_probes();
     // Nanoseconds since the scheduler started (probe timestamps).
     std::uint64_t uptime_ns() const noexcept {
