@@ -262,6 +262,8 @@ def main():
     if c or u:
         sys.exit(f"mutate: the unmutated tree fails its suites ({c + u}); see {log}")
 
+    out_dir = args.out or os.path.join(ROOT, "results", args.machine)
+    os.makedirs(out_dir, exist_ok=True)
     rows = []
     for mid, path, find, replace, what in chosen:
         f = os.path.join(src, path)
@@ -281,30 +283,36 @@ def main():
         rows.append(row)
         print(f"mutate: {mid}: {verdict} by {', '.join(c + u) or '-'} ({row['seconds']} s)",
               flush=True)
+        write_table(out_dir, args.machine, commit, rows, len(chosen))  # after every mutant
     run(build, bld, 3600, log)  # leave the tree built unmutated
+    killed = sum(r["verdict"] == "killed" for r in rows)
+    print(f"mutate: {killed}/{len(rows)} killed; table in {out_dir}/mutants.md")
+    return 1 if any(r["verdict"] != "killed" and r["verdict"] != "equivalent" for r in rows) else 0
 
-    out_dir = args.out or os.path.join(ROOT, "results", args.machine)
-    os.makedirs(out_dir, exist_ok=True)
+
+def write_table(out_dir, machine, commit, rows, planned):
     killed = sum(r["verdict"] == "killed" for r in rows)
     survived = [r for r in rows if r["verdict"] == "SURVIVED"]
     with open(os.path.join(out_dir, "mutants.json"), "w") as fh:
-        json.dump({"commit": commit, "machine": args.machine, "mutants": rows}, fh, indent=1)
+        json.dump({"commit": commit, "machine": machine, "planned": planned, "mutants": rows},
+                  fh, indent=1)
     with open(os.path.join(out_dir, "mutants.md"), "w") as fh:
-        fh.write(f"# Mutation testing ({args.machine}, commit {commit})\n\n")
+        fh.write(f"# Mutation testing ({machine}, commit {commit})\n\n")
         fh.write("`scripts/mutate.py` (`make mutants`): each row is one source defect applied to "
                  "the committed tree, rebuilt, and run through `blitz conformance --quick` and the "
-                 "unit tests. Killed by: the checkers that failed (a violation or an uncaught "
-                 "control), then the unit tests that failed.\n\n")
-        fh.write(f"{len(rows)} mutants: {killed} killed, {len(survived)} survived, "
-                 f"{sum(r['verdict'] == 'equivalent' for r in rows)} equivalent.\n\n")
-        fh.write("| mutant | defect | verdict | checkers | unit tests |\n|---|---|---|---|---|\n")
+                 "unit tests. Killed by: the checkers that failed (a violation, an uncaught "
+                 "control or a hang), then the unit tests that failed.\n\n")
+        fh.write(f"{len(rows)} of {planned} mutants run: {killed} killed, {len(survived)} "
+                 f"survived, {sum(r['verdict'] == 'equivalent' for r in rows)} equivalent, "
+                 f"{sum(r['verdict'] == 'does not compile' for r in rows)} did not compile.\n\n")
+        fh.write("| mutant | defect | verdict | checkers | unit tests | s |\n"
+                 "|---|---|---|---|---|---|\n")
         for r in rows:
             fh.write(f"| {r['id']} | {r['defect']} (`{r['file']}`) | {r['verdict']} | "
-                     f"{'; '.join(r['conformance']) or '-'} | {'; '.join(r['unit_tests']) or '-'} |\n")
+                     f"{'; '.join(r['conformance']) or '-'} | "
+                     f"{'; '.join(r['unit_tests']) or '-'} | {r['seconds']} |\n")
         for mid, why in EQUIVALENT.items():
             fh.write(f"\n- {mid} is equivalent: {why}\n")
-    print(f"mutate: {killed}/{len(rows)} killed; table in {out_dir}/mutants.md")
-    return 1 if survived else 0
 
 
 if __name__ == "__main__":
