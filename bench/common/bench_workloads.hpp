@@ -33,5 +33,9 @@ struct workload {
 // Every workload, in report order.
 const std::vector<workload>& workloads();
 const char* kind_name(kind k) noexcept;
+// Smoke sizes: about a hundredth of every workload (completion, not speed: `blitz bench
+// --smoke`, which must finish in seconds under ThreadSanitizer). Before the first run; the
+// `ops` of each entry keep the report's sizes.
+void set_smoke(bool on) noexcept;
 
 }  // namespace blitz::bench

@@ -91,6 +91,8 @@ int runner_main(int argc, char** argv) {
             o.topology.policy = parse_placement_policy(value());
         } else if (a == "--no-warmup") {
             o.warmup = false;
+        } else if (a == "--smoke") {
+            bench::set_smoke(true);
         } else if (a == "--park-spin-us") {
             o.park_spin_us = static_cast<unsigned>(std::stoul(value()));
         } else if (a == "--peer") {

@@ -118,7 +118,10 @@ std::vector<run_data> collect(const bench_options& o, const std::vector<impl>& i
                         argv.push_back(a);
                     }
                     if (rep == 0 && !o.smoke) argv.push_back("--allocs");
-                    if (o.smoke && i.name == "blitz") argv.push_back("--no-warmup");
+                    if (o.smoke && i.name == "blitz") {
+                        argv.push_back("--no-warmup");
+                        argv.push_back("--smoke");  // a hundredth of each workload's size
+                    }
                     const child_result c = run_child(argv, timeout);
                     if (c.timed_out) {
                         s.not_run =
