@@ -243,9 +243,9 @@ inline busy_sleep_result sleep_while_busy(config c, bool stuck, std::chrono::sec
 // until released), so the first worker to come free fetches both in one batch. A spins until B
 // has started, giving up after `cap` (a hang guard); B can start only if the fetched batch is
 // visible to the other, idle, workers. Returns the rounds (of `rounds`) in which A gave up.
-inline int fetched_batch_stranded(config c, int rounds, std::chrono::seconds cap) {
+// `c` must have 3 workers (conformance::fresh(3) places them as the pass does).
+inline int fetched_batch_stranded(const config& c, int rounds, std::chrono::seconds cap) {
     using namespace std::chrono;
-    c.workers = 3;
     runtime rt(c);
     int stranded = 0;
     for (int r = 0; r < rounds; ++r) {
