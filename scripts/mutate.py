@@ -185,6 +185,25 @@ def run(cmd, cwd, timeout, log):
     return code, out
 
 
+def sync_tree(frm, to):
+    """Makes `to` a copy of `frm`, rewriting only files whose content differs."""
+    for dirpath, _, files in os.walk(frm):
+        rel = os.path.relpath(dirpath, frm)
+        os.makedirs(os.path.join(to, rel), exist_ok=True)
+        for name in files:
+            a, b = os.path.join(dirpath, name), os.path.join(to, rel, name)
+            data = open(a, "rb").read()
+            if not os.path.exists(b) or open(b, "rb").read() != data:
+                with open(b, "wb") as fh:
+                    fh.write(data)
+                shutil.copymode(a, b)
+    for dirpath, _, files in os.walk(to):
+        rel = os.path.relpath(dirpath, to)
+        for name in files:
+            if not os.path.exists(os.path.join(frm, rel, name)):
+                os.remove(os.path.join(dirpath, name))
+
+
 def conformance_killers(code, out):
     if code == "timeout":
         return ["hang (no verdict within the guard)"]
@@ -224,12 +243,17 @@ def main():
     src, bld = os.path.join(work, "src"), os.path.join(work, "build")
     log = os.path.join(work, "mutants.log")
     os.makedirs(work, exist_ok=True)
-    if os.path.exists(src):
-        shutil.rmtree(src)
-    os.makedirs(src)
+    # The committed tree, copied over the previous copy file by file: unchanged files keep
+    # their timestamps, so a second run rebuilds only what changed.
+    fresh = os.path.join(work, "fresh")
+    if os.path.exists(fresh):
+        shutil.rmtree(fresh)
+    os.makedirs(fresh)
     archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, stdout=subprocess.PIPE,
                              check=True).stdout
-    subprocess.run(["tar", "-x", "-C", src], input=archive, check=True)
+    subprocess.run(["tar", "-x", "-C", fresh], input=archive, check=True)
+    sync_tree(fresh, src)
+    shutil.rmtree(fresh)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
     open(log, "w").close()
