@@ -31,8 +31,8 @@ enum class probe_kind : std::uint16_t {
     steal_attempt,   // NUMA-aware stealing only (N4): a: the victim tried, in walk order; the
                      // walk's steal_walk event follows its attempts
     periodic_check,  // the periodic global check was made (G4, G8), whether or not it found work
-    notify,  // after work became visible (I4: the last searcher found work): a: 1 if it woke a
-             // parked worker, b: the parked bitmap seen, c: searchers seen
+    notify,  // the wake a last searcher owes when it found work (I4, I8): a: 1 if it claimed
+             // a parked worker (0: nobody parked, or another searcher appeared)
 };
 
 // Bits of a poll event's `c`: the worker's own sources that held work when it chose the task,

@@ -40,7 +40,8 @@ class worker;
 worker* current_worker() noexcept;
 
 // A worker runs ticks of at most budget_per_tick polls (B1) and finds work in this order (G3):
-//   0. the global queue first when `interval` polls have passed since its last check (G4)
+//   0. the global queue first (one task, G7) when `interval` polls (G4) or 1 ms (G8) have
+//      passed since its last check
 //   1. the LIFO slot, at most lifo_polls_per_tick times per tick; past the cap its task moves
 //      to the ring tail (L2)
 //   2. the ring (FIFO, Q3)
