@@ -185,6 +185,34 @@ def run(cmd, cwd, timeout, log):
     return code, out
 
 
+def reparse(args):
+    """Re-derives each row's killers from the run's log (after a parser fix), keeping the rest."""
+    out_dir = args.out or os.path.join(ROOT, "results", args.machine)
+    data = json.load(open(os.path.join(out_dir, "mutants.json")))
+    text = open(os.path.join(ROOT, "build", "mutants", "mutants.log")).read()
+    entries = []  # (command, code, output)
+    for m in re.finditer(r"^\$ (.*?)  \[(\w+|-?\d+), \d+ s\]\n(.*?)(?=^\$ |\Z)", text, re.M | re.S):
+        code = m.group(2)
+        entries.append((m.group(1), code if code == "timeout" else int(code), m.group(3)))
+    i = 0
+    # the baseline: build, conformance, unit tests
+    i += 3
+    for row in data["mutants"]:
+        build_code = entries[i][1]
+        i += 1
+        if build_code != 0:
+            continue
+        c = conformance_killers(entries[i][1], entries[i][2])
+        u = unit_killers(entries[i + 1][1], entries[i + 1][2])
+        i += 2
+        row["conformance"], row["unit_tests"] = c, u
+        row["verdict"] = "killed" if (c or u) else (
+            "equivalent" if row["id"] in EQUIVALENT else "SURVIVED")
+    write_table(out_dir, data["machine"], data["commit"], data["mutants"],
+                data.get("planned", len(data["mutants"])))
+    return 0
+
+
 def sync_tree(frm, to):
     """Makes `to` a copy of `frm`, rewriting only files whose content differs."""
     for dirpath, _, files in os.walk(frm):
@@ -210,7 +238,7 @@ def conformance_killers(code, out):
     if code == 3:
         m = re.search(r"FORBIDDEN: (.*)", out)
         return ["hang: " + (m.group(1)[:80] if m else "watchdog")]
-    m = re.search(r"FAILED: [^:]*: (.*?) \(\d", out)
+    m = re.search(r"FAILED: [^:]*: (.*) \([\d.]+ s\)", out)
     if code != 0 and m:
         return re.findall(r"([A-Z]\d+) \(", m.group(1)) or [m.group(1)[:80]]
     if code != 0:
@@ -235,7 +263,11 @@ def main():
     ap.add_argument("--machine", default=os.environ.get("BLITZ_MACHINE", "epyc-2c"))
     ap.add_argument("--jobs", default=str(os.cpu_count() or 2))
     ap.add_argument("--out", default="")
+    ap.add_argument("--reparse", action="store_true",
+                    help="rebuild the table from build/mutants/mutants.log and the last json")
     args = ap.parse_args()
+    if args.reparse:
+        return reparse(args)
     only = set(x for x in args.only.split(",") if x)
     chosen = [m for m in CATALOGUE if not only or m[0] in only]
 
