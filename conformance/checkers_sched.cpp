@@ -1019,17 +1019,7 @@ outcome check_i9(const run_params& p, bool faulty) {
                 s = true;
                 co_return;
             }(a_started));
-            auto b = spawn([](std::atomic<bool>& s, std::atomic<bool>& gave_up,
-                              std::chrono::seconds cap) -> task<void> {
-                const auto limit = std::chrono::steady_clock::now() + cap;
-                while (!s.load()) {
-                    if (std::chrono::steady_clock::now() > limit) {
-                        gave_up = true;
-                        break;
-                    }
-                }
-                co_return;
-            }(a_started, gave_up, cap));
+            auto b = spawn(workloads::spin_until(a_started, gave_up, cap));
             co_await b;  // runs B inline here; A waits in the ring for the other worker
             co_await a;
             co_return gave_up.load();

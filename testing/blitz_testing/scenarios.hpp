@@ -191,6 +191,21 @@ inline void semaphore_churn_round(runtime& rt, semaphore& s, std::size_t max, de
     }
 }
 
+// A task that spins (or, with `yield`, yields in a loop) until `flag` is set, giving up after
+// `cap` and saying so in `gave_up`: the busy task of the liveness scenarios below, whose cap is
+// a hang guard, never a verdict on speed.
+inline task<void> spin_until(std::atomic<bool>& flag, std::atomic<bool>& gave_up,
+                             std::chrono::seconds cap, bool yield = false) {
+    const auto limit = std::chrono::steady_clock::now() + cap;
+    while (!flag.load()) {
+        if (std::chrono::steady_clock::now() > limit) {
+            gave_up = true;
+            break;
+        }
+        if (yield) co_await yield_now();
+    }
+}
+
 // T7/T8: a 5 ms sleep while the worker that armed it stays busy. `stuck` true (T7, W >= 2):
 // the sleeper spawns a task that lands in its own worker's LIFO slot and spins once the sleeper
 // suspends; every other worker parked before the timer was armed. `stuck` false (T8, any W):
@@ -216,18 +231,7 @@ inline busy_sleep_result sleep_while_busy(config c, bool stuck, std::chrono::sec
             while (rt.metrics().num_parked + 1 < rt.num_workers() &&
                    steady_clock::now() < settle_limit) {
             }
-            auto busy = [](std::atomic<bool>& w, std::atomic<bool>& gave_up, bool yield,
-                           seconds cap) -> task<void> {
-                const auto limit = steady_clock::now() + cap;
-                while (!w.load()) {
-                    if (steady_clock::now() > limit) {
-                        gave_up = true;
-                        break;
-                    }
-                    if (yield) co_await yield_now();
-                }
-            };
-            auto h = spawn(busy(woke, gave_up, !stuck, cap));  // this worker's LIFO slot
+            auto h = spawn(spin_until(woke, gave_up, cap, !stuck));  // this worker's LIFO slot
             const auto t0 = steady_clock::now();
             co_await sleep(5ms);
             const auto d = duration_cast<microseconds>(steady_clock::now() - t0) - 5ms;
@@ -273,17 +277,7 @@ inline int fetched_batch_stranded(const config& c, int rounds, std::chrono::seco
         }(gate, gates_up, release, cap));
         const auto limit = steady_clock::now() + cap;
         while (gates_up.load() < 3 && steady_clock::now() < limit) std::this_thread::yield();
-        auto a = rt.spawn(
-            [](std::atomic<bool>& b, std::atomic<bool>& gave_up, seconds cap) -> task<void> {
-                const auto limit = steady_clock::now() + cap;
-                while (!b.load()) {
-                    if (steady_clock::now() > limit) {
-                        gave_up = true;
-                        break;
-                    }
-                }
-                co_return;
-            }(b_started, gave_up, cap));
+        auto a = rt.spawn(spin_until(b_started, gave_up, cap));
         auto b = rt.spawn([](std::atomic<bool>& b) -> task<void> {
             b = true;
             co_return;
