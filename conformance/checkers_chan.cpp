@@ -140,16 +140,25 @@ task<void> recv_once(receiver<counted> rx, recv_result& r, ledger& L) {
 // must reach B, and neither B nor a receive started after the close may be told the end while
 // it can still come back (the paths of issue 13's defect 2).
 void x5_give_back(outcome& o, bool quick, bool faulty) {
-    runtime rt(fresh(1));
     const int rounds = quick ? 40 : 400;
     ledger L(static_cast<std::size_t>(rounds));
     long left = 0;
+    // The LIFO cap decides whether A's cancellation and B's take run before this task resumes
+    // from the select or after it: each cap in turn, so both orders are seen.
+    const unsigned lifo_caps[] = {3, 0, 1, 5};
+    std::optional<runtime> rt;
     for (int round = 0; round < rounds; ++round) {
+        if (round % (rounds / 4) == 0) {
+            rt.reset();
+            config c = fresh(1);
+            c.lifo_polls_per_tick = lifo_caps[round / (rounds / 4)];
+            rt.emplace(c);
+        }
         ++o.runs;
         recv_result ra, rb;
         left +=
-            rt.spawn([](std::uint32_t id, bool close, recv_result& ra, recv_result& rb, ledger& L,
-                        bool faulty) -> task<long> {
+            rt->spawn([](std::uint32_t id, bool close, recv_result& ra, recv_result& rb, ledger& L,
+                         bool faulty) -> task<long> {
                   auto [tx, rx] = channel<counted>(2);
                   testing::set_fault_lose_abandoned_grant(rx, faulty);
                   auto ha = spawn(recv_once(rx, ra, L));
@@ -165,12 +174,14 @@ void x5_give_back(outcome& o, bool quick, bool faulty) {
                   if (close) {
                       // A receive that starts now must wait, not report the end: A's grant comes
                       // back. The yield lets A's cancellation run; B, first in the queue, gets the
-                      // value.
+                      // value. The end is right only once B has it (with some LIFO caps, B runs
+                      // before this select resumes, and the closed, drained channel ends the
+                      // receive).
                       auto r = co_await select(rx.recv(), yield_now());
                       if (r.index() == 0) {
                           if (auto& v = std::get<0>(r)) {
                               L.got(*v);
-                          } else {
+                          } else if (!rb.value) {
                               L.end_with_value.fetch_add(1);
                           }
                       }
@@ -192,6 +203,62 @@ void x5_give_back(outcome& o, bool quick, bool faulty) {
         if (rb.end && !ra.value) L.end_with_value.fetch_add(1);
     }
     L.verdict(o, left, "give-back to the next receiver: ");
+}
+
+// What one send to a channel whose last receiver left said: 0 sent (wrong), else 1 + the id of
+// the value handed back.
+task<long> send_status(sender<counted>& tx, std::uint32_t id, std::atomic<long>& live) {
+    auto r = co_await tx.send(counted(id, live));
+    if (r.sent()) co_return 0;
+    co_return 1 + static_cast<long>(r.take_back().id);
+}
+
+// Deterministic, on one worker: a send waiting for room when the last receiver leaves, a send
+// after that, and a try_send after that each hand back their own value with `closed`, and the
+// value still in the channel is destroyed with it (nothing lost, nothing destroyed twice).
+void x5_after_close(outcome& o, bool faulty) {
+    runtime rt(fresh(1));
+    std::atomic<long> live{0};
+    std::vector<std::string> wrong;
+    for (int round = 0; round < 3; ++round) {
+        ++o.runs;
+        rt.spawn([](std::atomic<long>& live, std::vector<std::string>& wrong,
+                    bool faulty) -> task<void> {
+              auto [tx, rx] = channel<counted>(1);
+              testing::set_fault_drop_closed_send(tx, faulty);
+              (void)co_await tx.send(counted(0, live));  // fills the channel
+              auto waiting = spawn([](sender<counted> tx, std::atomic<long>& live) -> task<long> {
+                  co_return co_await send_status(tx, 1, live);
+              }(tx, live));
+              co_await let_others_run();  // it waits for room
+              {
+                  auto gone = std::move(rx);  // the last receiver leaves
+              }
+              long got[3];
+              got[0] = co_await waiting;
+              got[1] = co_await send_status(tx, 2, live);
+              auto r = tx.try_send(counted(3, live));
+              got[2] = r.closed() ? 1 + static_cast<long>(r.take_back().id) : 0;
+              const char* what[3] = {"a send waiting when the last receiver left",
+                                     "a send after the last receiver left",
+                                     "a try_send after the last receiver left"};
+              for (int k = 0; k < 3; ++k) {
+                  if (got[k] == 0) {
+                      wrong.push_back(std::string(what[k]) +
+                                      " reported success: its value is lost");
+                  } else if (got[k] != k + 2) {
+                      wrong.push_back(std::string(what[k]) + " handed back another value");
+                  }
+              }
+          }(live, wrong, faulty))
+            .join();
+        o.events += 4;
+    }
+    for (auto& w : wrong) forbid(o, "after close: " + w);
+    if (live.load() != 0) {
+        forbid(o, "after close: " + std::to_string(live.load()) +
+                      " payload objects not destroyed exactly once");
+    }
 }
 
 // Random, on all workers: producers send counted values into two small channels and stop at
@@ -264,9 +331,10 @@ void x5_random(outcome& o, const run_params& p, bool faulty) {
 // Producers and consumers on all workers through small channels (most sends wait): every value
 // arrives exactly once, each consumer sees each producer's values in order, the length never
 // exceeds the capacity, and when the producers finish the consumers drain and see the end. Then
-// the same accounts under cancellation (x5_give_back, x5_random). The control breaks both
-// halves: a send that had to wait reports success without delivering, and a value granted to
-// an aborted receiver is dropped.
+// the same accounts under cancellation (x5_give_back, x5_random) and after the last receiver
+// left (x5_after_close). The control breaks all three: a send that had to wait reports success
+// without delivering (also when the receivers left while it waited), and a value granted to an
+// aborted receiver is dropped.
 outcome check_x5(const run_params& p, bool faulty) {
     outcome o;
     runtime rt(fresh(p.workers));
@@ -320,6 +388,7 @@ outcome check_x5(const run_params& p, bool faulty) {
     }
     // Under cancellation (issue 13): a granted value goes back when its receiver is aborted.
     x5_give_back(o, p.quick, faulty);
+    x5_after_close(o, faulty);
     x5_random(o, p, faulty);
     return o;
 }
@@ -562,9 +631,9 @@ std::vector<checker> chan_checkers() {
     return {
         {"X5",
          "bounded channel: exactly once, in order, len <= cap, close drains, aborted receivers "
-         "give back",
-         "a waiting send reports success without delivering; an aborted receiver's granted value "
-         "is dropped",
+         "give back, sends after the receivers left give back",
+         "a waiting send reports success without delivering (also when the receivers left); an "
+         "aborted receiver's granted value is dropped",
          check_x5},
         {"X6", "oneshot: value xor closed; broadcast: in order, received + lagged == sent; watch",
          "broadcast receivers skip lost values without reporting the lag", check_x6},

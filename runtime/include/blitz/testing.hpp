@@ -29,6 +29,10 @@ struct access {
         tx.s_->fault_drop_waiting_send = on;
     }
     template <class T>
+    static void set_drop_closed_send(sender<T>& tx, bool on) noexcept {
+        tx.s_->fault_drop_closed_send = on;
+    }
+    template <class T>
     static void set_lose_abandoned_grant(receiver<T>& rx, bool on) {
         semaphore_faults f;
         f.lose_abandoned_grant = on;
@@ -56,6 +60,12 @@ inline void set_faults(semaphore& s, semaphore_faults f) noexcept { access::set_
 template <class T>
 void set_fault_drop_waiting_send(sender<T>& tx, bool on) noexcept {
     access::set_drop_waiting_send(tx, on);
+}
+// X5: a send that was waiting for room when the last receiver went reports success and drops
+// its value instead of handing it back.
+template <class T>
+void set_fault_drop_closed_send(sender<T>& tx, bool on) noexcept {
+    access::set_drop_closed_send(tx, on);
 }
 // X5: a value granted to a receiver that is then dropped (aborted, timed out, lost a select) is
 // not handed on; it stays unreachable in the buffer.

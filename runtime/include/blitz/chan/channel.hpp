@@ -70,7 +70,8 @@ public:
 
     detail::atomic<std::size_t> senders{0}, receivers{0};
 #if BLITZ_FAULTS
-    bool fault_drop_waiting_send = false;  // X5's negative control
+    bool fault_drop_waiting_send = false;  // X5's negative controls
+    bool fault_drop_closed_send = false;
 #endif
 
 private:
@@ -159,8 +160,10 @@ public:
         send_result<T> await_resume() {
             if (closed_) return send_result<T>::back(send_result<T>::status::closed, std::move(v_));
             semaphore_permit p = a_.await_resume();
-            if (a_.closed())
+            if (a_.closed()) {
+                if (BLITZ_FAULT(s_.fault_drop_closed_send)) return send_result<T>::ok();
                 return send_result<T>::back(send_result<T>::status::closed, std::move(v_));
+            }
             if (BLITZ_FAULT(s_.fault_drop_waiting_send) && !ready_first_) {
                 return send_result<T>::ok();  // the control: the slot goes back, the value is lost
             }
