@@ -37,6 +37,8 @@ void usage(std::ostream& os) {
           "  --out DIR            conformance: where to write the tables\n"
           "  --hang-limit S       conformance: a run without progress for S s is a hang\n"
           "                       (default 30 with --quick, 120 with --full)\n"
+          "  --max-hangs N        conformance: stop after N hangs outside negative controls\n"
+          "                       (default: never; scripts/mutate.py passes 1)\n"
           "  --hang-selftest      conformance: run only H0, which hangs on purpose\n"
           "placement (demo, topo; conformance: --policy takes a list of passes such as\n"
           "none,compact (--full's default) and --topology adds shapes for the N checkers):\n"
@@ -106,6 +108,8 @@ int main(int argc, char** argv) {
                 out_given = true;
             } else if (a == "--hang-limit") {
                 conf.hang_limit_s = static_cast<unsigned>(parse_count(a, value()));
+            } else if (a == "--max-hangs") {
+                conf.max_hangs = static_cast<unsigned>(parse_count(a, value()));
             } else if (a == "--hang-selftest") {
                 conf.hang_selftest = true;
             } else if (a == "--filter") {

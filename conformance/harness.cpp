@@ -228,19 +228,27 @@ suite_run run_checkers(const harness_options& o) {
     suite_run out;
     out.max_pinned = max_pinned;
     std::vector<checker_row>& rows = out.rows;
+    unsigned checker_hangs = 0;  // outside negative controls
+    auto stopped = [&] { return o.max_hangs && checker_hangs >= o.max_hangs; };
     for (const checker& c : o.hang_selftest ? hang_selftest_checkers() : all_checkers()) {
         if (!o.filter.empty() &&
             std::find(o.filter.begin(), o.filter.end(), c.id) == o.filter.end()) {
+            continue;
+        }
+        if (stopped()) {
+            ++out.not_run;
             continue;
         }
         checker_row r;
         r.c = &c;
         const auto row_started = std::chrono::steady_clock::now();
         auto one = [&](const run_params& p, const std::string& label) {
+            if (stopped()) return;
             std::cerr << "\r[conformance] " << c.id << " " << label << "            " << std::flush;
             dog.arm(c.id + " " + label);
             guarded g = run_guarded(c, p, /*faulty=*/false, label, hang_limit);
             out.hangs += g.hung;
+            checker_hangs += g.hung;
             outcome x = std::move(g.o);
             if (!x.applicable) return;
             r.applicable = true;
@@ -273,6 +281,16 @@ suite_run run_checkers(const harness_options& o) {
                 }
             }
             current_placement() = suite_placement{placement_policy::none, 0, o.seed};
+        }
+        if (stopped()) {
+            // This row hung: it fails without running its control, and the suite ends here.
+            r.control.detail = "not run: the suite stopped after " + std::to_string(checker_hangs) +
+                               " hang(s) (--max-hangs)";
+            r.seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started)
+                    .count();
+            rows.push_back(std::move(r));
+            continue;
         }
         if (!r.applicable) {
             // E.g. Q7 with at most two workers: nothing to check, and nothing to catch. Shown as

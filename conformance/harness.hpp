@@ -29,6 +29,10 @@ struct harness_options {
     unsigned hang_limit_s = 0;
     // Runs only H0, a checker that deadlocks on purpose, to show the hang verdict (ctest).
     bool hang_selftest = false;
+    // Stop the suite after this many hangs outside negative controls (0: never). A defect that
+    // hangs every checker would otherwise cost the hang limit once per run; mutation testing
+    // needs only the first.
+    unsigned max_hangs = 0;
 };
 
 // Runs the suite (run_checkers), then prints and writes its report (report_run). Returns the
@@ -52,6 +56,7 @@ struct suite_run {
     std::vector<std::string> topologies;  // "" (this machine) first, then the shapes
     unsigned max_pinned = 0;              // this machine's PUs
     unsigned hangs = 0;                   // runs abandoned as hangs (each is also a violation)
+    unsigned not_run = 0;                 // checkers skipped after max_hangs hangs
     double seconds = 0;
     // True if some checker applied and every applicable one passed.
     bool all_pass() const;

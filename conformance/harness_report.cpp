@@ -144,6 +144,9 @@ int report_run(const harness_options& o, const suite_run& run) {
                       : "FAILED: a forbidden outcome, an empty check or an uncaught control: " +
                             failed)
               << (not_applicable ? " (" + std::to_string(not_applicable) + " not applicable)" : "")
+              << (run.not_run ? " (stopped after a hang: " + std::to_string(run.not_run) +
+                                    " checkers not run)"
+                              : "")
               << " (" << run.seconds << " s)\nreproduce: " << o.command << "\n";
     if (!o.out_dir.empty()) write_files(o, run, table_text.str(), notes.str());
     return all_pass ? 0 : 1;
