@@ -9,6 +9,8 @@
 #include "blitz/config.hpp"
 #include "blitz/join_handle.hpp"
 #include "blitz/metrics.hpp"
+#include "blitz/net/address.hpp"
+#include "blitz/net/tcp.hpp"
 #include "blitz/runtime.hpp"
 #include "blitz/sync.hpp"
 #include "blitz/task.hpp"

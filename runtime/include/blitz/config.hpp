@@ -62,6 +62,15 @@ struct topology_options {
     bool pin_blocking_pool = false;
 };
 
+// The I/O driver's backend (issue 16, INVARIANTS O1).
+//   automatic  io_uring if this kernel and process allow it (setup and the opcodes and features
+//              the driver needs), else epoll; the reason for falling back (the errno, and
+//              /proc/sys/kernel/io_uring_disabled) is in runtime::io_info()
+//   io_uring   io_uring or a config_error naming why it is unavailable
+//   epoll      epoll, even where io_uring works
+//   none       no I/O driver: sockets fail with a logic_error (a pure compute runtime)
+enum class io_backend_kind { automatic, io_uring, epoll, none };
+
 // Runtime configuration. Defaults are the reference design's constants (seeds/004, "Key
 // Constants"); tests and conformance negative controls change them. validate() is called by the
 // runtime constructor.
@@ -127,6 +136,10 @@ struct config {
     std::chrono::nanoseconds blocking_keep_alive = std::chrono::seconds(10);
     // Placement, pinning, NUMA memory and NUMA-aware stealing (see topology_options).
     topology_options topology;
+    // The I/O driver (see io_backend_kind). io_entries: the io_uring submission queue size, a
+    // power of two in [8, 32768]; epoll takes at most that many events per turn.
+    io_backend_kind io_backend = io_backend_kind::automatic;
+    unsigned io_entries = 256;
 
     // Deliberate faults and hooks for the conformance suite's negative controls and for tests.
     // Each fault breaks one invariant on purpose; never set them in production.

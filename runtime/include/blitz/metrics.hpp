@@ -3,6 +3,7 @@
 // blitz::metrics: counters the runtime keeps per worker and globally (DESIGN.md section 4).
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace blitz {
@@ -32,6 +33,7 @@ struct worker_metrics {
     std::uint64_t unparks_notified = 0;  // wakes by a claimer (it was made a searcher)
     std::uint64_t unparks_timeout = 0;   // wakes by the park timeout
     std::uint64_t unparks_spurious = 0;  // token wakes that were no claim (shutdown's unpark)
+    std::uint64_t unparks_io = 0;        // wakes by I/O events while asleep in the I/O driver
     std::uint64_t timeout_wakes_found_work = 0;  // timeout wakes followed by finding work
     std::uint64_t park_cancels = 0;        // parks abandoned because the final check found work
     std::uint64_t budget_exhaustions = 0;  // ticks that used the whole budget
@@ -66,6 +68,21 @@ struct runtime_metrics {
     std::uint64_t timers_fired = 0;    // timers whose wakers were called
     std::uint64_t timers_pending = 0;  // timers armed and not yet fired
     std::uint64_t timer_cascades = 0;  // higher-level wheel slots re-inserted lower down
+    // The I/O driver (issue 16): its backend ("io_uring", "epoll" or "none") and why it was
+    // chosen (O1), turns taken, readiness events dispatched, descriptors registered so far and
+    // still registered, and its syscalls by kind: waits (epoll_wait or io_uring_enter to wait),
+    // submits (epoll_ctl or io_uring_enter to submit), wakes (eventfd writes that interrupt a
+    // wait) and the eventfd reads that rearm the waker.
+    std::string io_backend;
+    std::string io_backend_reason;
+    std::uint64_t io_turns = 0;
+    std::uint64_t io_events = 0;
+    std::uint64_t io_registrations = 0;
+    std::uint64_t io_registered = 0;
+    std::uint64_t io_wait_calls = 0;
+    std::uint64_t io_submit_calls = 0;
+    std::uint64_t io_wake_calls = 0;
+    std::uint64_t io_wake_reads = 0;
 
     // Sum of one field over all workers, e.g. total(&worker_metrics::polls).
     std::uint64_t total(std::uint64_t worker_metrics::* field) const {

@@ -22,7 +22,8 @@ enum class probe_kind : std::uint16_t {
     search_begin,  // became a searcher (I1); a: count the gate compared, b: searchers after joining
     search_end,    // stopped searching; a: 1 if it was the last searcher
     park,          // a: 1 if it was the last searcher, b: parked bitmap after setting its bit
-    unpark,        // a: 0 claimed (notified), 1 timeout, 2 spurious/shutdown; b: bitmap
+    unpark,        // a: 0 claimed (notified), 1 timeout, 2 spurious/shutdown, 3 I/O events;
+                   // b: bitmap
     wake_claim,    // a worker claimed a parked one (I2, I3); a: claimed index, b: the bitmap it was
                    // chosen from, c: searchers seen by the decision to wake
     timer_fire,    // b: timers fired

@@ -20,9 +20,9 @@
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/mutex.hpp"
 #include "blitz/detail/task_header.hpp"
+#include "blitz/detail/wait_list.hpp"
 #include "blitz/join_handle.hpp"
 #include "blitz/runtime.hpp"
-#include "blitz/sync/wait_list.hpp"
 #include "blitz/task.hpp"
 
 namespace blitz {

@@ -67,6 +67,11 @@ void config::validate() const {
     check("park_timeout (ns)", park_timeout.count(), std::int64_t{1000},
           std::int64_t{3'600'000'000'000});
     check("park_spin (ns)", park_spin.count(), std::int64_t{0}, std::int64_t{1'000'000});
+    check("io_entries", io_entries, 8u, 32768u, "a power of two");
+    if ((io_entries & (io_entries - 1)) != 0) {
+        throw config_error("blitz::config: io_entries = " + std::to_string(io_entries) +
+                           " is not a power of two");
+    }
 }
 
 unsigned config::resolved_workers() const {

@@ -21,18 +21,40 @@ std::int64_t ns_of(timer_driver::clock::time_point t) noexcept {
 }
 }  // namespace
 
-driver_stack::driver_stack(timer_driver& timers, unsigned workers, bool fault_no_timer_wake)
-    : timers_(timers), workers_(workers), plans_(std::make_unique<plan[]>(workers)) {
-    timers_.set_listener(this, fault_no_timer_wake);
+driver_stack::driver_stack(timer_driver& timers, io_driver* io, unsigned workers, faults f)
+    : timers_(timers),
+      io_(io),
+      workers_(workers),
+      faults_(f),
+      plans_(std::make_unique<plan[]>(workers)) {
+    timers_.set_listener(this, f.no_timer_wake);
 }
 
 std::size_t driver_stack::maintain() noexcept {
     const std::size_t fired = timers_.fire_due();
     if (fired) cover_next();  // the next expiry is a new one: is a parked worker planned for it?
+    if (io_ && !BLITZ_FAULT(faults_.no_handoff)) {
+        // B1: I/O is looked at every tick while descriptors are registered (a compute-only
+        // runtime pays nothing). io_uring: a completion-queue peek; epoll: a zero-timeout wait.
+        if (io_->has_registrations() && io_->try_lock()) {
+            io_->turn(std::chrono::nanoseconds::zero());
+            io_->unlock();
+        }
+        hand_off();
+    }
     return fired;
 }
 
-bool driver_stack::park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept {
+void driver_stack::hand_off() noexcept {
+    // O4: sleepers on futexes and nobody in the driver. seq_cst: pairs with park's counting
+    // (a worker counts itself futex-parked, then re-checks the driver lock).
+    if (futex_parked_.load(std::memory_order_seq_cst) == 0) return;
+    if (driver_parked_.load(std::memory_order_seq_cst) || !io_->has_registrations()) return;
+    if (scheduler* s = sched_.load(std::memory_order_acquire)) s->notify_parked();
+}
+
+std::chrono::nanoseconds driver_stack::plan_wake(unsigned index,
+                                                 std::chrono::nanoseconds max) noexcept {
     plan& mine = plans_[index];
     const auto now = timer_driver::clock::now();
     const auto longest = now + max;
@@ -45,15 +67,54 @@ bool driver_stack::park(unsigned index, parker& p, std::chrono::nanoseconds max)
         if (again == next) break;
         next = again;  // an arm moved it meanwhile
     }
-    const bool got_token = p.park(std::max(until - now, std::chrono::nanoseconds::zero()));
-    mine.wake_ns.store(awake, std::memory_order_seq_cst);
+    return std::max(std::chrono::duration_cast<std::chrono::nanoseconds>(until - now),
+                    std::chrono::nanoseconds::zero());
+}
+
+void driver_stack::unplan(unsigned index) noexcept {
+    plans_[index].wake_ns.store(awake, std::memory_order_seq_cst);
     // This worker may have been the one planned for the next expiry. One already due is fired
     // by this worker's next tick, which checks coverage after firing.
     if (auto n = timers_.next_expiry(); n && *n > timer_driver::clock::now()) cover(*n);
-    return got_token;
 }
 
-void driver_stack::unpark(parker& p) noexcept { p.unpark(); }
+park_wake driver_stack::park_in_driver(parker& p, std::chrono::nanoseconds sleep) noexcept {
+    if (!p.enter_driver()) return park_wake::token;  // a token was waiting
+    driver_parked_.store(true, std::memory_order_seq_cst);
+    const std::size_t events = io_->turn(sleep);
+    driver_parked_.store(false, std::memory_order_seq_cst);
+    if (p.leave_driver()) return park_wake::token;
+    return events ? park_wake::events : park_wake::timeout;
+}
+
+park_wake driver_stack::park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept {
+    const std::chrono::nanoseconds sleep = plan_wake(index, max);
+    park_wake why;
+    // Without registered descriptors there is nothing to wait for in the driver: the futex.
+    const bool io = io_ && io_->has_registrations();
+    if (io && io_->try_lock()) {
+        why = park_in_driver(p, sleep);
+        io_->unlock();
+    } else {
+        futex_parked_.fetch_add(1, std::memory_order_seq_cst);
+        // The driver may have been let go between the try-lock and the count: hand-off looks
+        // at the count after releasing, so one of the two sees the other. Take it if free.
+        if (io && io_->try_lock()) {
+            futex_parked_.fetch_sub(1, std::memory_order_seq_cst);
+            why = park_in_driver(p, sleep);
+            io_->unlock();
+        } else {
+            why = p.park(sleep) ? park_wake::token : park_wake::timeout;
+            futex_parked_.fetch_sub(1, std::memory_order_seq_cst);
+        }
+    }
+    unplan(index);
+    return why;
+}
+
+void driver_stack::unpark(parker& p) noexcept {
+    if (p.unpark() && !BLITZ_FAULT(faults_.no_driver_wake)) io_->wake();
+}
 
 void driver_stack::expiry_moved_earlier(timer_driver::clock::time_point at) noexcept { cover(at); }
 
@@ -97,6 +158,16 @@ blocking_pool::options blocking_options(const config& cfg, const topo::plan& pla
     return o;
 }
 
+driver_stack::faults driver_faults([[maybe_unused]] const config& cfg) {
+    driver_stack::faults f;
+#if BLITZ_FAULTS
+    f.no_timer_wake = cfg.debug.timer_arm_skips_wake;
+    f.no_driver_wake = cfg.debug.io_skip_driver_wake;
+    f.no_handoff = cfg.debug.io_no_handoff;
+#endif
+    return f;
+}
+
 }  // namespace
 
 runtime_core::runtime_core(const config& cfg)
@@ -104,9 +175,10 @@ runtime_core::runtime_core(const config& cfg)
       plan_(topo::make_plan(cfg_)),
       timers_(cfg_.start_paused, BLITZ_FAULT(cfg_.debug.timers_fire_early)),
       blocking_(blocking_options(cfg_, plan_)),
-      drivers_(timers_, static_cast<unsigned>(plan_.report.workers.size()),
-               BLITZ_FAULT(cfg_.debug.timer_arm_skips_wake)),
-      ctx_{nullptr, &timers_, &blocking_, &cfg_},
+      io_(io_driver::create(cfg_, io_reason_)),
+      drivers_(timers_, io_.get(), static_cast<unsigned>(plan_.report.workers.size()),
+               driver_faults(cfg_)),
+      ctx_{nullptr, &timers_, io_.get(), &blocking_, &cfg_},
       start_latch_(plan_.placed ? std::make_unique<std::latch>(plan_.report.workers.size())
                                 : nullptr),
       sched_(cfg_, make_setup()) {
@@ -218,6 +290,7 @@ void runtime_core::shutdown() {
     // ones finish and wake their tasks normally, and no pool thread outlives the runtime.
     blocking_.shutdown();
     sched_.shutdown();
+    if (io_) io_->shutdown();
 }
 
 runtime_metrics runtime_core::metrics() const {
@@ -231,6 +304,19 @@ runtime_metrics runtime_core::metrics() const {
     m.blocking_queued = b.queued;
     m.blocking_peak_threads = b.peak_threads;
     m.blocking_spawned_threads = b.spawned_threads;
+    m.io_backend = io_ ? io_->backend_name() : "none";
+    m.io_backend_reason = io_reason_;
+    if (io_) {
+        const io_driver_stats st = io_->stats();
+        m.io_turns = st.turns;
+        m.io_events = st.events;
+        m.io_registrations = st.registrations;
+        m.io_registered = st.live;
+        m.io_wait_calls = st.waits;
+        m.io_submit_calls = st.submits;
+        m.io_wake_calls = st.wakes;
+        m.io_wake_reads = st.wake_reads;
+    }
     return m;
 }
 

@@ -10,6 +10,9 @@
 
 namespace blitz::detail {
 
+// Why a park ended.
+enum class park_wake { timeout, token, events };
+
 // Thread-safety: every method from any worker thread; unpark() from any thread.
 class park_driver {
 public:
@@ -17,9 +20,10 @@ public:
     // completions. Returns how many tasks it woke (probes only).
     virtual std::size_t maintain() noexcept = 0;
     // Sleeps on `p` (worker `index`'s parker; the caller's bit in the parked bitmap is set) for
-    // at most `max`, and no longer than the drivers need (the next timer expiry, I5). Returns
-    // true iff woken by an unpark of `p`.
-    virtual bool park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept = 0;
+    // at most `max`, and no longer than the drivers need (the next timer expiry, I5): in the I/O
+    // driver if no other worker is, else on the futex. Returns token iff woken by an unpark of
+    // `p` (consumed), events if I/O events ended the sleep, else timeout.
+    virtual park_wake park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept = 0;
     // Wakes the worker sleeping on `p`, or makes its next park return at once.
     virtual void unpark(parker& p) noexcept = 0;
 

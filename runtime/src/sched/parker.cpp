@@ -49,12 +49,24 @@ bool parker::park(std::chrono::nanoseconds timeout) noexcept {
     return try_consume();
 }
 
-void parker::unpark() noexcept {
+bool parker::unpark() noexcept {
     // release: publish everything before the wake to the parked thread
-    if (word_.exchange(notified, std::memory_order_release) == parked &&
-        !BLITZ_FAULT(fault_skip_wake_)) {
-        futex_wake_one(&word_);
-    }
+    const std::uint32_t prev = word_.exchange(notified, std::memory_order_release);
+    if (prev == parked && !BLITZ_FAULT(fault_skip_wake_)) futex_wake_one(&word_);
+    return prev == in_driver;
 }
+
+bool parker::enter_driver() noexcept {
+    std::uint32_t expected = empty;
+    // acquire on failure: the token's writes become visible
+    if (word_.compare_exchange_strong(expected, in_driver, std::memory_order_acquire,
+                                      std::memory_order_acquire)) {
+        return true;
+    }
+    try_consume();
+    return false;
+}
+
+bool parker::leave_driver() noexcept { return try_consume(); }
 
 }  // namespace blitz::detail

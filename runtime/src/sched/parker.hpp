@@ -9,9 +9,11 @@
 
 namespace blitz::detail {
 
-// A one-token futex parker. The word moves between three values:
+// A one-token futex parker. The word moves between four values:
 //   empty (0) --park--> parked (1) --unpark--> notified (2) --park returns--> empty
 //   empty --unpark--> notified: the token waits for the next park, which returns at once.
+//   empty --enter_driver--> in_driver (3) --unpark--> notified: the owner sleeps in the I/O
+//   driver instead of on the futex, so unpark() tells its caller to wake the driver.
 //
 // Invariants: an unpark is never lost: it either finds the word parked and wakes the futex, or
 // leaves the token for the next park. At most one token is stored (unparks do not accumulate).
@@ -23,7 +25,14 @@ class parker {
 public:
     // Sleeps until unparked or `timeout` passes. Returns true iff a token was consumed.
     bool park(std::chrono::nanoseconds timeout) noexcept;
-    void unpark() noexcept;
+    // Stores the token; returns true if the owner sleeps in the I/O driver, which the caller
+    // must then wake (the futex is woken here when the owner sleeps on it).
+    bool unpark() noexcept;
+    // Owner: about to sleep in the I/O driver. False if a token was waiting (consumed: do not
+    // sleep).
+    bool enter_driver() noexcept;
+    // Owner: back from the driver. True iff a token arrived meanwhile (consumed).
+    bool leave_driver() noexcept;
     // I5's negative control: unpark stores the token but never wakes the futex, so a thread
     // already asleep misses it until its timeout. Set before the parker is shared.
     void set_fault_skip_futex_wake(bool on) noexcept { fault_skip_wake_ = on; }
@@ -31,7 +40,7 @@ public:
     bool try_consume() noexcept;
 
 private:
-    static constexpr std::uint32_t empty = 0, parked = 1, notified = 2;
+    static constexpr std::uint32_t empty = 0, parked = 1, notified = 2, in_driver = 3;
     alignas(cache_line) atomic<std::uint32_t> word_{empty};
     bool fault_skip_wake_ = false;
 };

@@ -56,9 +56,11 @@ void worker::run() {
         // with the I/O driver.
         const bool skip_maintain =
             BLITZ_FAULT(cfg_.debug.timers_only_when_idle) && (lifo_ || !ring_.empty());
-        if (const std::size_t fired = skip_maintain ? 0 : sched_.driver().maintain()) {
-            BLITZ_PROBE(*this, probe_kind::timer_fire, 0, fired);
-        }
+        collecting_ = true;
+        const std::size_t fired = skip_maintain ? 0 : sched_.driver().maintain();
+        collecting_ = false;
+        flush_collected();
+        if (fired) BLITZ_PROBE(*this, probe_kind::timer_fire, 0, fired);
         unsigned polls = 0;
         while (polls < cfg_.budget_per_tick) {
             task_header* t = next_task();
@@ -312,7 +314,20 @@ void worker::run_task(task_header* t) noexcept {
     }
 }
 
+void worker::flush_collected() noexcept {
+    const unsigned n = std::exchange(collected_n_, 0);
+    for (unsigned i = 0; i < n; ++i) push_ring(collected_[i]);
+    if (n > 1 && !BLITZ_FAULT(cfg_.debug.no_wake_on_local_push)) {
+        sched_.notify_parked_for_local();
+    }
+}
+
 void worker::schedule_local(task_header* t, bool is_yield) noexcept {
+    if (collecting_) {
+        if (collected_n_ == collect_capacity) flush_collected();
+        collected_[collected_n_++] = t;
+        return;
+    }
     if (is_yield) {
         requeue_given_back(t);
         return;
@@ -383,14 +398,21 @@ void worker::park() noexcept {
         return;
     }
     // I5: no longer than the park timeout, nor past the next timer expiry (the driver's part).
-    const bool got_token = sched_.driver().park(
+    // Asleep in the I/O driver, this worker dispatches events; their tasks are collected.
+    collecting_ = true;
+    const park_wake why = sched_.driver().park(
         index_, parker_, std::chrono::duration_cast<std::chrono::nanoseconds>(cfg_.park_timeout));
+    collecting_ = false;
+    const bool got_token = why == park_wake::token;
     if (idle.unmark_parked(index_)) {
         // I6: our bit was still set, so nobody claimed us. Without a token the park timed out;
         // with one, it was shutdown's unpark (claims never leave stale tokens, see below).
         if (got_token) {
             bump(c_unparks_spurious);
             BLITZ_PROBE(*this, probe_kind::unpark, 2, idle.bitmap());
+        } else if (why == park_wake::events) {
+            bump(c_unparks_io);  // I/O events ended the sleep in the driver (O2)
+            BLITZ_PROBE(*this, probe_kind::unpark, 3, idle.bitmap());
         } else {
             bump(BLITZ_FAULT(cfg_.debug.miscount_timeout_wakes) ? c_unparks_notified
                                                                 : c_unparks_timeout);
@@ -406,6 +428,7 @@ void worker::park() noexcept {
         BLITZ_PROBE(*this, probe_kind::unpark, 0, idle.bitmap());
     }
     transitioning_to_park_ = false;
+    flush_collected();  // what the I/O driver woke, now that this worker is back
 }
 
 namespace {
@@ -468,6 +491,7 @@ worker_metrics worker::snapshot() const noexcept {
         &worker_metrics::unparks_notified,
         &worker_metrics::unparks_timeout,
         &worker_metrics::unparks_spurious,
+        &worker_metrics::unparks_io,
         &worker_metrics::timeout_wakes_found_work,
         &worker_metrics::park_cancels,
         &worker_metrics::budget_exhaustions,

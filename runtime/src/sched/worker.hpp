@@ -68,7 +68,7 @@ public:
     // yield or when the LIFO is disabled (L1). Owner thread only.
     void schedule_local(task_header* t, bool is_yield) noexcept;
     bool accepts_local() const noexcept {
-        return !transitioning_to_park_ || BLITZ_FAULT(cfg_.debug.lifo_while_parking);
+        return collecting_ || !transitioning_to_park_ || BLITZ_FAULT(cfg_.debug.lifo_while_parking);
     }
     // The LIFO slot's occupant. Owner thread only (tests check L1 with it).
     const task_header* lifo_peek() const noexcept { return lifo_; }
@@ -135,6 +135,7 @@ public:
         c_unparks_notified,
         c_unparks_timeout,
         c_unparks_spurious,
+        c_unparks_io,
         c_timeout_wakes_found_work,
         c_park_cancels,
         c_budget_exhaustions,
@@ -162,6 +163,11 @@ private:
     // Puts a task that gave this worker back (a yield, a wake while running) at the ring's
     // tail, waking a parked worker only if there is more here than that task.
     void requeue_given_back(task_header* t) noexcept;
+    // Tasks woken by this worker's driver work (timers fired and I/O dispatched at the start of
+    // a tick, or while it slept in the I/O driver) are collected and then pushed to the ring
+    // tail as one batch; one parked peer is woken only if the batch holds more than one task
+    // (IO.md 7.2 seam 2): a driver turn does not cost a futex wake per event.
+    void flush_collected() noexcept;
     // config::park_spin: true if work (or shutdown) showed up before the spin ran out.
     bool spin_for_work() const noexcept;
     // G8: records a clock reading (tick start, every 8 polls) and makes the periodic global
@@ -196,6 +202,10 @@ private:
     // ---- owner-thread state ----
     task_header* lifo_ = nullptr;
     bool transitioning_to_park_ = false;
+    bool collecting_ = false;  // wakes from this thread go to collected_ (driver work)
+    static constexpr unsigned collect_capacity = 64;
+    unsigned collected_n_ = 0;
+    task_header* collected_[collect_capacity];
     bool searching_ = false;
     bool woke_by_timeout_ = false;
     unsigned lifo_polls_ = 0;          // LIFO polls in this tick

@@ -13,14 +13,17 @@ class task_header;
 class task_scheduler;
 class timer_driver;
 class blocking_pool;
+class io_driver;
 
 // What a thread serving a runtime can reach without going through a worker: its scheduler
-// (through the task/ interface), its timer driver, its blocking pool and its configuration.
+// (through the task/ interface), its timer driver, its I/O driver (null with io_backend =
+// none), its blocking pool and its configuration.
 // rt/ builds one per runtime and installs it on every worker thread; each subsystem reads
 // only its own field, so none of them depends on rt/ or on the others.
 struct runtime_context {
     task_scheduler* sched = nullptr;
     timer_driver* timers = nullptr;
+    io_driver* io = nullptr;
     blocking_pool* blocking = nullptr;
     const config* cfg = nullptr;
 };

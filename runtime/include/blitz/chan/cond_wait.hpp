@@ -16,7 +16,7 @@
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/mutex.hpp"
 #include "blitz/detail/task_header.hpp"
-#include "blitz/sync/wait_list.hpp"
+#include "blitz/detail/wait_list.hpp"
 #include "blitz/yield.hpp"
 
 namespace blitz::detail {

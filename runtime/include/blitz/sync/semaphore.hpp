@@ -11,7 +11,7 @@
 
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/task_header.hpp"
-#include "blitz/sync/wait_list.hpp"
+#include "blitz/detail/wait_list.hpp"
 #if BLITZ_FAULTS
 #include "blitz/detail/atomic.hpp"
 #include "blitz/detail/mutex.hpp"

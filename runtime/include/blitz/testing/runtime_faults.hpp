@@ -73,6 +73,18 @@ struct runtime_faults {
     bool timer_arm_skips_wake = false;
     // T8: a worker fires due timers only at ticks that start with its own queues empty.
     bool timers_only_when_idle = false;
+    // O1: automatic backend selection falls back to epoll only when io_uring setup fails with
+    // ENOSYS (the Eio bug): any other errno becomes a construction error.
+    bool io_fallback_on_enosys_only = false;
+    // O2: waking a worker that sleeps in the I/O driver does not interrupt the driver's wait
+    // (no eventfd write), so the wake waits for I/O or the park timeout.
+    bool io_skip_driver_wake = false;
+    // O4: the worker that leaves the I/O driver with work in hand does not hand the driver on,
+    // and running workers do not poll for I/O at the start of their ticks.
+    bool io_no_handoff = false;
+    // Makes io_uring setup fail with this errno (0: off), for tests of automatic selection on
+    // machines where io_uring works.
+    int io_uring_setup_errno = 0;
     // Runs on a worker right before it publishes itself as parked (after its own queues were
     // found empty); tests use it to land work in exactly that window.
     std::function<void(unsigned worker)> before_park_commit;

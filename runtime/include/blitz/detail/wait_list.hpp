@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Intrusive waiter queues shared by the sync primitives and channels (issue 6).
+// Intrusive waiter queues shared by the sync primitives, the channels and the I/O readiness
+// waiters (issue 6; below both sync/ and io/ since issue 16).
 //
 // Protocol for a primitive P with an internal mutex:
 //   1. A task that must wait links a wait_node (inside its awaiter, so no allocation) into P's

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// io_backend: the kernel interface under the I/O driver, epoll or io_uring (IO.md 7.4).
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/atomic.hpp"
+
+namespace blitz::detail {
+
+class scheduled_io;
+
+// Syscalls made by the driver, by kind (O15 counts them per request).
+struct io_syscall_counts {
+    atomic<std::uint64_t> waits{0};       // epoll_wait, or io_uring_enter to wait
+    atomic<std::uint64_t> submits{0};     // epoll_ctl, or io_uring_enter to submit
+    atomic<std::uint64_t> wakes{0};       // eventfd writes that interrupt a wait
+    atomic<std::uint64_t> wake_reads{0};  // eventfd reads that rearm the waker
+    void bump(atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
+};
+
+// What a backend reports for each event of a wait.
+class io_event_sink {
+public:
+    // `s` became ready with `bits` (io_ready_bits).
+    virtual void ready(scheduled_io* s, std::uint32_t bits) noexcept = 0;
+    // The backend will never name `s` again (io_uring: its poll's last completion).
+    virtual void released(scheduled_io* s) noexcept = 0;
+
+protected:
+    ~io_event_sink() = default;
+};
+
+// Thread-safety: add, remove and wake from any thread; wait only by the driver's lock holder.
+class io_backend {
+public:
+    virtual ~io_backend() = default;
+    virtual const char* name() const noexcept = 0;
+    // Starts readiness reporting for s->fd(), edge-triggered, for reads and writes at once.
+    // Throws std::system_error.
+    virtual void add(scheduled_io* s) = 0;
+    // Stops it. epoll: at once, but an event already taken by a wait in progress may still be
+    // dispatched, so the driver frees `s` only after its next turn begins; io_uring: the
+    // backend reports released(s) when the poll's final completion arrives.
+    virtual void remove(scheduled_io* s) noexcept = 0;
+    // True if remove() is complete when it returns (epoll), false if the backend reports
+    // released() later (io_uring).
+    virtual bool releases_at_once() const noexcept = 0;
+    // Waits up to `timeout` (zero: just look; negative: no limit) and reports every event to
+    // `sink`; returns how many readiness events it reported. A wake() ends the wait early.
+    virtual std::size_t wait(std::chrono::nanoseconds timeout, io_event_sink& sink) noexcept = 0;
+    // Makes the current or next wait return. Coalesced: many wakes before the wait sees one
+    // cost one eventfd write.
+    virtual void wake() noexcept = 0;
+
+    io_syscall_counts counts;
+};
+
+// What automatic selection found.
+struct io_selection {
+    std::unique_ptr<io_backend> backend;  // null for io_backend_kind::none
+    std::string reason;                   // why this backend (and what io_uring said)
+};
+
+}  // namespace blitz::detail

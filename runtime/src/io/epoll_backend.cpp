@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+#include "io/epoll_backend.hpp"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include "io/scheduled_io.hpp"
+
+namespace blitz::detail {
+namespace {
+
+// The waker's registration carries this token instead of a scheduled_io.
+void* const wake_token = nullptr;
+
+std::uint32_t bits_from_epoll(std::uint32_t e) noexcept {
+    std::uint32_t b = 0;
+    if (e & (EPOLLIN | EPOLLPRI)) b |= io_readable;
+    if (e & EPOLLOUT) b |= io_writable;
+    if (e & EPOLLRDHUP) b |= io_read_closed | io_readable;
+    if (e & EPOLLHUP) b |= io_read_closed | io_write_closed | io_readable | io_writable;
+    if (e & EPOLLERR) b |= io_error | io_readable | io_writable;
+    return b;
+}
+
+[[noreturn]] void fail(const char* what) {
+    throw std::system_error(errno, std::generic_category(), what);
+}
+
+}  // namespace
+
+epoll_backend::epoll_backend(unsigned max_events)
+    : events_(sizeof(epoll_event) * max_events), max_events_(max_events) {
+    ep_ = epoll_create1(EPOLL_CLOEXEC);
+    if (ep_ < 0) fail("blitz: epoll_create1");
+    wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd_ < 0) {
+        const int e = errno;
+        close(ep_);
+        errno = e;
+        fail("blitz: eventfd");
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;  // level-triggered: stays ready until the driver reads it
+    ev.data.ptr = wake_token;
+    if (epoll_ctl(ep_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) {
+        const int e = errno;
+        close(wake_fd_);
+        close(ep_);
+        errno = e;
+        fail("blitz: epoll_ctl (waker)");
+    }
+}
+
+epoll_backend::~epoll_backend() {
+    close(wake_fd_);
+    close(ep_);
+}
+
+void epoll_backend::add(scheduled_io* s) {
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+    ev.data.ptr = s;
+    counts.bump(counts.submits);
+    if (epoll_ctl(ep_, EPOLL_CTL_ADD, s->fd(), &ev) != 0) fail("blitz: epoll_ctl(ADD)");
+}
+
+void epoll_backend::remove(scheduled_io* s) noexcept {
+    counts.bump(counts.submits);
+    epoll_ctl(ep_, EPOLL_CTL_DEL, s->fd(), nullptr);  // fails only if already closed: fine
+}
+
+std::size_t epoll_backend::wait(std::chrono::nanoseconds timeout, io_event_sink& sink) noexcept {
+    int ms = 0;
+    if (timeout.count() < 0) {
+        ms = -1;
+    } else if (timeout.count() > 0) {
+        // Rounded up: a wait that ends before the deadline would spin on a near timer.
+        const auto up = (timeout.count() + 999'999) / 1'000'000;
+        ms = up > 3'600'000 ? 3'600'000 : static_cast<int>(up);
+    }
+    auto* evs = reinterpret_cast<epoll_event*>(events_.data());
+    counts.bump(counts.waits);
+    const int n = epoll_wait(ep_, evs, static_cast<int>(max_events_), ms);
+    std::size_t reported = 0;
+    for (int i = 0; i < n; ++i) {
+        if (evs[i].data.ptr == wake_token) {
+            std::uint64_t v;
+            counts.bump(counts.wake_reads);
+            (void)!read(wake_fd_, &v, sizeof v);
+            // release: a wake() after this store writes again (its wait must end too)
+            wake_pending_.store(false, std::memory_order_release);
+            continue;
+        }
+        sink.ready(static_cast<scheduled_io*>(evs[i].data.ptr), bits_from_epoll(evs[i].events));
+        ++reported;
+    }
+    return reported;
+}
+
+void epoll_backend::wake() noexcept {
+    // acq_rel: the first waker since the driver's last read writes; the rest ride on it
+    if (wake_pending_.exchange(true, std::memory_order_acq_rel)) return;
+    const std::uint64_t one = 1;
+    counts.bump(counts.wakes);
+    (void)!write(wake_fd_, &one, sizeof one);
+}
+
+}  // namespace blitz::detail

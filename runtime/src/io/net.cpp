@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+// The socket types of blitz/net: addresses, TCP streams and listeners over the I/O driver.
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <system_error>
+
+#include "blitz/net/tcp.hpp"
+#include "io/io_driver.hpp"
+
+namespace blitz {
+namespace detail {
+
+io_object::io_object(int fd) : fd_(fd) {
+    try {
+        const int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+            throw std::system_error(errno, std::generic_category(), "blitz: fcntl(O_NONBLOCK)");
+        }
+        io_driver& d = current_io();
+        sio_ = io_register(d, fd);
+        driver_ = io_share(d);
+    } catch (...) {
+        ::close(fd);
+        fd_ = -1;
+        throw;
+    }
+}
+
+void io_object::close() noexcept {
+    if (fd_ < 0) return;
+    if (sio_) io_deregister(*driver_, sio_);  // before close: the number may be reused at once
+    ::close(fd_);
+    fd_ = -1;
+    sio_ = nullptr;
+    driver_.reset();
+}
+
+}  // namespace detail
+
+namespace net {
+
+// ---- errors ----
+
+namespace {
+class net_category_impl final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "blitz.net"; }
+    std::string message(int c) const override {
+        return c == static_cast<int>(net_errc::unexpected_eof) ? "unexpected end of stream"
+                                                               : "unknown blitz.net error";
+    }
+};
+
+std::error_code last_error() noexcept { return {errno, std::generic_category()}; }
+}  // namespace
+
+const std::error_category& net_category() noexcept {
+    static const net_category_impl c;
+    return c;
+}
+
+// ---- socket_address ----
+
+socket_address::socket_address(const sockaddr* sa, socklen_t len) noexcept {
+    if (len > capacity) len = capacity;
+    std::memcpy(&storage_, sa, len);
+    len_ = len;
+}
+
+io_result<socket_address> socket_address::ip(std::string_view host, std::uint16_t port) {
+    socket_address a;
+    const std::string h(host);
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&a.storage_);
+    if (inet_pton(AF_INET, h.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        a.len_ = sizeof(sockaddr_in);
+        return a;
+    }
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&a.storage_);
+    if (inet_pton(AF_INET6, h.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        a.len_ = sizeof(sockaddr_in6);
+        return a;
+    }
+    return std::make_error_code(std::errc::invalid_argument);
+}
+
+io_result<socket_address> socket_address::parse(std::string_view text) {
+    const auto colon = text.rfind(':');
+    if (colon == std::string_view::npos) return std::make_error_code(std::errc::invalid_argument);
+    std::string_view host = text.substr(0, colon), port_text = text.substr(colon + 1);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+    } else if (host.find(':') != std::string_view::npos) {
+        return std::make_error_code(std::errc::invalid_argument);  // IPv6 needs brackets
+    }
+    unsigned port = 0;
+    const auto [end, ec] =
+        std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+    if (ec != std::errc() || end != port_text.data() + port_text.size() || port > 65535 ||
+        port_text.empty()) {
+        return std::make_error_code(std::errc::invalid_argument);
+    }
+    return ip(host, static_cast<std::uint16_t>(port));
+}
+
+io_result<socket_address> socket_address::unix_path(std::string_view path) {
+    socket_address a;
+    auto* un = reinterpret_cast<sockaddr_un*>(&a.storage_);
+    if (path.size() >= sizeof(un->sun_path)) {
+        return std::make_error_code(std::errc::filename_too_long);
+    }
+    un->sun_family = AF_UNIX;
+    std::memcpy(un->sun_path, path.data(), path.size());
+    if (!path.empty() && path.front() == '@') {
+        un->sun_path[0] = '\0';  // abstract: no terminator counted
+        a.len_ = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size());
+    } else {
+        a.len_ = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + 1);
+    }
+    return a;
+}
+
+std::uint16_t socket_address::port() const noexcept {
+    if (is_ipv4()) return ntohs(reinterpret_cast<const sockaddr_in*>(&storage_)->sin_port);
+    if (is_ipv6()) return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_port);
+    return 0;
+}
+
+std::string socket_address::to_string() const {
+    char buf[INET6_ADDRSTRLEN] = {};
+    if (is_ipv4()) {
+        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr, buf,
+                  sizeof buf);
+        return std::string(buf) + ":" + std::to_string(port());
+    }
+    if (is_ipv6()) {
+        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_addr, buf,
+                  sizeof buf);
+        return "[" + std::string(buf) + "]:" + std::to_string(port());
+    }
+    if (is_unix()) {
+        const auto* un = reinterpret_cast<const sockaddr_un*>(&storage_);
+        const std::size_t n =
+            len_ > offsetof(sockaddr_un, sun_path) ? len_ - offsetof(sockaddr_un, sun_path) : 0;
+        if (n == 0) return "(unnamed)";
+        if (un->sun_path[0] == '\0') return "@" + std::string(un->sun_path + 1, n - 1);
+        return std::string(un->sun_path, strnlen(un->sun_path, n));
+    }
+    return "(unnamed)";
+}
+
+bool operator==(const socket_address& a, const socket_address& b) noexcept {
+    return a.len_ == b.len_ && std::memcmp(&a.storage_, &b.storage_, a.len_) == 0;
+}
+
+// ---- operations ----
+
+namespace ops {
+
+long recv_op::attempt() const noexcept {
+    const ssize_t r = ::recv(fd, data, n, 0);
+    return r < 0 ? -errno : r;
+}
+io_result<std::size_t> recv_op::finish(long r) const {
+    if (r < 0) return blitz::detail::errno_code(r);
+    return static_cast<std::size_t>(r);
+}
+
+long send_op::attempt() const noexcept {
+    const ssize_t r = ::send(fd, data, n, MSG_NOSIGNAL);
+    return r < 0 ? -errno : r;
+}
+io_result<std::size_t> send_op::finish(long r) const {
+    if (r < 0) return blitz::detail::errno_code(r);
+    return static_cast<std::size_t>(r);
+}
+
+io_result<void> ready_op::finish(long r) const {
+    if (r < 0) return blitz::detail::errno_code(r);
+    return {};
+}
+
+long accept_op::attempt() const noexcept {
+    peer->set_size(socket_address::capacity);
+    socklen_t len = socket_address::capacity;
+    const int c = ::accept4(fd, peer->data(), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (c < 0) return -errno;
+    peer->set_size(len);
+    return c;
+}
+io_result<tcp_stream> accept_op::finish(long r) const {
+    if (r < 0) return blitz::detail::errno_code(r);
+    try {
+        return tcp_stream(static_cast<int>(r));
+    } catch (const std::system_error& e) {
+        return e.code();
+    }
+}
+
+}  // namespace ops
+
+// ---- tcp_stream ----
+
+namespace {
+// A fresh non-blocking socket for `addr`'s family.
+int new_socket(const socket_address& addr, int type) {
+    return ::socket(addr.family(), type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+io_result<void> sockopt(int fd, int level, int name, int value) noexcept {
+    if (::setsockopt(fd, level, name, &value, sizeof value) != 0) return last_error();
+    return {};
+}
+io_result<socket_address> name_of(int fd, bool peer) {
+    socket_address a;
+    socklen_t len = socket_address::capacity;
+    const int r = peer ? ::getpeername(fd, a.data(), &len) : ::getsockname(fd, a.data(), &len);
+    if (r != 0) return last_error();
+    a.set_size(len);
+    return a;
+}
+}  // namespace
+
+task<io_result<tcp_stream>> tcp_stream::connect(socket_address addr) {
+    const int fd = new_socket(addr, SOCK_STREAM);
+    if (fd < 0) co_return last_error();
+    const bool done = ::connect(fd, addr.data(), addr.size()) == 0;
+    const int err = done ? 0 : errno;
+    if (!done && err != EINPROGRESS) {
+        ::close(fd);
+        co_return std::error_code(err, std::generic_category());
+    }
+    tcp_stream s(fd);  // registers (throws outside a runtime task)
+    if (!done) {
+        auto w = co_await s.writable();
+        if (!w) co_return w.error();
+        int so_error = 0;
+        socklen_t len = sizeof so_error;
+        if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) != 0) co_return last_error();
+        if (so_error != 0) co_return std::error_code(so_error, std::generic_category());
+    }
+    co_return std::move(s);
+}
+
+task<io_result<void>> tcp_stream::read_exact(std::span<std::byte> buf) {
+    std::size_t got = 0;
+    while (got < buf.size()) {
+        auto r = co_await read(buf.subspan(got));
+        if (!r) co_return r.error();
+        if (*r == 0) co_return make_error_code(net_errc::unexpected_eof);
+        got += *r;
+    }
+    co_return io_result<void>{};
+}
+
+task<io_result<void>> tcp_stream::write_all(std::span<const std::byte> buf) {
+    std::size_t put = 0;
+    while (put < buf.size()) {
+        auto r = co_await write(buf.subspan(put));
+        if (!r) co_return r.error();
+        put += *r;
+    }
+    co_return io_result<void>{};
+}
+
+io_result<void> tcp_stream::shutdown(shutdown_how how) noexcept {
+    if (::shutdown(io_.fd(), static_cast<int>(how)) != 0) return last_error();
+    return {};
+}
+io_result<void> tcp_stream::set_nodelay(bool on) noexcept {
+    return sockopt(io_.fd(), IPPROTO_TCP, TCP_NODELAY, on ? 1 : 0);
+}
+io_result<void> tcp_stream::set_keepalive(bool on) noexcept {
+    return sockopt(io_.fd(), SOL_SOCKET, SO_KEEPALIVE, on ? 1 : 0);
+}
+io_result<void> tcp_stream::set_linger(std::optional<std::chrono::seconds> t) noexcept {
+    linger l{};
+    l.l_onoff = t.has_value();
+    l.l_linger = t ? static_cast<int>(t->count()) : 0;
+    if (::setsockopt(io_.fd(), SOL_SOCKET, SO_LINGER, &l, sizeof l) != 0) return last_error();
+    return {};
+}
+io_result<socket_address> tcp_stream::local_addr() const { return name_of(io_.fd(), false); }
+io_result<socket_address> tcp_stream::peer_addr() const { return name_of(io_.fd(), true); }
+
+// ---- tcp_listener ----
+
+io_result<tcp_listener> tcp_listener::bind(const socket_address& addr, int backlog) {
+    const int fd = new_socket(addr, SOCK_STREAM);
+    if (fd < 0) return last_error();
+    const int one = 1;
+    if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        ::bind(fd, addr.data(), addr.size()) != 0 || ::listen(fd, backlog) != 0) {
+        const std::error_code e = last_error();
+        ::close(fd);
+        return e;
+    }
+    return tcp_listener(fd);
+}
+
+io_result<socket_address> tcp_listener::local_addr() const { return name_of(io_.fd(), false); }
+
+}  // namespace net
+}  // namespace blitz

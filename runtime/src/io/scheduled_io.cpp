@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+#include "io/scheduled_io.hpp"
+
+namespace blitz::detail {
+
+void scheduled_io::set_ready(std::uint32_t bits) noexcept {
+    std::uint64_t cur = word_.load(std::memory_order_relaxed);
+    std::uint64_t next;
+    do {
+        next = (std::uint64_t{seq_of(cur) + 1} << 32) | (bits_of(cur) | bits);
+        // release: a reader that sees the bits sees what the driver did before (nothing of the
+        // kernel's data passes through here, but the shutdown bit orders the driver's teardown)
+    } while (!word_.compare_exchange_weak(cur, next, std::memory_order_release,
+                                          std::memory_order_relaxed));
+    wake_batch b;
+    {
+        unique_lock l(mu_);
+        if (bits & io_mask(io_direction::read)) wake_all(readers_, mu_, b);
+        if (bits & io_mask(io_direction::write)) wake_all(writers_, mu_, b);
+    }
+    b.flush();
+}
+
+io_ready_event scheduled_io::poll(io_direction dir) const noexcept {
+    // acquire: pairs with set_ready's release
+    const std::uint64_t w = word_.load(std::memory_order_acquire);
+    return {bits_of(w) & io_mask(dir), seq_of(w)};
+}
+
+void scheduled_io::clear(io_ready_event ev) noexcept {
+    // Only the plain readable/writable bits: closed, error and shutdown stay.
+    const std::uint32_t drop = ev.ready & (io_readable | io_writable);
+    if (!drop) return;
+    std::uint64_t cur = word_.load(std::memory_order_relaxed);
+    while (seq_of(cur) == ev.seq) {
+        const std::uint64_t next = cur & ~std::uint64_t{drop};
+        if (word_.compare_exchange_weak(cur, next, std::memory_order_relaxed)) return;
+    }
+    // A newer event arrived after the caller's read: keep its bits.
+}
+
+bool scheduled_io::wait(io_direction dir, wait_node& node, waker w) {
+    lock_guard l(mu_);
+    // Re-read under the lock: set_ready stores the bits before it takes mu_.
+    if (poll(dir).ready) return false;
+    node.done.store(false, std::memory_order_relaxed);
+    node.w = std::move(w);
+    (dir == io_direction::read ? readers_ : writers_).push_back(&node);
+    return true;
+}
+
+void scheduled_io::cancel_wait(wait_node& node) noexcept {
+    lock_guard l(mu_);
+    if (node.linked()) {
+        node.unlink();
+        node.w.reset();
+    }
+}
+
+bool scheduled_io::has_waiters() const {
+    lock_guard l(mu_);
+    return !readers_.empty() || !writers_.empty();
+}
+
+}  // namespace blitz::detail

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// scheduled_io: one registered file descriptor's readiness and the tasks waiting on it.
+
+#include <cstdint>
+
+#include "base/atomic.hpp"
+#include "blitz/detail/io_api.hpp"
+#include "blitz/detail/mutex.hpp"
+#include "blitz/detail/wait_list.hpp"
+
+namespace blitz::detail {
+
+// The readiness word holds the ready bits (low 32) and an event count (high 32) that grows
+// with every event the driver delivers. A reader that met EAGAIN clears its bit only if the
+// count is still the one it read before the syscall (Tokio's tick rule), so an event that
+// arrived in between is never erased.
+//
+// Waiters: one FIFO per direction under mu_. The driver sets bits first (release), then takes
+// mu_ and completes the waiters whose direction became ready; a waiter links under mu_ after
+// re-reading the bits, so it either sees the event or is linked before the driver looks.
+//
+// Lifetime: the driver owns the block. It is freed when the user has deregistered and the
+// backend can no longer report events naming it (epoll: the driver's next turn; io_uring: the
+// poll's final completion), never earlier.
+// Thread-safety: every method from any thread.
+class scheduled_io {
+public:
+    explicit scheduled_io(int fd) noexcept : fd_(fd) {}
+    scheduled_io(const scheduled_io&) = delete;
+    scheduled_io& operator=(const scheduled_io&) = delete;
+
+    int fd() const noexcept { return fd_; }
+
+    // Driver: `bits` became true. Wakes the waiters whose direction they end.
+    void set_ready(std::uint32_t bits) noexcept;
+    io_ready_event poll(io_direction dir) const noexcept;
+    void clear(io_ready_event ev) noexcept;
+    bool wait(io_direction dir, wait_node& node, waker w);
+    void cancel_wait(wait_node& node) noexcept;
+    // True while some task waits on this descriptor (tests and shutdown checks).
+    bool has_waiters() const;
+
+    // Driver bookkeeping (see io_driver), under its registration mutex except `removing`.
+    scheduled_io* live_prev = nullptr;
+    scheduled_io* live_next = nullptr;
+    scheduled_io* next_pending = nullptr;
+    bool user_released = false;     // deregistered by its owner
+    bool backend_released = false;  // the backend will not name it again
+    bool removing = false;          // io_uring: its poll is being cancelled
+
+private:
+    static std::uint32_t bits_of(std::uint64_t w) noexcept { return static_cast<std::uint32_t>(w); }
+    static std::uint32_t seq_of(std::uint64_t w) noexcept {
+        return static_cast<std::uint32_t>(w >> 32);
+    }
+
+    const int fd_;
+    atomic<std::uint64_t> word_{0};
+    mutable detail::mutex mu_;
+    wait_queue readers_ BLITZ_GUARDED_BY(mu_);
+    wait_queue writers_ BLITZ_GUARDED_BY(mu_);
+};
+
+}  // namespace blitz::detail

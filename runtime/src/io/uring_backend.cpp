@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+#include "io/uring_backend.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+
+#include "io/scheduled_io.hpp"
+
+namespace blitz::detail {
+namespace {
+
+// user_data of the waker's poll, and of completions nobody needs to see (poll removals).
+constexpr std::uint64_t waker_tag = 1;
+constexpr std::uint64_t ignore_tag = 2;
+
+constexpr unsigned poll_mask = POLLIN | POLLOUT | POLLRDHUP | POLLPRI;
+
+std::uint32_t bits_from_poll(std::uint32_t e) noexcept {
+    std::uint32_t b = 0;
+    if (e & (POLLIN | POLLPRI)) b |= io_readable;
+    if (e & POLLOUT) b |= io_writable;
+    if (e & POLLRDHUP) b |= io_read_closed | io_readable;
+    if (e & POLLHUP) b |= io_read_closed | io_write_closed | io_readable | io_writable;
+    if (e & POLLERR) b |= io_error | io_readable | io_writable;
+    return b;
+}
+
+int enter(int fd, unsigned to_submit, unsigned min_complete, unsigned flags, void* arg,
+          std::size_t arg_size) noexcept {
+    const long r = syscall(__NR_io_uring_enter, fd, to_submit, min_complete, flags, arg, arg_size);
+    return r < 0 ? -errno : static_cast<int>(r);
+}
+
+}  // namespace
+
+std::string io_uring_disabled_setting() {
+    std::ifstream f("/proc/sys/kernel/io_uring_disabled");
+    std::string v;
+    if (!(f >> v)) return "absent";
+    return v;
+}
+
+std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_errno,
+                                                     uring_probe_result& why) {
+    std::unique_ptr<uring_backend> b(new uring_backend());
+    auto failed = [&](int err, std::string what) {
+        why.error = err;
+        why.what = std::move(what);
+        return nullptr;
+    };
+    if (fake_errno != 0) return failed(fake_errno, "io_uring_queue_init (a test's fault)");
+    io_uring_params p{};
+    if (const int r = io_uring_queue_init_params(entries, &b->ring_, &p); r < 0) {
+        return failed(-r, "io_uring_queue_init");
+    }
+    b->ring_up_ = true;
+    const unsigned need_features = IORING_FEAT_NODROP | IORING_FEAT_FAST_POLL | IORING_FEAT_EXT_ARG;
+    if ((p.features & need_features) != need_features) {
+        return failed(EOPNOTSUPP, "features NODROP, FAST_POLL and EXT_ARG (kernel 5.11)");
+    }
+    io_uring_probe* probe = io_uring_get_probe_ring(&b->ring_);
+    if (!probe) return failed(EOPNOTSUPP, "opcode probe");
+    const struct {
+        int op;
+        const char* name;
+    } ops[] = {{IORING_OP_POLL_ADD, "POLL_ADD"},
+               {IORING_OP_POLL_REMOVE, "POLL_REMOVE"},
+               {IORING_OP_ASYNC_CANCEL, "ASYNC_CANCEL"}};
+    for (const auto& o : ops) {
+        if (!io_uring_opcode_supported(probe, o.op)) {
+            io_uring_free_probe(probe);
+            return failed(EOPNOTSUPP, std::string("opcode ") + o.name);
+        }
+    }
+    io_uring_free_probe(probe);
+    b->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (b->wake_fd_ < 0) return failed(errno, "eventfd");
+    // The waker's multishot poll must deliver (multishot poll needs kernel 5.13): write once,
+    // see one completion that says more will come.
+    {
+        lock_guard l(b->sq_mu_);
+        b->arm_waker();
+        b->submit_locked();
+    }
+    const std::uint64_t one = 1;
+    (void)!write(b->wake_fd_, &one, sizeof one);
+    __kernel_timespec ts{1, 0};
+    io_uring_cqe* cqe = nullptr;
+    const int r = io_uring_wait_cqe_timeout(&b->ring_, &cqe, &ts);
+    if (r < 0) return failed(-r, "multishot poll self-test");
+    const bool ok = cqe->user_data == waker_tag && cqe->res > 0 && (cqe->flags & IORING_CQE_F_MORE);
+    const int res = cqe->res;
+    io_uring_cqe_seen(&b->ring_, cqe);
+    if (!ok) return failed(res < 0 ? -res : EOPNOTSUPP, "multishot poll self-test");
+    std::uint64_t v;
+    (void)!read(b->wake_fd_, &v, sizeof v);
+    return b;
+}
+
+uring_backend::~uring_backend() {
+    if (ring_up_) io_uring_queue_exit(&ring_);
+    if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+io_uring_sqe* uring_backend::sqe_locked() {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    while (!sqe) {
+        submit_locked();
+        sqe = io_uring_get_sqe(&ring_);
+    }
+    return sqe;
+}
+
+void uring_backend::submit_locked() {
+    counts.bump(counts.submits);
+    int r;
+    // EINTR and EBUSY (the CQ is full of completions the driver has not reaped): retry.
+    while ((r = io_uring_submit(&ring_)) == -EINTR || r == -EBUSY || r == -EAGAIN) {
+        sched_yield();
+    }
+}
+
+void uring_backend::arm_poll(scheduled_io* s) {
+    io_uring_sqe* sqe = sqe_locked();
+    io_uring_prep_poll_multishot(sqe, s->fd(), poll_mask);
+    io_uring_sqe_set_data64(sqe, reinterpret_cast<std::uint64_t>(s));
+}
+
+void uring_backend::arm_waker() {
+    io_uring_sqe* sqe = sqe_locked();
+    io_uring_prep_poll_multishot(sqe, wake_fd_, POLLIN);
+    io_uring_sqe_set_data64(sqe, waker_tag);
+}
+
+void uring_backend::add(scheduled_io* s) {
+    lock_guard l(sq_mu_);
+    arm_poll(s);
+    submit_locked();
+}
+
+void uring_backend::remove(scheduled_io* s) noexcept {
+    lock_guard l(sq_mu_);
+    s->removing = true;  // read by the driver when the poll's final completion arrives
+    io_uring_sqe* sqe = sqe_locked();
+    io_uring_prep_poll_remove(sqe, reinterpret_cast<std::uint64_t>(s));
+    io_uring_sqe_set_data64(sqe, ignore_tag);
+    submit_locked();
+}
+
+std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
+    std::size_t reported = 0;
+    io_uring_cqe* cqes[64];
+    for (;;) {
+        const unsigned n = io_uring_peek_batch_cqe(&ring_, cqes, 64);
+        if (n == 0) break;
+        for (unsigned i = 0; i < n; ++i) {
+            const io_uring_cqe* c = cqes[i];
+            const bool more = c->flags & IORING_CQE_F_MORE;
+            if (c->user_data == ignore_tag) continue;
+            if (c->user_data == waker_tag) {
+                std::uint64_t v;
+                counts.bump(counts.wake_reads);
+                (void)!read(wake_fd_, &v, sizeof v);
+                wake_pending_.store(false, std::memory_order_release);
+                if (!more) {
+                    lock_guard l(sq_mu_);
+                    arm_waker();
+                    submit_locked();
+                }
+                continue;
+            }
+            auto* s = reinterpret_cast<scheduled_io*>(c->user_data);
+            if (c->res > 0) {
+                sink.ready(s, bits_from_poll(static_cast<std::uint32_t>(c->res)));
+                ++reported;
+            } else if (c->res < 0 && c->res != -ECANCELED) {
+                sink.ready(s, io_error | io_readable | io_writable);
+                ++reported;
+            }
+            if (!more) {
+                // The poll ended: removed, or the kernel stopped it (it may, e.g. on overflow).
+                lock_guard l(sq_mu_);
+                if (s->removing) {
+                    sink.released(s);
+                } else {
+                    arm_poll(s);
+                    submit_locked();
+                }
+            }
+        }
+        io_uring_cq_advance(&ring_, n);
+    }
+    return reported;
+}
+
+std::size_t uring_backend::wait(std::chrono::nanoseconds timeout, io_event_sink& sink) noexcept {
+    std::size_t reported = reap(sink);
+    const bool overflow = IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_CQ_OVERFLOW;
+    if (reported > 0 && !overflow) return reported;
+    if (timeout.count() == 0 && !overflow) return reported;
+    // Wait (or flush overflowed completions) in the kernel; no submissions from here.
+    __kernel_timespec ts{};
+    io_uring_getevents_arg arg{};
+    arg.sigmask_sz = _NSIG / 8;
+    unsigned flags = IORING_ENTER_GETEVENTS;
+    if (timeout.count() >= 0) {
+        ts.tv_sec = timeout.count() / 1'000'000'000;
+        ts.tv_nsec = timeout.count() % 1'000'000'000;
+        arg.ts = reinterpret_cast<std::uint64_t>(&ts);
+        flags |= IORING_ENTER_EXT_ARG;
+    }
+    counts.bump(counts.waits);
+    const unsigned want = overflow ? 0 : 1;
+    if (flags & IORING_ENTER_EXT_ARG) {
+        enter(ring_.ring_fd, 0, want, flags, &arg, sizeof arg);
+    } else {
+        enter(ring_.ring_fd, 0, want, flags, nullptr, _NSIG / 8);
+    }
+    return reported + reap(sink);
+}
+
+void uring_backend::wake() noexcept {
+    if (wake_pending_.exchange(true, std::memory_order_acq_rel)) return;
+    const std::uint64_t one = 1;
+    counts.bump(counts.wakes);
+    (void)!write(wake_fd_, &one, sizeof one);
+}
+
+}  // namespace blitz::detail

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The io_uring backend, readiness part: one shared ring (default setup flags: no SINGLE_ISSUER
+// or DEFER_TASKRUN, because any worker submits and any worker may wait, IO.md 0.4), a
+// multishot POLL_ADD armed once per descriptor (edge-triggered, re-armed if the kernel ends it),
+// and an eventfd with its own multishot poll as the waker.
+
+#include <liburing.h>
+
+#include <string>
+
+#include "blitz/detail/mutex.hpp"
+#include "io/backend.hpp"
+
+namespace blitz::detail {
+
+// What the startup probe found. `error` is 0 when io_uring is usable.
+struct uring_probe_result {
+    int error = 0;
+    std::string what;  // the failing step, e.g. "io_uring_queue_init" or "opcode POLL_REMOVE"
+};
+
+class uring_backend final : public io_backend {
+public:
+    // Sets the ring up and checks what the driver needs (features NODROP, FAST_POLL, EXT_ARG;
+    // opcodes POLL_ADD, POLL_REMOVE, ASYNC_CANCEL; a multishot poll that delivers). On failure
+    // returns null and fills `why`. `fake_errno` (tests) fails the setup with that errno.
+    static std::unique_ptr<uring_backend> create(unsigned entries, int fake_errno,
+                                                 uring_probe_result& why);
+    ~uring_backend() override;
+
+    const char* name() const noexcept override { return "io_uring"; }
+    void add(scheduled_io* s) override;
+    void remove(scheduled_io* s) noexcept override;
+    bool releases_at_once() const noexcept override { return false; }
+    std::size_t wait(std::chrono::nanoseconds timeout, io_event_sink& sink) noexcept override;
+    void wake() noexcept override;
+
+private:
+    uring_backend() = default;
+    // Takes an SQE under sq_mu_, submitting what is queued if the ring is full.
+    io_uring_sqe* sqe_locked() BLITZ_REQUIRES(sq_mu_);
+    void arm_poll(scheduled_io* s) BLITZ_REQUIRES(sq_mu_);
+    void arm_waker() BLITZ_REQUIRES(sq_mu_);
+    void submit_locked() BLITZ_REQUIRES(sq_mu_);
+    std::size_t reap(io_event_sink& sink) noexcept;
+
+    io_uring ring_{};
+    bool ring_up_ = false;
+    int wake_fd_ = -1;
+    atomic<bool> wake_pending_{false};
+    detail::mutex sq_mu_;  // the submission queue has many producers
+};
+
+// The text of /proc/sys/kernel/io_uring_disabled ("0", "1", "2"), or "absent".
+std::string io_uring_disabled_setting();
+
+}  // namespace blitz::detail
