@@ -122,7 +122,8 @@ TEST_P(BothBackends, EchoOverLoopback) {
                             auto w = co_await s.write_all(std::span(buf.data(), *n));
                             if (!w) co_return;
                         }
-                    }(std::move(*s)));
+                    }(std::move(*s)))
+                        .detach();
                 }
             }(std::move(*l)));
             std::vector<join_handle<std::string>> clients;

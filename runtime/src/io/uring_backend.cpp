@@ -129,6 +129,7 @@ void uring_backend::submit_locked() {
 }
 
 void uring_backend::arm_poll(scheduled_io* s) {
+    published_.fetch_add(1, std::memory_order_release);  // s is complete before the kernel has it
     io_uring_sqe* sqe = sqe_locked();
     io_uring_prep_poll_multishot(sqe, s->fd(), poll_mask);
     io_uring_sqe_set_data64(sqe, reinterpret_cast<std::uint64_t>(s));
@@ -161,6 +162,7 @@ std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
     for (;;) {
         const unsigned n = io_uring_peek_batch_cqe(&ring_, cqes, 64);
         if (n == 0) break;
+        (void)published_.load(std::memory_order_acquire);  // see published_
         for (unsigned i = 0; i < n; ++i) {
             const io_uring_cqe* c = cqes[i];
             const bool more = c->flags & IORING_CQE_F_MORE;

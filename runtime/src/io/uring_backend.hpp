@@ -49,6 +49,11 @@ private:
     bool ring_up_ = false;
     int wake_fd_ = -1;
     atomic<bool> wake_pending_{false};
+    // Publication of the blocks named by user_data: a release increment before each poll is
+    // submitted, an acquire load after completions are seen. The kernel orders the two already
+    // (the submission precedes its completion); this makes the order visible to
+    // ThreadSanitizer, which cannot see through the rings.
+    atomic<std::uint64_t> published_{0};
     detail::mutex sq_mu_;  // the submission queue has many producers
 };
 
