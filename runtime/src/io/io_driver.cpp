@@ -191,4 +191,25 @@ bool io_wait(scheduled_io* s, io_direction dir, wait_node& node, waker w) {
 void io_cancel_wait(scheduled_io* s, wait_node& node) noexcept { s->cancel_wait(node); }
 std::shared_ptr<io_driver> io_share(io_driver& d) { return d.shared_from_this(); }
 
+#if BLITZ_FAULTS
+namespace {
+const testing::runtime_faults* faults_here() noexcept {
+    const runtime_context* r = current_runtime();
+    return r && r->cfg ? &r->cfg->debug : nullptr;
+}
+}  // namespace
+bool fault_io_drop_orphan_data() noexcept {
+    const auto* f = faults_here();
+    return f && f->io_drop_orphan_data;
+}
+bool fault_io_no_msg_nosignal() noexcept {
+    const auto* f = faults_here();
+    return f && f->io_no_msg_nosignal;
+}
+bool fault_io_eof_as_error() noexcept {
+    const auto* f = faults_here();
+    return f && f->io_eof_as_error;
+}
+#endif
+
 }  // namespace blitz::detail

@@ -171,6 +171,9 @@ namespace ops {
 
 long recv_op::attempt() const noexcept {
     const ssize_t r = ::recv(fd, data, n, 0);
+#if BLITZ_FAULTS
+    if (r == 0 && n > 0 && blitz::detail::fault_io_eof_as_error()) return -ECONNRESET;  // O10
+#endif
     return r < 0 ? -errno : r;
 }
 io_result<std::size_t> recv_op::finish(long r) const {
@@ -179,7 +182,11 @@ io_result<std::size_t> recv_op::finish(long r) const {
 }
 
 long send_op::attempt() const noexcept {
-    const ssize_t r = ::send(fd, data, n, MSG_NOSIGNAL);
+    int flags = MSG_NOSIGNAL;
+#if BLITZ_FAULTS
+    if (blitz::detail::fault_io_no_msg_nosignal()) flags = 0;  // O9's control
+#endif
+    const ssize_t r = ::send(fd, data, n, flags);
     return r < 0 ? -errno : r;
 }
 io_result<std::size_t> send_op::finish(long r) const {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "blitz/detail/faults.hpp"
 #include "blitz/detail/wait_list.hpp"
 #include "blitz/waker.hpp"
 
@@ -52,6 +53,13 @@ void io_clear_ready(scheduled_io* s, io_ready_event ev) noexcept;
 bool io_wait(scheduled_io* s, io_direction dir, wait_node& node, waker w);
 // Unlinks `node` if it is still linked.
 void io_cancel_wait(scheduled_io* s, wait_node& node) noexcept;
+
+#if BLITZ_FAULTS
+// The calling worker's runtime's I/O negative controls (false on a plain thread).
+bool fault_io_drop_orphan_data() noexcept;
+bool fault_io_no_msg_nosignal() noexcept;
+bool fault_io_eof_as_error() noexcept;
+#endif
 
 // The readiness bits that end a wait in `dir`.
 constexpr std::uint32_t io_mask(io_direction dir) noexcept {

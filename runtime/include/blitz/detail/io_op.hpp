@@ -70,7 +70,11 @@ public:
     io_op(const io_op&) = delete;
     io_op& operator=(const io_op&) = delete;
     ~io_op() {
-        if (armed_) io_cancel_wait(sio_, node_);
+        if (!armed_) return;
+        io_cancel_wait(sio_, node_);
+#if BLITZ_FAULTS
+        if (fault_io_drop_orphan_data()) (void)op_.attempt();  // O5's control: bytes dropped
+#endif
     }
 
     bool await_ready() noexcept {

@@ -82,6 +82,13 @@ struct runtime_faults {
     // O4: the worker that leaves the I/O driver with work in hand does not hand the driver on,
     // and running workers do not poll for I/O at the start of their ticks.
     bool io_no_handoff = false;
+    // O5: a read awaiter destroyed while it waits makes one more read and drops the bytes (what
+    // an orphaned completion-mode recv does without settling its late data).
+    bool io_drop_orphan_data = false;
+    // O9: socket writes without MSG_NOSIGNAL: writing to a closed peer raises SIGPIPE.
+    bool io_no_msg_nosignal = false;
+    // O10: a read at end of stream reports connection_reset instead of 0.
+    bool io_eof_as_error = false;
     // Makes io_uring setup fail with this errno (0: off), for tests of automatic selection on
     // machines where io_uring works.
     int io_uring_setup_errno = 0;

@@ -1,0 +1,629 @@
+// SPDX-License-Identifier: MIT
+// O: the I/O driver and TCP (issue 16; IO.md 7.7). Every checker runs on both backends: epoll,
+// and automatic selection (io_uring where this machine allows it, epoll otherwise; the note
+// says which).
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/rng.hpp"
+#include "blitz/blitz.hpp"
+#include "blitz_testing/settle.hpp"
+#include "checker_util.hpp"
+#include "registry.hpp"
+
+namespace blitz::conformance {
+namespace {
+
+using namespace std::chrono_literals;
+using net::socket_address;
+using net::tcp_listener;
+using net::tcp_stream;
+
+// A park timeout no checker waits for: a missing wake stalls instead of being covered (I/T).
+constexpr std::chrono::seconds long_park{3600};
+// Hang guards, far above what a correct run needs (microseconds): only a stall reaches them.
+constexpr auto stall = 10s;
+
+const io_backend_kind backends[] = {io_backend_kind::epoll, io_backend_kind::automatic};
+
+const char* label(io_backend_kind b) { return b == io_backend_kind::epoll ? "epoll" : "automatic"; }
+
+config io_config(unsigned workers, io_backend_kind b) {
+    config c = fresh(workers);
+    c.io_backend = b;
+    return c;
+}
+
+// Records which backend automatic selection chose, once.
+void note_backend(outcome& o, runtime& rt, io_backend_kind b) {
+    if (b != io_backend_kind::automatic || o.note.find("automatic") != std::string::npos) return;
+    o.note += std::string(o.note.empty() ? "" : "; ") + "automatic = " + rt.metrics().io_backend;
+}
+
+std::span<const std::byte> bytes_of(const std::string& s) {
+    return std::as_bytes(std::span<const char>(s.data(), s.size()));
+}
+
+// A connected pair over loopback TCP: {client, server}.
+task<std::pair<tcp_stream, tcp_stream>> connected_pair() {
+    auto l = tcp_listener::bind(*socket_address::parse("127.0.0.1:0"));
+    const socket_address where = *l->local_addr();
+    auto c = co_await tcp_stream::connect(where);
+    auto s = co_await l->accept();
+    co_return std::pair<tcp_stream, tcp_stream>{std::move(*c), std::move(*s)};
+}
+
+// Runs fn in a forked child and returns its exit status, or 128 + the signal that ended it.
+int in_child(const std::function<int()>& fn) {
+    const pid_t pid = fork();
+    if (pid < 0) return 127;
+    if (pid == 0) {
+        int code = 125;
+        try {
+            code = fn();
+        } catch (...) {
+        }
+        std::_Exit(code);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+// ---- O1 -------------------------------------------------------------------------------------
+
+// Makes io_uring_setup fail with `err` in this (child) process, as Docker's default seccomp
+// profile (EPERM), a kernel without io_uring (ENOSYS) or a managed sandbox (EOPNOTSUPP) do.
+bool deny_io_uring_setup(int err) {
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (static_cast<unsigned>(err) & 0xffff)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog prog{static_cast<unsigned short>(std::size(filter)), filter};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+           prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+std::string o1_failure(int code) {
+    switch (code) {
+        case 10:
+            return "the seccomp filter could not be installed";
+        case 11:
+            return "automatic selection did not fall back to epoll";
+        case 12:
+            return "the fallback reason does not name the errno";
+        case 13:
+            return "an echo over the epoll fallback failed";
+        case 14:
+            return "automatic selection threw instead of falling back";
+        case 15:
+            return "forced io_uring did not throw";
+        case 16:
+            return "forced io_uring's error does not name the errno";
+        default:
+            return "the child ended with status " + std::to_string(code);
+    }
+}
+
+// O1: automatic selection picks a backend and says why; forced epoll is epoll; in a child whose
+// seccomp filter makes io_uring_setup fail with EPERM, ENOSYS or EOPNOTSUPP, automatic selection
+// falls back to epoll with the errno in its reason (and the echo test works there), and forced
+// io_uring throws config_error naming the errno. Control: fall back only on ENOSYS (the Eio bug).
+outcome check_o1(const run_params& p, bool faulty) {
+    outcome o;
+    {
+        runtime rt(io_config(p.workers, io_backend_kind::automatic));
+        const runtime_metrics m = rt.metrics();
+        ++o.runs;
+        ++o.events;
+        if (m.io_backend != "io_uring" && m.io_backend != "epoll") {
+            forbid(o, "automatic selection chose '" + m.io_backend + "'");
+        }
+        if (m.io_backend_reason.empty()) forbid(o, "automatic selection gave no reason");
+        o.note = "here: " + m.io_backend + " (" + m.io_backend_reason + ")";
+        runtime ep(io_config(p.workers, io_backend_kind::epoll));
+        ++o.events;
+        if (ep.metrics().io_backend != "epoll") forbid(o, "io_backend = epoll did not give epoll");
+    }
+    for (int err : {EPERM, ENOSYS, EOPNOTSUPP}) {
+        ++o.runs;
+        o.events += 3;
+        const unsigned workers = p.workers;
+        const int code = in_child([err, workers, faulty] {
+            if (!deny_io_uring_setup(err)) return 10;
+            config c = io_config(workers, io_backend_kind::automatic);
+            c.debug.io_fallback_on_enosys_only = faulty;
+            try {
+                runtime rt(c);
+                const runtime_metrics m = rt.metrics();
+                if (m.io_backend != "epoll") return 11;
+                if (m.io_backend_reason.find(strerrorname_np(err)) == std::string::npos) return 12;
+                // The fallback works: one echo.
+                const bool echoed = rt.block_on([]() -> task<bool> {
+                    auto [a, b] = co_await connected_pair();
+                    (void)co_await a.write_all(bytes_of("ping"));
+                    std::array<std::byte, 4> buf;
+                    auto r = co_await b.read_exact(buf);
+                    co_return r.ok();
+                }());
+                if (!echoed) return 13;
+            } catch (const config_error&) {
+                return 14;  // automatic selection refused to fall back
+            }
+            c.io_backend = io_backend_kind::io_uring;
+            try {
+                runtime forced(c);
+                return 15;
+            } catch (const config_error& e) {
+                if (std::string(e.what()).find(strerrorname_np(err)) == std::string::npos) {
+                    return 16;
+                }
+            }
+            return 0;
+        });
+        if (code != 0) {
+            forbid(o, std::string("io_uring_setup failing with ") + strerrorname_np(err) + ": " +
+                          o1_failure(code));
+        }
+    }
+    return o;
+}
+
+// ---- O2 -------------------------------------------------------------------------------------
+
+// O2: a fully parked runtime wakes on I/O. (a) Every worker parked, a task waiting to read; a
+// plain thread writes to the socket: the read completes and no park ended by its timeout (the
+// park timeout is an hour). (b) One worker, asleep in the I/O driver (a descriptor is
+// registered): a task spawned from a plain thread runs (the wake reaches the driver). Control:
+// waking a worker that sleeps in the driver does not interrupt the driver's wait.
+outcome check_o2(const run_params& p, bool faulty) {
+    outcome o;
+    for (io_backend_kind b : backends) {
+        const unsigned counts[2] = {p.workers, 1};  // and one worker, always in the driver
+        for (int k = 0; k < (p.workers == 1 ? 1 : 2); ++k) {
+            const unsigned workers = counts[k];
+            if (faulty && o.violations) return o;  // one stall shows the control
+            config c = io_config(workers, b);
+            c.park_timeout = long_park;
+            c.debug.io_skip_driver_wake = faulty;
+            runtime rt(c);
+            note_backend(o, rt, b);
+            int sv[2];
+            if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+                forbid(o, "socketpair failed");
+                return o;
+            }
+            std::atomic<int> stage{0};
+            auto reader = rt.spawn([](int fd, std::atomic<int>& stage) -> task<std::size_t> {
+                tcp_stream s(fd);
+                std::array<std::byte, 64> buf;
+                std::size_t got = 0;
+                for (int round = 0; round < 2; ++round) {
+                    stage.store(1 + 2 * round);
+                    auto n = co_await s.read(buf);
+                    if (!n || *n == 0) break;
+                    got += *n;
+                    stage.store(2 + 2 * round);
+                }
+                co_return got;
+            }(sv[0], stage));
+            const std::string where =
+                std::string(label(b)) + " W=" + std::to_string(workers) + ": ";
+            for (int round = 0; round < 2; ++round) {
+                ++o.runs;
+                // (a) wait until the reader waits and every worker is parked
+                const auto deadline = std::chrono::steady_clock::now() + stall;
+                while ((stage.load() != 1 + 2 * round || rt.metrics().num_parked != workers) &&
+                       std::chrono::steady_clock::now() < deadline) {
+                    std::this_thread::sleep_for(200us);
+                }
+                const std::uint64_t timeouts = rt.metrics().total(&worker_metrics::unparks_timeout);
+                ++o.events;
+                if (write(sv[1], "data", 4) != 4) forbid(o, where + "write failed");
+                while (stage.load() < 2 + 2 * round &&
+                       std::chrono::steady_clock::now() < deadline + stall) {
+                    std::this_thread::sleep_for(100us);
+                }
+                if (stage.load() < 2 + 2 * round) {
+                    forbid(o, where + "a read on a parked runtime did not complete after a write");
+                    break;
+                }
+                if (rt.metrics().total(&worker_metrics::unparks_timeout) != timeouts) {
+                    forbid(o,
+                           where + "a park ended by its timeout while the runtime waited on I/O");
+                }
+                // (b) every worker parked again, one of them in the driver: a spawn from here
+                std::atomic<bool> ran{false};
+                while (rt.metrics().num_parked != workers &&
+                       std::chrono::steady_clock::now() < deadline + 2 * stall) {
+                    std::this_thread::sleep_for(200us);
+                }
+                ++o.events;
+                rt.spawn([](std::atomic<bool>& ran) -> task<void> {
+                      ran.store(true);
+                      co_return;
+                  }(ran))
+                    .detach();
+                const auto spawn_deadline = std::chrono::steady_clock::now() + stall;
+                while (!ran.load() && std::chrono::steady_clock::now() < spawn_deadline) {
+                    std::this_thread::sleep_for(100us);
+                }
+                if (!ran.load()) {
+                    forbid(o, where + "a task spawned into a parked runtime did not run for " +
+                                  std::to_string(stall.count()) +
+                                  " s: the worker asleep in the I/O driver was not woken");
+                    break;
+                }
+            }
+            close(sv[1]);  // the reader sees the end
+            reader.join();
+        }
+    }
+    return o;
+}
+
+// ---- O4 -------------------------------------------------------------------------------------
+
+// O4: I/O never waits behind a worker stuck in a long poll. Two workers, both parked (one in the
+// driver). A write wakes reader R1, which then blocks its worker (a stuck poll, up to 2 s); a
+// second write, to another socket, must reach reader R2 while R1 is still stuck: the worker
+// that left the driver handed it on. The verdict is the order (R2 done before R1 gives up), not
+// a time. Control: no hand-off and no I/O polling at tick starts.
+outcome check_o4(const run_params& p, bool faulty) {
+    outcome o;
+    if (p.workers < 2) {
+        o.applicable = false;
+        return o;
+    }
+    for (io_backend_kind b : backends) {
+        config c = io_config(p.workers, b);
+        c.park_timeout = long_park;
+        c.debug.io_no_handoff = faulty;
+        runtime rt(c);
+        note_backend(o, rt, b);
+        for (int round = 0; round < (p.quick ? 3 : 10); ++round) {
+            ++o.runs;
+            int s1[2], s2[2];
+            if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s1) != 0 ||
+                socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s2) != 0) {
+                forbid(o, "socketpair failed");
+                return o;
+            }
+            std::atomic<int> waiting{0};
+            std::atomic<bool> r1_stuck{false}, r2_done{false}, r2_first{false};
+            auto r1 =
+                rt.spawn([](int fd, std::atomic<int>& waiting, std::atomic<bool>& stuck,
+                            std::atomic<bool>& r2_done, std::atomic<bool>& r2_first) -> task<void> {
+                    tcp_stream s(fd);
+                    std::array<std::byte, 8> buf;
+                    waiting.fetch_add(1);
+                    (void)co_await s.read(buf);
+                    stuck.store(true);
+                    // A stuck poll: this worker runs nothing else until R2 is done or 2 s pass.
+                    const auto until = std::chrono::steady_clock::now() + 2s;
+                    while (!r2_done.load() && std::chrono::steady_clock::now() < until) {
+                        std::this_thread::sleep_for(50us);
+                    }
+                    r2_first.store(r2_done.load());
+                }(s1[0], waiting, r1_stuck, r2_done, r2_first));
+            auto r2 = rt.spawn(
+                [](int fd, std::atomic<int>& waiting, std::atomic<bool>& done) -> task<void> {
+                    tcp_stream s(fd);
+                    std::array<std::byte, 8> buf;
+                    waiting.fetch_add(1);
+                    (void)co_await s.read(buf);
+                    done.store(true);
+                }(s2[0], waiting, r2_done));
+            const auto deadline = std::chrono::steady_clock::now() + stall;
+            while ((waiting.load() != 2 || rt.metrics().num_parked != p.workers) &&
+                   std::chrono::steady_clock::now() < deadline) {
+                std::this_thread::sleep_for(200us);
+            }
+            o.events += 2;
+            (void)!write(s1[1], "1", 1);
+            while (!r1_stuck.load() && std::chrono::steady_clock::now() < deadline + stall) {
+                std::this_thread::sleep_for(100us);
+            }
+            (void)!write(s2[1], "2", 1);
+            r1.join();
+            if (!r2_first.load()) {
+                forbid(o, std::string(label(b)) +
+                              ": a read waited behind a worker stuck in a long poll (the I/O "
+                              "driver was not handed on)");
+            }
+            close(s1[1]);
+            close(s2[1]);
+            r2.join();
+        }
+    }
+    return o;
+}
+
+// ---- O5 -------------------------------------------------------------------------------------
+
+// O5: no byte lost or duplicated under cancellation. A writer streams a numbered sequence in
+// small pieces with pauses; the reader reads through short timeouts and through tasks it aborts
+// at random, thousands of times: the concatenation of what the reads returned is exactly what
+// was written. Control: a read awaiter destroyed while waiting makes one more read and drops
+// what it got.
+outcome check_o5(const run_params& p, bool faulty) {
+    outcome o;
+    for (io_backend_kind b : backends) {
+        config c = io_config(p.workers, b);
+        c.debug.io_drop_orphan_data = faulty;
+        runtime rt(c);
+        note_backend(o, rt, b);
+        ++o.runs;
+        const int pieces = p.quick ? 5000 : 50000;
+        struct result {
+            std::string got;
+            long timeouts = 0, aborts = 0;
+        };
+        const result r = rt.block_on([](int pieces, std::uint64_t seed) -> task<result> {
+            auto [w, rd] = co_await connected_pair();
+            auto writer = spawn([](tcp_stream w, int pieces, std::uint64_t seed) -> task<void> {
+                detail::fast_rng rng(seed);
+                for (int i = 0; i < pieces; ++i) {
+                    (void)co_await w.write_all(bytes_of(std::to_string(i) + ";"));
+                    if (rng.bounded(16) == 0) co_await sleep(std::chrono::microseconds(200));
+                }
+            }(std::move(w), pieces, seed));
+            result out;
+            detail::fast_rng rng(seed + 1);
+            std::array<std::byte, 5> buf;
+            for (;;) {
+                if (rng.bounded(8) == 0) {
+                    // A read in a task aborted at once (it waits, or it completed: both fine).
+                    std::string part;
+                    auto h = spawn([](tcp_stream& s, std::string& part) -> task<void> {
+                        std::array<std::byte, 5> b2;
+                        auto n = co_await s.read(b2);
+                        if (n) part.assign(reinterpret_cast<const char*>(b2.data()), *n);
+                    }(rd, part));
+                    co_await yield_now();
+                    h.abort();
+                    try {
+                        co_await h;
+                    } catch (const task_cancelled&) {
+                        ++out.aborts;
+                    }
+                    out.got += part;
+                    continue;
+                }
+                auto t = co_await timeout(std::chrono::microseconds(50 + rng.bounded(200)),
+                                          rd.read(buf));
+                if (t.timed_out()) {
+                    ++out.timeouts;
+                    continue;
+                }
+                auto n = std::move(t.value());
+                if (!n || *n == 0) break;
+                out.got.append(reinterpret_cast<const char*>(buf.data()), *n);
+            }
+            co_await writer;
+            co_return out;
+        }(pieces, p.seed));
+        std::string want;
+        for (int i = 0; i < pieces; ++i) want += std::to_string(i) + ";";
+        o.events += static_cast<std::uint64_t>(r.timeouts + r.aborts) + 1;
+        if (r.got != want) {
+            std::size_t at = 0;
+            while (at < r.got.size() && at < want.size() && r.got[at] == want[at]) ++at;
+            forbid(o, std::string(label(b)) + ": the stream read under cancellation differs from " +
+                          "the one written at byte " + std::to_string(at) + " of " +
+                          std::to_string(want.size()) + " (" + std::to_string(r.got.size()) +
+                          " read)");
+        }
+        o.note += std::string(o.note.empty() ? "" : "; ") + label(b) + ": " +
+                  std::to_string(r.timeouts) + " timeouts, " + std::to_string(r.aborts) + " aborts";
+    }
+    return o;
+}
+
+// ---- O9, O10 --------------------------------------------------------------------------------
+
+// O9: a peer that resets (SO_LINGER {on, 0}) makes a read fail with connection_reset; writing
+// to a peer that is gone fails with broken_pipe (or connection_reset) and the process lives: no
+// SIGPIPE. Runs in a child process, with SIGPIPE at its default action, so the control (writes
+// without MSG_NOSIGNAL) kills the child instead of the suite.
+outcome check_o9(const run_params& p, bool faulty) {
+    outcome o;
+    for (io_backend_kind b : backends) {
+        ++o.runs;
+        o.events += 2;
+        const unsigned workers = p.workers;
+        const int code = in_child([b, workers, faulty] {
+            signal(SIGPIPE, SIG_DFL);
+            config c = io_config(workers, b);
+            c.debug.io_no_msg_nosignal = faulty;
+            runtime rt(c);
+            return rt.block_on([]() -> task<int> {
+                {
+                    auto [a, s] = co_await connected_pair();
+                    (void)a.set_linger(std::chrono::seconds(0));
+                    a.close();
+                    std::array<std::byte, 8> buf;
+                    auto n = co_await s.read(buf);
+                    if (n.ok() || n.error() != std::errc::connection_reset) co_return 20;
+                }
+                {
+                    auto [a, s] = co_await connected_pair();
+                    a.close();
+                    const std::string chunk(65536, 'x');
+                    for (int i = 0; i < 200; ++i) {
+                        auto w = co_await s.write(bytes_of(chunk));
+                        if (!w) {
+                            co_return w.error() == std::errc::broken_pipe ||
+                                    w.error() == std::errc::connection_reset
+                                ? 0
+                                : 21;
+                        }
+                    }
+                    co_return 22;
+                }
+            }());
+        });
+        if (code != 0) {
+            forbid(o, std::string(label(b)) + ": " +
+                          (code == 128 + SIGPIPE ? "a write to a closed peer raised SIGPIPE"
+                           : code == 20          ? "a reset peer did not give connection_reset"
+                           : code == 21 ? "a write to a closed peer gave an unexpected error"
+                           : code == 22 ? "writes to a closed peer kept succeeding"
+                                        : "the child ended with status " + std::to_string(code)));
+        }
+    }
+    return o;
+}
+
+// O10: end of stream and half-close. The peer shuts its write side: reads return 0 (again and
+// again), while writes in the other direction still arrive. Control: a read at end of stream
+// reports connection_reset.
+outcome check_o10(const run_params& p, bool faulty) {
+    outcome o;
+    for (io_backend_kind b : backends) {
+        config c = io_config(p.workers, b);
+        c.debug.io_eof_as_error = faulty;
+        runtime rt(c);
+        note_backend(o, rt, b);
+        for (int round = 0; round < (p.quick ? 20 : 200); ++round) {
+            ++o.runs;
+            o.events += 3;
+            const int code = rt.block_on([]() -> task<int> {
+                auto [a, s] = co_await connected_pair();
+                (void)co_await a.write_all(bytes_of("last words"));
+                if (!a.shutdown(net::shutdown_how::write)) co_return 1;
+                std::string got;
+                std::array<std::byte, 4> buf;
+                for (;;) {
+                    auto n = co_await s.read(buf);
+                    if (!n) co_return 2;
+                    if (*n == 0) break;
+                    got.append(reinterpret_cast<const char*>(buf.data()), *n);
+                }
+                if (got != "last words") co_return 3;
+                auto again = co_await s.read(buf);
+                if (!again || *again != 0) co_return 4;
+                if (!(co_await s.write_all(bytes_of("reply")))) co_return 5;
+                std::array<std::byte, 5> back;
+                if (!(co_await a.read_exact(back))) co_return 6;
+                co_return 0;
+            }());
+            if (code != 0) {
+                const char* what[] = {"",
+                                      "shutdown(write) failed",
+                                      "a read at end of stream failed instead of returning 0",
+                                      "the bytes before the end were not all read",
+                                      "a second read at end of stream did not return 0",
+                                      "a write after the peer's half-close failed",
+                                      "the half-closed peer did not receive the reply"};
+                forbid(o, std::string(label(b)) + ": " + what[code]);
+                break;
+            }
+        }
+    }
+    return o;
+}
+
+// ---- O14 ------------------------------------------------------------------------------------
+
+// O14: the cooperative budget covers I/O. On one worker, a reader reads a long backlog one byte
+// at a time (the socket is always readable) while a second task counts yields: the reader must
+// let the counter move at least every coop_budget_per_poll (128) reads. Control: budget 0
+// (off): the counter never moves while the backlog lasts.
+outcome check_o14(const run_params& p, bool faulty) {
+    outcome o;
+    for (io_backend_kind b : backends) {
+        config c = io_config(1, b);
+        if (faulty) c.coop_budget_per_poll = 0;
+        runtime rt(c);
+        note_backend(o, rt, b);
+        ++o.runs;
+        const long longest = rt.block_on([]() -> task<long> {
+            auto [a, s] = co_await connected_pair();
+            const std::string backlog(20000, 'b');
+            (void)co_await a.write_all(bytes_of(backlog));
+            std::atomic<long> ticks{0};
+            std::atomic<bool> done{false};
+            auto counter =
+                spawn([](std::atomic<long>& ticks, std::atomic<bool>& done) -> task<void> {
+                    while (!done.load()) {
+                        ticks.fetch_add(1);
+                        co_await yield_now();
+                    }
+                }(ticks, done));
+            co_await yield_now();  // the counter is running
+            long run = 0, longest = 0, seen = ticks.load();
+            std::array<std::byte, 1> one;
+            for (std::size_t i = 0; i < backlog.size(); ++i) {
+                auto n = co_await s.read(one);
+                if (!n || *n != 1) break;
+                const long now = ticks.load();
+                run = now == seen ? run + 1 : 1;
+                seen = now;
+                if (run > longest) longest = run;
+            }
+            done.store(true);
+            co_await counter;
+            co_return longest;
+        }());
+        o.events += 20000;
+        if (longest > 128) {
+            forbid(o, std::string(label(b)) + ": " + std::to_string(longest) +
+                          " reads of an always-readable socket in a row without yielding "
+                          "(budget 128)");
+        }
+    }
+    return o;
+}
+
+}  // namespace
+
+std::vector<checker> io_checkers() {
+    return {
+        {"O1",
+         "I/O backend: automatic selection falls back to epoll on any io_uring setup error "
+         "(EPERM, ENOSYS, EOPNOTSUPP under seccomp) with the errno recorded; forced io_uring "
+         "names it",
+         "fall back only on ENOSYS", check_o1},
+        {"O2",
+         "a fully parked runtime wakes on I/O (no park-timeout wake), and a wake reaches the "
+         "worker asleep in the I/O driver",
+         "waking the worker asleep in the driver does not interrupt its wait", check_o2},
+        {"O4", "I/O never waits behind a worker stuck in a long poll (the driver is handed on)",
+         "no driver hand-off and no I/O polling at tick starts", check_o4},
+        {"O5", "no byte lost or duplicated when reads race timeouts and aborts",
+         "a cancelled read makes one more read and drops the bytes", check_o5},
+        {"O9", "reset gives connection_reset, a closed peer gives broken_pipe, never SIGPIPE",
+         "writes without MSG_NOSIGNAL", check_o9},
+        {"O10", "end of stream reads 0 (again and again); a half-closed stream still writes",
+         "a read at end of stream reports connection_reset", check_o10},
+        {"O14", "an always-readable socket yields within the cooperative budget (128 reads)",
+         "coop_budget_per_poll = 0", check_o14},
+    };
+}
+
+}  // namespace blitz::conformance
