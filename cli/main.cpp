@@ -70,6 +70,10 @@ int main(int argc, char** argv) {
             return blitz::cli::bench_main(argc - 1, argv + 1);
         if (argc > 1 && std::strcmp(argv[1], "bench-run") == 0)
             return blitz::bench::runner_main(argc - 1, argv + 1);
+        // A checker's child process (conformance/checkers_io.cpp runs some checks in a fresh
+        // process: a seccomp filter, SIGPIPE at its default action).
+        if (argc > 1 && std::strcmp(argv[1], "__conformance-child") == 0)
+            return blitz::conformance::run_child(std::vector<std::string>(argv + 2, argv + argc));
         blitz::cli::demo_options demo;
         blitz::conformance::harness_options conf;
         blitz::cli::topo_options topo;

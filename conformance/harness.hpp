@@ -35,6 +35,10 @@ struct harness_options {
     unsigned max_hangs = 0;
 };
 
+// A checker's work in a child process (`blitz __conformance-child NAME ARGS...`): returns the
+// child's exit status. Unknown names give 2.
+int run_child(const std::vector<std::string>& args);
+
 // Runs the suite (run_checkers), then prints and writes its report (report_run). Returns the
 // process exit status: 0 only if every checker passed and every control was caught.
 int run_harness(const harness_options& o);
