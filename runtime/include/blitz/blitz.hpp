@@ -11,6 +11,8 @@
 #include "blitz/metrics.hpp"
 #include "blitz/net/address.hpp"
 #include "blitz/net/tcp.hpp"
+#include "blitz/net/udp.hpp"
+#include "blitz/net/unix.hpp"
 #include "blitz/runtime.hpp"
 #include "blitz/sync.hpp"
 #include "blitz/task.hpp"

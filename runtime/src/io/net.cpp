@@ -11,9 +11,12 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <optional>
 #include <system_error>
 
 #include "blitz/net/tcp.hpp"
+#include "blitz/net/udp.hpp"
+#include "blitz/net/unix.hpp"
 #include "io/io_driver.hpp"
 
 namespace blitz {
@@ -186,7 +189,8 @@ long send_op::attempt() const noexcept {
 #if BLITZ_FAULTS
     if (blitz::detail::fault_io_no_msg_nosignal()) flags = 0;  // O9's control
 #endif
-    const ssize_t r = ::send(fd, data, n, flags);
+    const ssize_t r =
+        to ? ::sendto(fd, data, n, flags, to->data(), to->size()) : ::send(fd, data, n, flags);
     return r < 0 ? -errno : r;
 }
 io_result<std::size_t> send_op::finish(long r) const {
@@ -194,41 +198,46 @@ io_result<std::size_t> send_op::finish(long r) const {
     return static_cast<std::size_t>(r);
 }
 
+long recv_from_op::attempt() const noexcept {
+    socklen_t len = socket_address::capacity;
+    const ssize_t r = ::recvfrom(fd, data, n, 0, from->data(), &len);
+    if (r < 0) return -errno;
+    from->set_size(len);
+    return r;
+}
+io_result<datagram> recv_from_op::finish(long r) const {
+    if (r < 0) return blitz::detail::errno_code(r);
+    return datagram{static_cast<std::size_t>(r), *from};
+}
+
 io_result<void> ready_op::finish(long r) const {
     if (r < 0) return blitz::detail::errno_code(r);
     return {};
 }
 
-long accept_op::attempt() const noexcept {
-    peer->set_size(socket_address::capacity);
+long accept_attempt(int fd, socket_address* peer) noexcept {
     socklen_t len = socket_address::capacity;
     const int c = ::accept4(fd, peer->data(), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (c < 0) return -errno;
     peer->set_size(len);
     return c;
 }
-io_result<tcp_stream> accept_op::finish(long r) const {
-    if (r < 0) return blitz::detail::errno_code(r);
-    try {
-        return tcp_stream(static_cast<int>(r));
-    } catch (const std::system_error& e) {
-        return e.code();
-    }
-}
 
 }  // namespace ops
 
-// ---- tcp_stream ----
+// ---- shared helpers ----
 
-namespace {
-// A fresh non-blocking socket for `addr`'s family.
-int new_socket(const socket_address& addr, int type) {
+namespace detail {
+
+int new_socket(const socket_address& addr, int type) noexcept {
     return ::socket(addr.family(), type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 }
-io_result<void> sockopt(int fd, int level, int name, int value) noexcept {
+
+io_result<void> set_option(int fd, int level, int name, int value) noexcept {
     if (::setsockopt(fd, level, name, &value, sizeof value) != 0) return last_error();
     return {};
 }
+
 io_result<socket_address> name_of(int fd, bool peer) {
     socket_address a;
     socklen_t len = socket_address::capacity;
@@ -237,30 +246,92 @@ io_result<socket_address> name_of(int fd, bool peer) {
     a.set_size(len);
     return a;
 }
-}  // namespace
 
-task<io_result<tcp_stream>> tcp_stream::connect(socket_address addr) {
+io_result<int> listen_on(const socket_address& addr, int backlog) {
     const int fd = new_socket(addr, SOCK_STREAM);
-    if (fd < 0) co_return last_error();
-    const bool done = ::connect(fd, addr.data(), addr.size()) == 0;
-    const int err = done ? 0 : errno;
-    if (!done && err != EINPROGRESS) {
+    if (fd < 0) return last_error();
+    const int one = 1;
+    if ((!addr.is_unix() && ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) ||
+        ::bind(fd, addr.data(), addr.size()) != 0 || ::listen(fd, backlog) != 0) {
+        const std::error_code e = last_error();
         ::close(fd);
-        co_return std::error_code(err, std::generic_category());
+        return e;
     }
-    tcp_stream s(fd);  // registers (throws outside a runtime task)
-    if (!done) {
+    return fd;
+}
+
+namespace {
+
+// Starts a non-blocking connect of a fresh stream socket: the descriptor and whether the
+// connect already finished, or an error.
+io_result<std::pair<int, bool>> start_connect(const socket_address& addr) {
+    const int fd = new_socket(addr, SOCK_STREAM);
+    if (fd < 0) return last_error();
+    if (::connect(fd, addr.data(), addr.size()) == 0) return std::pair<int, bool>{fd, true};
+    const int err = errno;
+    if (err == EINPROGRESS) return std::pair<int, bool>{fd, false};
+    ::close(fd);
+    return std::error_code(err, std::generic_category());
+}
+
+// After writability: the connect's outcome.
+io_result<void> connect_outcome(int fd) {
+    int so_error = 0;
+    socklen_t len = sizeof so_error;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) != 0) return last_error();
+    if (so_error != 0) return std::error_code(so_error, std::generic_category());
+    return {};
+}
+
+template <class Stream>
+task<io_result<Stream>> connect_stream(socket_address addr) {
+    auto started = start_connect(addr);
+    if (!started) co_return started.error();
+    Stream s(started->first);  // registers (throws outside a runtime task)
+    if (!started->second) {
         auto w = co_await s.writable();
         if (!w) co_return w.error();
-        int so_error = 0;
-        socklen_t len = sizeof so_error;
-        if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) != 0) co_return last_error();
-        if (so_error != 0) co_return std::error_code(so_error, std::generic_category());
+        auto r = connect_outcome(s.native_handle());
+        if (!r) co_return r.error();
     }
     co_return std::move(s);
 }
 
-task<io_result<void>> tcp_stream::read_exact(std::span<std::byte> buf) {
+template <class S>
+io_result<std::pair<S, S>> socket_pair(int type) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) {
+        return last_error();
+    }
+    std::optional<S> a;
+    try {
+        a.emplace(sv[0]);
+    } catch (...) {
+        ::close(sv[1]);  // sv[0] was closed by the failed registration
+        throw;
+    }
+    S b(sv[1]);  // a failure closes sv[1], and a closes sv[0]
+    return std::pair<S, S>{std::move(*a), std::move(b)};
+}
+
+template <class S>
+io_result<S> bound_datagram(const socket_address& addr) {
+    const int fd = new_socket(addr, SOCK_DGRAM);
+    if (fd < 0) return last_error();
+    if (::bind(fd, addr.data(), addr.size()) != 0) {
+        const std::error_code e = last_error();
+        ::close(fd);
+        return e;
+    }
+    return S(fd);
+}
+
+}  // namespace
+}  // namespace detail
+
+// ---- streams ----
+
+task<io_result<void>> stream_socket::read_exact(std::span<std::byte> buf) {
     std::size_t got = 0;
     while (got < buf.size()) {
         auto r = co_await read(buf.subspan(got));
@@ -271,7 +342,7 @@ task<io_result<void>> tcp_stream::read_exact(std::span<std::byte> buf) {
     co_return io_result<void>{};
 }
 
-task<io_result<void>> tcp_stream::write_all(std::span<const std::byte> buf) {
+task<io_result<void>> stream_socket::write_all(std::span<const std::byte> buf) {
     std::size_t put = 0;
     while (put < buf.size()) {
         auto r = co_await write(buf.subspan(put));
@@ -281,15 +352,19 @@ task<io_result<void>> tcp_stream::write_all(std::span<const std::byte> buf) {
     co_return io_result<void>{};
 }
 
-io_result<void> tcp_stream::shutdown(shutdown_how how) noexcept {
+io_result<void> stream_socket::shutdown(shutdown_how how) noexcept {
     if (::shutdown(io_.fd(), static_cast<int>(how)) != 0) return last_error();
     return {};
 }
+
+task<io_result<tcp_stream>> tcp_stream::connect(socket_address addr) {
+    return detail::connect_stream<tcp_stream>(std::move(addr));
+}
 io_result<void> tcp_stream::set_nodelay(bool on) noexcept {
-    return sockopt(io_.fd(), IPPROTO_TCP, TCP_NODELAY, on ? 1 : 0);
+    return detail::set_option(io_.fd(), IPPROTO_TCP, TCP_NODELAY, on ? 1 : 0);
 }
 io_result<void> tcp_stream::set_keepalive(bool on) noexcept {
-    return sockopt(io_.fd(), SOL_SOCKET, SO_KEEPALIVE, on ? 1 : 0);
+    return detail::set_option(io_.fd(), SOL_SOCKET, SO_KEEPALIVE, on ? 1 : 0);
 }
 io_result<void> tcp_stream::set_linger(std::optional<std::chrono::seconds> t) noexcept {
     linger l{};
@@ -298,25 +373,39 @@ io_result<void> tcp_stream::set_linger(std::optional<std::chrono::seconds> t) no
     if (::setsockopt(io_.fd(), SOL_SOCKET, SO_LINGER, &l, sizeof l) != 0) return last_error();
     return {};
 }
-io_result<socket_address> tcp_stream::local_addr() const { return name_of(io_.fd(), false); }
-io_result<socket_address> tcp_stream::peer_addr() const { return name_of(io_.fd(), true); }
 
-// ---- tcp_listener ----
-
-io_result<tcp_listener> tcp_listener::bind(const socket_address& addr, int backlog) {
-    const int fd = new_socket(addr, SOCK_STREAM);
-    if (fd < 0) return last_error();
-    const int one = 1;
-    if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        ::bind(fd, addr.data(), addr.size()) != 0 || ::listen(fd, backlog) != 0) {
-        const std::error_code e = last_error();
-        ::close(fd);
-        return e;
-    }
-    return tcp_listener(fd);
+task<io_result<unix_stream>> unix_stream::connect(socket_address addr) {
+    return detail::connect_stream<unix_stream>(std::move(addr));
+}
+io_result<std::pair<unix_stream, unix_stream>> unix_stream::pair() {
+    return detail::socket_pair<unix_stream>(SOCK_STREAM);
 }
 
-io_result<socket_address> tcp_listener::local_addr() const { return name_of(io_.fd(), false); }
+// ---- datagrams ----
+
+io_result<void> datagram_socket::connect(const socket_address& peer) noexcept {
+    if (::connect(io_.fd(), peer.data(), peer.size()) != 0) return last_error();
+    return {};
+}
+
+io_result<udp_socket> udp_socket::bind(const socket_address& addr) {
+    return detail::bound_datagram<udp_socket>(addr);
+}
+io_result<void> udp_socket::set_broadcast(bool on) noexcept {
+    return detail::set_option(io_.fd(), SOL_SOCKET, SO_BROADCAST, on ? 1 : 0);
+}
+
+io_result<unix_datagram> unix_datagram::bind(const socket_address& addr) {
+    return detail::bound_datagram<unix_datagram>(addr);
+}
+io_result<unix_datagram> unix_datagram::unbound() {
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return last_error();
+    return unix_datagram(fd);
+}
+io_result<std::pair<unix_datagram, unix_datagram>> unix_datagram::pair() {
+    return detail::socket_pair<unix_datagram>(SOCK_DGRAM);
+}
 
 }  // namespace net
 }  // namespace blitz

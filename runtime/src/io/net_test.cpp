@@ -300,6 +300,87 @@ TEST_P(BothBackends, ASocketMayOutliveItsRuntime) {
     SUCCEED();
 }
 
+TEST_P(BothBackends, UdpSendToAndRecvFrom) {
+    runtime rt(on(GetParam(), 2));
+    rt.block_on([]() -> task<void> {
+        auto a = net::udp_socket::bind(*socket_address::parse("127.0.0.1:0"));
+        auto b = net::udp_socket::bind(*socket_address::parse("127.0.0.1:0"));
+        EXPECT_TRUE(a.ok() && b.ok());
+        const socket_address at_b = *b->local_addr();
+        for (int i = 0; i < 100; ++i) {
+            const std::string msg = "datagram " + std::to_string(i);
+            auto s = co_await a->send_to(bytes_of(msg), at_b);
+            EXPECT_EQ(*s, msg.size());
+            std::array<std::byte, 64> buf;
+            auto r = co_await b->recv_from(buf);
+            EXPECT_TRUE(r.ok());
+            EXPECT_EQ(std::string(reinterpret_cast<const char*>(buf.data()), r->size), msg);
+            EXPECT_EQ(r->from, *a->local_addr());
+        }
+        // Connected: send and recv, and a receive that waits for its datagram.
+        EXPECT_TRUE(a->connect(at_b).ok());
+        EXPECT_TRUE(b->connect(*a->local_addr()).ok());
+        std::array<std::byte, 8> buf;
+        auto waiting =
+            spawn([](net::udp_socket& b, std::array<std::byte, 8>& buf) -> task<std::size_t> {
+                auto r = co_await b.recv(buf);
+                co_return r ? *r : 0;
+            }(*b, buf));
+        co_await sleep(std::chrono::milliseconds(2));
+        (void)co_await a->send(bytes_of("late"));
+        EXPECT_EQ(co_await waiting, 4u);
+    }());
+}
+
+TEST_P(BothBackends, UnixStreamsListenersAndDatagrams) {
+    runtime rt(on(GetParam(), 2));
+    const std::string path = "/tmp/blitz-net-test-" + std::to_string(getpid()) + ".sock";
+    ::unlink(path.c_str());
+    rt.block_on([](std::string path) -> task<void> {
+        auto l = net::unix_listener::bind(*socket_address::unix_path(path));
+        EXPECT_TRUE(l.ok()) << l.error().message();
+        auto c = co_await net::unix_stream::connect(*socket_address::unix_path(path));
+        EXPECT_TRUE(c.ok()) << c.error().message();
+        auto s = co_await l->accept();
+        EXPECT_TRUE(s.ok());
+        (void)co_await c->write_all(bytes_of("over unix"));
+        std::array<std::byte, 9> buf;
+        EXPECT_TRUE((co_await s->read_exact(buf)).ok());
+        EXPECT_EQ(std::string(reinterpret_cast<const char*>(buf.data()), 9), "over unix");
+        // pair() and split(): one task reads while another writes on the same stream.
+        auto p = net::unix_stream::pair();
+        EXPECT_TRUE(p.ok());
+        auto& [x, y] = *p;
+        auto [xr, xw] = x.split();
+        auto echo = spawn([](net::unix_stream& y) -> task<void> {
+            std::array<std::byte, 256> b;
+            for (;;) {
+                auto n = co_await y.read(b);
+                if (!n || *n == 0) co_return;
+                (void)co_await y.write_all(std::span(b.data(), *n));
+            }
+        }(y));
+        auto reader = spawn([](net::read_half r) -> task<std::size_t> {
+            std::array<std::byte, 4000> b;
+            auto ok = co_await r.read_exact(b);
+            co_return ok ? b.size() : 0;
+        }(xr));
+        const std::string chunk(4000, 'z');
+        EXPECT_TRUE((co_await xw.write_all(bytes_of(chunk))).ok());
+        EXPECT_EQ(co_await reader, 4000u);
+        EXPECT_TRUE(xw.shutdown().ok());
+        co_await echo;
+        // Datagrams.
+        auto d = net::unix_datagram::pair();
+        EXPECT_TRUE(d.ok());
+        (void)co_await d->first.send(bytes_of("dgram"));
+        std::array<std::byte, 16> db;
+        auto r = co_await d->second.recv(db);
+        EXPECT_EQ(*r, 5u);
+    }(path));
+    ::unlink(path.c_str());
+}
+
 INSTANTIATE_TEST_SUITE_P(Io, BothBackends,
                          ::testing::Values(io_backend_kind::epoll, io_backend_kind::automatic),
                          [](const auto& info) {
