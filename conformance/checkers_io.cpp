@@ -7,6 +7,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -18,7 +19,9 @@
 #include <csignal>
 #include <cstddef>
 #include <cstring>
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -452,6 +455,130 @@ outcome check_o5(const run_params& p, bool faulty) {
     return o;
 }
 
+// ---- O8 -------------------------------------------------------------------------------------
+
+std::size_t open_fds() {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+}
+
+// O8's child: 48 clients connect first; then the descriptor limit is lowered to what is open
+// plus 16, and net::serve starts with handlers that hold their connections. It runs out of
+// descriptors: it must shed the queued clients (they see the end), back off instead of
+// spinning, and serve a new client once the handlers let go.
+int o8_child(io_backend_kind b, unsigned workers, bool faulty) {
+    config c = io_config(workers, b);
+    runtime rt(c);
+    return rt.block_on([](bool faulty) -> task<int> {
+        auto l = tcp_listener::bind(*socket_address::parse("127.0.0.1:0"), 128);
+        if (!l) co_return 30;
+        const socket_address where = *l->local_addr();
+        constexpr int clients = 48;
+        std::vector<tcp_stream> cs;
+        for (int i = 0; i < clients; ++i) {
+            auto s = co_await tcp_stream::connect(where);
+            if (!s) co_return 31;
+            cs.push_back(std::move(*s));
+        }
+        rlimit lim{};
+        getrlimit(RLIMIT_NOFILE, &lim);
+        lim.rlim_cur = open_fds() + 16;
+        if (setrlimit(RLIMIT_NOFILE, &lim) != 0) co_return 32;
+        net::serve_stats st;
+        net::serve_options o;
+        o.stats = &st;
+        o.fault_no_backoff = faulty;
+        auto release = std::make_shared<std::atomic<bool>>(false);
+        auto server = spawn(net::serve(
+            *l,
+            [release](tcp_stream s) -> task<void> {
+                std::array<std::byte, 1> one;
+                auto n = co_await s.read(one);
+                if (n && *n == 1) (void)co_await s.write_all(one);
+                while (!release->load()) co_await sleep(1ms);
+            },
+            o));
+        // Hold the connections for a while: the loop is out of descriptors meanwhile.
+        co_await sleep(300ms);
+        const std::uint64_t exhausted_while_held = st.exhausted.load();
+        // Every queued client was either accepted or shed (sees the end at once).
+        int served = 0, ended = 0, hanging = 0;
+        for (auto& s : cs) {
+            (void)co_await s.write_all(bytes_of("x"));
+            std::array<std::byte, 1> one;
+            auto r = co_await timeout(3s, s.read(one));  // a hang guard: served or shed is at once
+            if (r.timed_out()) {
+                ++hanging;  // neither served nor shed
+            } else if (r.value() && *r.value() == 1) {
+                ++served;
+            } else {
+                ++ended;
+            }
+            if (hanging) break;
+        }
+        release->store(true);
+        cs.clear();
+        co_await sleep(20ms);  // the handlers end and their descriptors close
+        // Served again once descriptors are free.
+        auto fresh = co_await tcp_stream::connect(where);
+        bool again = false;
+        if (fresh) {
+            (void)co_await fresh->write_all(bytes_of("y"));
+            std::array<std::byte, 1> one;
+            auto r = co_await timeout(stall, fresh->read(one));
+            again = !r.timed_out() && r.value() && *r.value() == 1;
+        }
+        o.stop.cancel();
+        co_await server;
+        if (st.exhausted.load() == 0) co_return 33;   // never ran out: the check saw nothing
+        if (exhausted_while_held > 64) co_return 34;  // retried without backing off
+        if (hanging) co_return 35;
+        if (!again) co_return 36;
+        if (served + ended != clients) co_return 37;
+        co_return 0;
+    }(faulty));
+}
+
+std::string o8_failure(int code) {
+    switch (code) {
+        case 30:
+            return "bind failed";
+        case 31:
+            return "a client could not connect before the limit was lowered";
+        case 32:
+            return "setrlimit failed";
+        case 33:
+            return "the accept loop never ran out of descriptors (nothing was checked)";
+        case 34:
+            return "the accept loop retried without backing off (it spun)";
+        case 35:
+            return "a queued client was neither served nor shed: it waits";
+        case 36:
+            return "a new client was not served after descriptors were freed";
+        case 37:
+            return "clients served + shed != clients";
+        default:
+            return "the child ended with status " + std::to_string(code);
+    }
+}
+
+// O8: EMFILE. In a child process (the descriptor limit is process-wide): net::serve out of
+// descriptors sheds the queued connections, backs off (1 ms doubling) instead of spinning
+// (at most 64 exhaustion events in 300 ms; a spinning loop makes thousands), and serves again
+// once descriptors are free. Control: no back-off and no shedding.
+outcome check_o8(const run_params& p, bool faulty) {
+    outcome o;
+    for (io_backend_kind b : backends) {
+        ++o.runs;
+        o.events += 3;
+        const int code = in_child({"o8", b == io_backend_kind::epoll ? "epoll" : "automatic",
+                                   std::to_string(p.workers), faulty ? "1" : "0"});
+        if (code != 0) forbid(o, std::string(label(b)) + ": " + o8_failure(code));
+    }
+    return o;
+}
+
 // ---- O9, O10 --------------------------------------------------------------------------------
 
 // O9's child: SIGPIPE at its default action, so a write without MSG_NOSIGNAL ends it.
@@ -616,6 +743,10 @@ int run_child(const std::vector<std::string>& args) {
     const unsigned workers = static_cast<unsigned>(std::stoul(arg(2).empty() ? "1" : arg(2)));
     const bool faulty = arg(3) == "1";
     if (arg(0) == "o1") return o1_child(std::stoi(arg(1)), workers, faulty);
+    if (arg(0) == "o8") {
+        return o8_child(arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::automatic,
+                        workers, faulty);
+    }
     if (arg(0) == "o9") {
         return o9_child(arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::automatic,
                         workers, faulty);
@@ -638,6 +769,10 @@ std::vector<checker> io_checkers() {
          "no driver hand-off and no I/O polling at tick starts", check_o4},
         {"O5", "no byte lost or duplicated when reads race timeouts and aborts",
          "a cancelled read makes one more read and drops the bytes", check_o5},
+        {"O8",
+         "out of descriptors, net::serve sheds queued connections, backs off instead of spinning, "
+         "and serves again once descriptors are free",
+         "no back-off and no shedding", check_o8},
         {"O9", "reset gives connection_reset, a closed peer gives broken_pipe, never SIGPIPE",
          "writes without MSG_NOSIGNAL", check_o9},
         {"O10", "end of stream reads 0 (again and again); a half-closed stream still writes",

@@ -10,6 +10,7 @@
 #include "blitz/join_handle.hpp"
 #include "blitz/metrics.hpp"
 #include "blitz/net/address.hpp"
+#include "blitz/net/serve.hpp"
 #include "blitz/net/tcp.hpp"
 #include "blitz/net/udp.hpp"
 #include "blitz/net/unix.hpp"
