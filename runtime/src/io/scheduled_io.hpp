@@ -47,7 +47,12 @@ public:
     scheduled_io* next_pending = nullptr;
     bool user_released = false;     // deregistered by its owner
     bool backend_released = false;  // the backend will not name it again
-    bool removing = false;          // io_uring: its poll is being cancelled
+    // io_uring, under the backend's submission mutex: the poll is being cancelled, its final
+    // completion came, and POLL_REMOVEs still to complete (the block is released when the poll
+    // ended and none is left: a late POLL_REMOVE must not name a reused address).
+    bool removing = false;
+    bool poll_ended = false;
+    unsigned removals = 0;
 
 private:
     static std::uint32_t bits_of(std::uint64_t w) noexcept { return static_cast<std::uint32_t>(w); }

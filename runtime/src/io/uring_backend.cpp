@@ -17,9 +17,10 @@
 namespace blitz::detail {
 namespace {
 
-// user_data of the waker's poll, and of completions nobody needs to see (poll removals).
+// user_data: a block's address (its poll), the waker's poll, or a block's address with the
+// removal bit (the POLL_REMOVE that cancels its poll). Blocks are 16-byte aligned.
 constexpr std::uint64_t waker_tag = 1;
-constexpr std::uint64_t ignore_tag = 2;
+constexpr std::uint64_t removal_bit = 2;
 
 constexpr unsigned poll_mask = POLLIN | POLLOUT | POLLRDHUP | POLLPRI;
 
@@ -150,9 +151,14 @@ void uring_backend::add(scheduled_io* s) {
 void uring_backend::remove(scheduled_io* s) noexcept {
     lock_guard l(sq_mu_);
     s->removing = true;  // read by the driver when the poll's final completion arrives
+    submit_removal(s);
+}
+
+void uring_backend::submit_removal(scheduled_io* s) {
+    ++s->removals;
     io_uring_sqe* sqe = sqe_locked();
     io_uring_prep_poll_remove(sqe, reinterpret_cast<std::uint64_t>(s));
-    io_uring_sqe_set_data64(sqe, ignore_tag);
+    io_uring_sqe_set_data64(sqe, reinterpret_cast<std::uint64_t>(s) | removal_bit);
     submit_locked();
 }
 
@@ -166,7 +172,21 @@ std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
         for (unsigned i = 0; i < n; ++i) {
             const io_uring_cqe* c = cqes[i];
             const bool more = c->flags & IORING_CQE_F_MORE;
-            if (c->user_data == ignore_tag) continue;
+            if (c->user_data & removal_bit) {
+                // The POLL_REMOVE's own result. -EALREADY: the poll was running its wakeup and
+                // could not be taken off; it is still armed (and holds the file open), so try
+                // again. 0 or -ENOENT: removed or already ended; the poll's final completion
+                // says so (or did).
+                auto* s = reinterpret_cast<scheduled_io*>(c->user_data & ~removal_bit);
+                lock_guard l(sq_mu_);
+                --s->removals;
+                if (!s->poll_ended && (c->res == -EALREADY || c->res == -EBUSY)) {
+                    submit_removal(s);
+                } else if (s->poll_ended && s->removals == 0) {
+                    sink.released(s);
+                }
+                continue;
+            }
             if (c->user_data == waker_tag) {
                 std::uint64_t v;
                 counts.bump(counts.wake_reads);
@@ -191,7 +211,8 @@ std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
                 // The poll ended: removed, or the kernel stopped it (it may, e.g. on overflow).
                 lock_guard l(sq_mu_);
                 if (s->removing) {
-                    sink.released(s);
+                    s->poll_ended = true;
+                    if (s->removals == 0) sink.released(s);
                 } else {
                     arm_poll(s);
                     submit_locked();

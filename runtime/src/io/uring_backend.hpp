@@ -42,6 +42,7 @@ private:
     io_uring_sqe* sqe_locked() BLITZ_REQUIRES(sq_mu_);
     void arm_poll(scheduled_io* s) BLITZ_REQUIRES(sq_mu_);
     void arm_waker() BLITZ_REQUIRES(sq_mu_);
+    void submit_removal(scheduled_io* s) BLITZ_REQUIRES(sq_mu_);
     void submit_locked() BLITZ_REQUIRES(sq_mu_);
     std::size_t reap(io_event_sink& sink) noexcept;
 
