@@ -579,6 +579,89 @@ outcome check_o8(const run_params& p, bool faulty) {
     return o;
 }
 
+// ---- O12 ------------------------------------------------------------------------------------
+
+// O12: shutdown with operations in flight. A runtime with 1,000 pending operations (reads on
+// both ends of 400 Unix stream pairs, 100 accepts on one listener, 100 reads on connected TCP
+// clients) is destroyed: the destructor returns, every descriptor is closed (the process's
+// open descriptors return to their count before), and no task allocation is left. Control: a
+// socket destroyed by the shutdown is not closed.
+outcome check_o12(const run_params& p, bool faulty) {
+    outcome o;
+    rlimit lim{};
+    getrlimit(RLIMIT_NOFILE, &lim);
+    if (lim.rlim_cur < 4096 && lim.rlim_max > lim.rlim_cur) {
+        lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, 4096);
+        setrlimit(RLIMIT_NOFILE, &lim);
+    }
+    for (io_backend_kind b : backends) {
+        ++o.runs;
+        const std::size_t fds_before = open_fds();
+        const std::uint64_t tasks_before = runtime(fresh(1)).metrics().tasks_alive;
+        {
+            config c = io_config(p.workers, b);
+            c.debug.io_leak_at_shutdown = faulty;
+            runtime rt(c);
+            note_backend(o, rt, b);
+            const int pending = rt.block_on([]() -> task<int> {
+                int n = 0;
+                for (int i = 0; i < 400; ++i) {
+                    auto pr = net::unix_stream::pair();
+                    if (!pr) break;
+                    auto reader = [](net::unix_stream s) -> task<void> {
+                        std::array<std::byte, 16> buf;
+                        (void)co_await s.read(buf);
+                    };
+                    spawn(reader(std::move(pr->first))).detach();
+                    spawn(reader(std::move(pr->second))).detach();
+                    n += 2;
+                }
+                auto l = tcp_listener::bind(*socket_address::parse("127.0.0.1:0"));
+                if (!l) co_return n;
+                const socket_address where = *l->local_addr();
+                auto shared = std::make_shared<tcp_listener>(std::move(*l));
+                for (int i = 0; i < 100; ++i) {
+                    spawn([](std::shared_ptr<tcp_listener> l) -> task<void> {
+                        auto kept = co_await l->accept();
+                        co_await sleep(std::chrono::hours(1));  // keep what it accepted
+                    }(shared))
+                        .detach();
+                    ++n;
+                }
+                for (int i = 0; i < 100; ++i) {
+                    spawn([](socket_address where) -> task<void> {
+                        auto c = co_await tcp_stream::connect(where);
+                        if (!c) co_return;
+                        std::array<std::byte, 16> buf;
+                        (void)co_await c->read(buf);
+                    }(where))
+                        .detach();
+                    ++n;
+                }
+                co_await sleep(20ms);  // everything is waiting
+                co_return n;
+            }());
+            o.events += static_cast<std::uint64_t>(pending);
+            if (pending < 1000)
+                forbid(o, std::string(label(b)) + ": only " + std::to_string(pending) +
+                              " operations started");
+        }  // the runtime goes with 1,000 operations pending
+        const std::size_t fds_after = open_fds();
+        if (fds_after != fds_before) {
+            forbid(o, std::string(label(b)) + ": " + std::to_string(fds_after) +
+                          " descriptors open after the runtime went, " +
+                          std::to_string(fds_before) + " before");
+        }
+        const std::uint64_t tasks_after = runtime(fresh(1)).metrics().tasks_alive;
+        if (tasks_after != tasks_before) {
+            forbid(o, std::string(label(b)) + ": " + std::to_string(tasks_after) +
+                          " task allocations alive after the runtime went, " +
+                          std::to_string(tasks_before) + " before");
+        }
+    }
+    return o;
+}
+
 // ---- O9, O10 --------------------------------------------------------------------------------
 
 // O9's child: SIGPIPE at its default action, so a write without MSG_NOSIGNAL ends it.
@@ -773,6 +856,10 @@ std::vector<checker> io_checkers() {
          "out of descriptors, net::serve sheds queued connections, backs off instead of spinning, "
          "and serves again once descriptors are free",
          "no back-off and no shedding", check_o8},
+        {"O12",
+         "a runtime destroyed with 1,000 operations pending returns, closes every descriptor and "
+         "frees every task",
+         "sockets destroyed by the shutdown are not closed", check_o12},
         {"O9", "reset gives connection_reset, a closed peer gives broken_pipe, never SIGPIPE",
          "writes without MSG_NOSIGNAL", check_o9},
         {"O10", "end of stream reads 0 (again and again); a half-closed stream still writes",

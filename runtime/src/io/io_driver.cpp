@@ -206,6 +206,10 @@ bool fault_io_no_msg_nosignal() noexcept {
     const auto* f = faults_here();
     return f && f->io_no_msg_nosignal;
 }
+bool fault_io_leak_at_shutdown() noexcept {
+    const runtime_context* r = draining_runtime();
+    return r && r->cfg && r->cfg->debug.io_leak_at_shutdown;
+}
 bool fault_io_eof_as_error() noexcept {
     const auto* f = faults_here();
     return f && f->io_eof_as_error;

@@ -59,6 +59,9 @@ void io_cancel_wait(scheduled_io* s, wait_node& node) noexcept;
 bool fault_io_drop_orphan_data() noexcept;
 bool fault_io_no_msg_nosignal() noexcept;
 bool fault_io_eof_as_error() noexcept;
+// O12's control: true while the calling thread destroys frames of a runtime that shuts down
+// with io_leak_at_shutdown set.
+bool fault_io_leak_at_shutdown() noexcept;
 #endif
 
 // The readiness bits that end a wait in `dir`.

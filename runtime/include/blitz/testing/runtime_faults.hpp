@@ -89,6 +89,8 @@ struct runtime_faults {
     bool io_no_msg_nosignal = false;
     // O10: a read at end of stream reports connection_reset instead of 0.
     bool io_eof_as_error = false;
+    // O12: a socket destroyed while its runtime shuts down is deregistered but not closed.
+    bool io_leak_at_shutdown = false;
     // Makes io_uring setup fail with this errno (0: off), for tests of automatic selection on
     // machines where io_uring works.
     int io_uring_setup_errno = 0;

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// The blitz side of the I/O benchmark rows (scripts/bench_io.py): an echo server on
+// 127.0.0.1, one task per connection reading and writing back.
+//
+//   blitz_echo_server --workers W --backend epoll|io_uring|automatic [--port P]
+//
+// Prints "port N" once listening, serves until its standard input closes, then prints the I/O
+// driver's counters as one JSON line (for syscalls per request).
+
+#include <blitz/blitz.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <thread>
+
+using blitz::net::socket_address;
+using blitz::net::tcp_listener;
+using blitz::net::tcp_stream;
+
+blitz::task<void> echo(tcp_stream s) {
+    (void)s.set_nodelay(true);
+    char buf[16384];
+    for (;;) {
+        auto n = co_await s.read(buf, sizeof buf);
+        if (!n || *n == 0) co_return;
+        if (!co_await s.write_all(std::as_bytes(std::span(buf, *n)))) co_return;
+    }
+}
+
+int main(int argc, char** argv) {
+    blitz::config cfg;
+    cfg.workers = 1;
+    int port = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string a = argv[i], v = argv[i + 1];
+        if (a == "--workers") {
+            cfg.workers = static_cast<unsigned>(std::stoul(v));
+        } else if (a == "--port") {
+            port = std::stoi(v);
+        } else if (a == "--backend") {
+            cfg.io_backend = v == "epoll"      ? blitz::io_backend_kind::epoll
+                             : v == "io_uring" ? blitz::io_backend_kind::io_uring
+                                               : blitz::io_backend_kind::automatic;
+        }
+    }
+    blitz::runtime rt(cfg);
+    auto l = rt.block_on([](int port) -> blitz::task<blitz::io_result<tcp_listener>> {
+        co_return tcp_listener::bind(
+            *socket_address::ip("127.0.0.1", static_cast<std::uint16_t>(port)));
+    }(port));
+    if (!l) {
+        std::fprintf(stderr, "bind: %s\n", l.error().message().c_str());
+        return 1;
+    }
+    std::printf("port %u\n", rt.block_on([](tcp_listener& l) -> blitz::task<unsigned> {
+        co_return l.local_addr()->port();
+    }(*l)));
+    std::fflush(stdout);
+    blitz::cancellation_token stop;
+    blitz::net::serve_options o;
+    o.stop = stop;
+    auto server = rt.spawn(blitz::net::serve(*l, echo, o));
+    std::string line;
+    while (std::getline(std::cin, line)) {
+    }
+    stop.cancel();
+    server.join();
+    const blitz::runtime_metrics m = rt.metrics();
+    std::printf(
+        "{\"backend\": \"%s\", \"io_turns\": %llu, \"io_events\": %llu, \"io_waits\": %llu, "
+        "\"io_submits\": %llu, \"io_wakes\": %llu}\n",
+        m.io_backend.c_str(), static_cast<unsigned long long>(m.io_turns),
+        static_cast<unsigned long long>(m.io_events),
+        static_cast<unsigned long long>(m.io_wait_calls),
+        static_cast<unsigned long long>(m.io_submit_calls),
+        static_cast<unsigned long long>(m.io_wake_calls));
+    return 0;
+}
