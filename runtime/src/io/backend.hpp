@@ -55,6 +55,8 @@ public:
     // Makes the current or next wait return. Coalesced: many wakes before the wait sees one
     // cost one eventfd write.
     virtual void wake() noexcept = 0;
+    // True when a zero-timeout wait costs no syscall.
+    virtual bool free_poll() const noexcept = 0;
 
     io_syscall_counts counts;
 };

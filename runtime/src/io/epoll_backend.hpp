@@ -21,6 +21,7 @@ public:
     bool releases_at_once() const noexcept override { return true; }
     std::size_t wait(std::chrono::nanoseconds timeout, io_event_sink& sink) noexcept override;
     void wake() noexcept override;
+    bool free_poll() const noexcept override { return false; }
 
 private:
     int ep_ = -1;

@@ -134,7 +134,17 @@ std::size_t io_driver::turn(std::chrono::nanoseconds timeout) noexcept {
     free_released();
     const std::size_t n = backend_->wait(timeout, *this);
     if (n) events_.fetch_add(n, std::memory_order_relaxed);
+    if (!backend_->free_poll()) {
+        last_turn_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                            std::memory_order_relaxed);
+    }
     return n;
+}
+
+std::chrono::nanoseconds io_driver::idle_for() const noexcept {
+    if (backend_->free_poll()) return std::chrono::nanoseconds::max();
+    const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+    return std::chrono::nanoseconds(now - last_turn_ns_.load(std::memory_order_relaxed));
 }
 
 void io_driver::ready(scheduled_io* s, std::uint32_t bits) noexcept { s->set_ready(bits); }

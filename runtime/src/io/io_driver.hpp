@@ -51,6 +51,9 @@ public:
     // With the lock: frees the blocks released before this turn, then waits up to `timeout` for
     // events (zero: just look) and wakes their waiters. Returns the events dispatched.
     std::size_t turn(std::chrono::nanoseconds timeout) noexcept;
+    // How long since the last turn ended (any thread's); zero for backends whose zero-timeout
+    // turn costs no syscall (io_uring reads its completion queue in memory).
+    std::chrono::nanoseconds idle_for() const noexcept;
     // Ends a turn in progress (or makes the next one return at once).
     void wake() noexcept { backend_->wake(); }
 
@@ -80,7 +83,8 @@ private:
     std::uint64_t registrations_ BLITZ_GUARDED_BY(reg_mu_) = 0;
     std::uint64_t live_count_ BLITZ_GUARDED_BY(reg_mu_) = 0;
     atomic<std::uint64_t> turns_{0}, events_{0};
-    atomic<std::uint64_t> registered_{0};  // add()s not yet remove()d
+    atomic<std::uint64_t> registered_{0};   // add()s not yet remove()d
+    atomic<std::int64_t> last_turn_ns_{0};  // steady_clock, at the end of the last turn
 };
 
 }  // namespace blitz::detail

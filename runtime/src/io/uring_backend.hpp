@@ -35,6 +35,7 @@ public:
     bool releases_at_once() const noexcept override { return false; }
     std::size_t wait(std::chrono::nanoseconds timeout, io_event_sink& sink) noexcept override;
     void wake() noexcept override;
+    bool free_poll() const noexcept override { return true; }
 
 private:
     uring_backend() = default;

@@ -34,9 +34,12 @@ std::size_t driver_stack::maintain() noexcept {
     const std::size_t fired = timers_.fire_due();
     if (fired) cover_next();  // the next expiry is a new one: is a parked worker planned for it?
     if (io_ && !BLITZ_FAULT(faults_.no_handoff)) {
-        // B1: I/O is looked at every tick while descriptors are registered (a compute-only
-        // runtime pays nothing). io_uring: a completion-queue peek; epoll: a zero-timeout wait.
-        if (io_->has_registrations() && io_->try_lock()) {
+        // B1: I/O is looked at at tick starts while descriptors are registered (a compute-only
+        // runtime pays nothing). io_uring: a completion-queue peek, every tick; epoll: a
+        // zero-timeout wait, a syscall, so only once no turn of the driver (by any worker)
+        // happened for io_poll_gap: a worker back from the driver, or about to park in it,
+        // does not pay one for nothing.
+        if (io_->has_registrations() && io_->idle_for() >= io_poll_gap && io_->try_lock()) {
             io_->turn(std::chrono::nanoseconds::zero());
             io_->unlock();
         }

@@ -68,6 +68,8 @@ private:
     park_wake park_in_driver(parker& p, std::chrono::nanoseconds sleep) noexcept;
     void hand_off() noexcept;
 
+    // The least time between two zero-timeout polls of the epoll backend at tick starts.
+    static constexpr std::chrono::nanoseconds io_poll_gap = std::chrono::microseconds(50);
     static constexpr std::int64_t awake = INT64_MIN;
     struct alignas(cache_line) plan {
         atomic<std::int64_t> wake_ns{awake};  // steady_clock ns, or awake
