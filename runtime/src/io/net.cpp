@@ -203,14 +203,14 @@ io_result<std::size_t> send_op::finish(long r) const {
 
 long recv_from_op::attempt() const noexcept {
     socklen_t len = socket_address::capacity;
-    const ssize_t r = ::recvfrom(fd, data, n, 0, from->data(), &len);
+    const ssize_t r = ::recvfrom(fd, data, n, 0, from.data(), &len);
     if (r < 0) return -errno;
-    from->set_size(len);
+    from.set_size(len);
     return r;
 }
 io_result<datagram> recv_from_op::finish(long r) const {
     if (r < 0) return blitz::detail::errno_code(r);
-    return datagram{static_cast<std::size_t>(r), *from};
+    return datagram{static_cast<std::size_t>(r), from};
 }
 
 io_result<void> ready_op::finish(long r) const {
@@ -218,12 +218,9 @@ io_result<void> ready_op::finish(long r) const {
     return {};
 }
 
-long accept_attempt(int fd, socket_address* peer) noexcept {
-    socklen_t len = socket_address::capacity;
-    const int c = ::accept4(fd, peer->data(), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (c < 0) return -errno;
-    peer->set_size(len);
-    return c;
+long accept_attempt(int fd) noexcept {
+    const int c = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    return c < 0 ? -errno : c;
 }
 
 }  // namespace ops

@@ -62,7 +62,7 @@ struct recv_from_op {
     int fd;
     void* data;
     std::size_t n;
-    socket_address* from;
+    mutable socket_address from;  // this receive's own (several may wait on one socket)
     long attempt() const noexcept;
     io_result<datagram> finish(long r) const;
 };
@@ -70,13 +70,13 @@ struct ready_op {  // readable() / writable(): readiness only
     long attempt() const noexcept { return 0; }
     io_result<void> finish(long r) const;
 };
-// accept4; finish registers the new descriptor as a Stream.
-long accept_attempt(int fd, socket_address* peer) noexcept;
+// accept4; finish registers the new descriptor as a Stream. Nothing is shared between accepts,
+// so several tasks may accept on one listener at once.
+long accept_attempt(int fd) noexcept;
 template <class Stream>
 struct accept_op {
     int fd;
-    socket_address* peer;
-    long attempt() const noexcept { return accept_attempt(fd, peer); }
+    long attempt() const noexcept { return accept_attempt(fd); }
     io_result<Stream> finish(long r) const {
         if (r < 0) return blitz::detail::errno_code(r);
         try {
@@ -204,12 +204,12 @@ public:
     // Port 0 picks a free port (see local_addr).
     static io_result<basic_listener> bind(const socket_address& addr, int backlog = 1024);
 
-    // co_await l.accept() -> io_result<Stream>; the peer's address is then in last_peer().
-    // Cancel-safe: a connection leaves the kernel's queue only in a completing accept.
+    // co_await l.accept() -> io_result<Stream> (its peer_addr() says who connected). Several
+    // tasks may accept on one listener at once. Cancel-safe: a connection leaves the kernel's
+    // queue only in a completing accept.
     blitz::detail::io_op<ops::accept_op<Stream>> accept() noexcept {
-        return {io_, blitz::detail::io_direction::read, {io_.fd(), &peer_}, false};
+        return {io_, blitz::detail::io_direction::read, {io_.fd()}, false};
     }
-    const socket_address& last_peer() const noexcept { return peer_; }
     io_result<socket_address> local_addr() const { return detail::name_of(io_.fd(), false); }
     int native_handle() const noexcept { return io_.fd(); }
     void close() noexcept { io_.close(); }
@@ -217,7 +217,6 @@ public:
 private:
     explicit basic_listener(int fd) : io_(fd) {}
     blitz::detail::io_object io_;
-    socket_address peer_;
 };
 
 namespace detail {
@@ -251,10 +250,8 @@ public:
     }
     // co_await s.recv_from(buf) -> io_result<datagram>: one datagram (truncated to the buffer).
     blitz::detail::io_op<ops::recv_from_op> recv_from(std::span<std::byte> buf) noexcept {
-        return {io_,
-                blitz::detail::io_direction::read,
-                {io_.fd(), buf.data(), buf.size(), &from_},
-                false};
+        return {
+            io_, blitz::detail::io_direction::read, {io_.fd(), buf.data(), buf.size(), {}}, false};
     }
     // Connected sockets: to and from the peer.
     blitz::detail::io_op<ops::send_op> send(std::span<const std::byte> buf) noexcept {
@@ -273,7 +270,6 @@ public:
 
 protected:
     blitz::detail::io_object io_;
-    socket_address from_;
 };
 
 }  // namespace blitz::net
