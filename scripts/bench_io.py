@@ -177,9 +177,10 @@ def main():
             f.write(f"| {t['row']} | {t['server']} | {t['rps']:.0f} | "
                     f"{t.get('vs_tokio', 0):.2f}x | {t['p50_us']:.1f} | {t['p99_us']:.1f} | "
                     f"{t['p999_us']:.1f} | {t['cpu_us_per_req']:.2f} | "
-                    f"{t.get('driver_syscalls_per_req', float('nan')):.2f} | "
+                    + (f"{t['driver_syscalls_per_req']:.2f}" if "driver_syscalls_per_req" in t
+                       else "-") + " | "
                     f"{t['rps_spread'][0]:.0f}-{t['rps_spread'][1]:.0f} |\n")
-        f.write("\n## Machine\n\n```\n" + record + "```\n")
+        f.write("\n## Machine\n\n" + record)
     print(f"bench_io: wrote {out_dir}/io.md")
 
 
