@@ -2,6 +2,9 @@
 #pragma once
 // io_backend: the kernel interface under the I/O driver, epoll or io_uring (IO.md 7.4).
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -20,6 +23,40 @@ struct io_syscall_counts {
     atomic<std::uint64_t> wakes{0};       // eventfd writes that interrupt a wait
     atomic<std::uint64_t> wake_reads{0};  // eventfd reads that rearm the waker
     void bump(atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
+};
+
+// The backends' waker: an eventfd the driver's wait watches. wake() writes it once per
+// reading: the first wake since the driver last drained it writes, the others ride on that
+// write (Go's netpollBreak does the same). A wake that arrives while the driver drains can be
+// absorbed; its target is then the driver's own thread, which checks its parker next.
+class eventfd_waker {
+public:
+    eventfd_waker() noexcept : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+    ~eventfd_waker() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    eventfd_waker(const eventfd_waker&) = delete;
+    eventfd_waker& operator=(const eventfd_waker&) = delete;
+
+    int fd() const noexcept { return fd_; }  // -1 (errno set) if eventfd failed
+    void wake(io_syscall_counts& counts) noexcept {
+        // acq_rel: the first waker since the driver's last drain writes
+        if (pending_.exchange(true, std::memory_order_acq_rel)) return;
+        const std::uint64_t one = 1;
+        counts.bump(counts.wakes);
+        (void)!::write(fd_, &one, sizeof one);
+    }
+    // The driver saw the eventfd readable: read it back to zero, then accept new writes.
+    void drain(io_syscall_counts& counts) noexcept {
+        std::uint64_t v;
+        counts.bump(counts.wake_reads);
+        (void)!::read(fd_, &v, sizeof v);
+        pending_.store(false, std::memory_order_release);
+    }
+
+private:
+    int fd_;
+    atomic<bool> pending_{false};
 };
 
 // What a backend reports for each event of a wait.

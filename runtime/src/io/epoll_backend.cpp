@@ -2,7 +2,6 @@
 #include "io/epoll_backend.hpp"
 
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -36,8 +35,7 @@ epoll_backend::epoll_backend(unsigned max_events)
     : events_(sizeof(epoll_event) * max_events), max_events_(max_events) {
     ep_ = epoll_create1(EPOLL_CLOEXEC);
     if (ep_ < 0) fail("blitz: epoll_create1");
-    wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd_ < 0) {
+    if (waker_.fd() < 0) {
         const int e = errno;
         close(ep_);
         errno = e;
@@ -46,19 +44,15 @@ epoll_backend::epoll_backend(unsigned max_events)
     epoll_event ev{};
     ev.events = EPOLLIN;  // level-triggered: stays ready until the driver reads it
     ev.data.ptr = wake_token;
-    if (epoll_ctl(ep_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) {
+    if (epoll_ctl(ep_, EPOLL_CTL_ADD, waker_.fd(), &ev) != 0) {
         const int e = errno;
-        close(wake_fd_);
         close(ep_);
         errno = e;
         fail("blitz: epoll_ctl (waker)");
     }
 }
 
-epoll_backend::~epoll_backend() {
-    close(wake_fd_);
-    close(ep_);
-}
+epoll_backend::~epoll_backend() { close(ep_); }
 
 void epoll_backend::add(scheduled_io* s) {
     epoll_event ev{};
@@ -88,11 +82,7 @@ std::size_t epoll_backend::wait(std::chrono::nanoseconds timeout, io_event_sink&
     std::size_t reported = 0;
     for (int i = 0; i < n; ++i) {
         if (evs[i].data.ptr == wake_token) {
-            std::uint64_t v;
-            counts.bump(counts.wake_reads);
-            (void)!read(wake_fd_, &v, sizeof v);
-            // release: a wake() after this store writes again (its wait must end too)
-            wake_pending_.store(false, std::memory_order_release);
+            waker_.drain(counts);
             continue;
         }
         sink.ready(static_cast<scheduled_io*>(evs[i].data.ptr), bits_from_epoll(evs[i].events));
@@ -101,12 +91,6 @@ std::size_t epoll_backend::wait(std::chrono::nanoseconds timeout, io_event_sink&
     return reported;
 }
 
-void epoll_backend::wake() noexcept {
-    // acq_rel: the first waker since the driver's last read writes; the rest ride on it
-    if (wake_pending_.exchange(true, std::memory_order_acq_rel)) return;
-    const std::uint64_t one = 1;
-    counts.bump(counts.wakes);
-    (void)!write(wake_fd_, &one, sizeof one);
-}
+void epoll_backend::wake() noexcept { waker_.wake(counts); }
 
 }  // namespace blitz::detail

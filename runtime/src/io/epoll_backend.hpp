@@ -25,8 +25,7 @@ public:
 
 private:
     int ep_ = -1;
-    int wake_fd_ = -1;
-    atomic<bool> wake_pending_{false};   // an eventfd write is outstanding (coalesces wakes)
+    eventfd_waker waker_;
     std::vector<unsigned char> events_;  // epoll_event[], sized at construction
     unsigned max_events_;
 };

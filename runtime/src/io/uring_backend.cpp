@@ -82,8 +82,7 @@ std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_
         }
     }
     io_uring_free_probe(probe);
-    b->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (b->wake_fd_ < 0) return failed(errno, "eventfd");
+    if (b->waker_.fd() < 0) return failed(errno, "eventfd");
     // The waker's multishot poll must deliver (multishot poll needs kernel 5.13): write once,
     // see one completion that says more will come.
     {
@@ -91,8 +90,7 @@ std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_
         b->arm_waker();
         b->submit_locked();
     }
-    const std::uint64_t one = 1;
-    (void)!write(b->wake_fd_, &one, sizeof one);
+    b->waker_.wake(b->counts);
     __kernel_timespec ts{1, 0};
     io_uring_cqe* cqe = nullptr;
     const int r = io_uring_wait_cqe_timeout(&b->ring_, &cqe, &ts);
@@ -101,14 +99,12 @@ std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_
     const int res = cqe->res;
     io_uring_cqe_seen(&b->ring_, cqe);
     if (!ok) return failed(res < 0 ? -res : EOPNOTSUPP, "multishot poll self-test");
-    std::uint64_t v;
-    (void)!read(b->wake_fd_, &v, sizeof v);
+    b->waker_.drain(b->counts);
     return b;
 }
 
 uring_backend::~uring_backend() {
     if (ring_up_) io_uring_queue_exit(&ring_);
-    if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 io_uring_sqe* uring_backend::sqe_locked() {
@@ -138,7 +134,7 @@ void uring_backend::arm_poll(scheduled_io* s) {
 
 void uring_backend::arm_waker() {
     io_uring_sqe* sqe = sqe_locked();
-    io_uring_prep_poll_multishot(sqe, wake_fd_, POLLIN);
+    io_uring_prep_poll_multishot(sqe, waker_.fd(), POLLIN);
     io_uring_sqe_set_data64(sqe, waker_tag);
 }
 
@@ -188,10 +184,7 @@ std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
                 continue;
             }
             if (c->user_data == waker_tag) {
-                std::uint64_t v;
-                counts.bump(counts.wake_reads);
-                (void)!read(wake_fd_, &v, sizeof v);
-                wake_pending_.store(false, std::memory_order_release);
+                waker_.drain(counts);
                 if (!more) {
                     lock_guard l(sq_mu_);
                     arm_waker();
@@ -250,11 +243,6 @@ std::size_t uring_backend::wait(std::chrono::nanoseconds timeout, io_event_sink&
     return reported + reap(sink);
 }
 
-void uring_backend::wake() noexcept {
-    if (wake_pending_.exchange(true, std::memory_order_acq_rel)) return;
-    const std::uint64_t one = 1;
-    counts.bump(counts.wakes);
-    (void)!write(wake_fd_, &one, sizeof one);
-}
+void uring_backend::wake() noexcept { waker_.wake(counts); }
 
 }  // namespace blitz::detail

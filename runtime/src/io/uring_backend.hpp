@@ -49,8 +49,7 @@ private:
 
     io_uring ring_{};
     bool ring_up_ = false;
-    int wake_fd_ = -1;
-    atomic<bool> wake_pending_{false};
+    eventfd_waker waker_;
     // Publication of the blocks named by user_data: a release increment before each poll is
     // submitted, an acquire load after completions are seen. The kernel orders the two already
     // (the submission precedes its completion); this makes the order visible to
