@@ -84,7 +84,18 @@ void driver_stack::unplan(unsigned index) noexcept {
 park_wake driver_stack::park_in_driver(parker& p, std::chrono::nanoseconds sleep) noexcept {
     if (!p.enter_driver()) return park_wake::token;  // a token was waiting
     driver_parked_.store(true, std::memory_order_seq_cst);
-    const std::size_t events = io_->turn(sleep);
+    // A turn can end early with nothing to show: a wake meant for an earlier sleeper, or a
+    // wait interrupted to run io_uring task work. Like the futex park, sleep on until the
+    // deadline, a token or events.
+    const auto deadline = std::chrono::steady_clock::now() + sleep;
+    std::size_t events = 0;
+    for (auto left = sleep;;) {
+        events = io_->turn(left);
+        if (events || p.token_waiting()) break;
+        left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left <= std::chrono::nanoseconds::zero()) break;
+    }
     driver_parked_.store(false, std::memory_order_seq_cst);
     if (p.leave_driver()) return park_wake::token;
     return events ? park_wake::events : park_wake::timeout;

@@ -33,6 +33,10 @@ public:
     bool enter_driver() noexcept;
     // Owner: back from the driver. True iff a token arrived meanwhile (consumed).
     bool leave_driver() noexcept;
+    // Owner, in the driver: whether a token has arrived (not consumed).
+    bool token_waiting() const noexcept {
+        return word_.load(std::memory_order_acquire) == notified;
+    }
     // I5's negative control: unpark stores the token but never wakes the futex, so a thread
     // already asleep misses it until its timeout. Set before the parker is shared.
     void set_fault_skip_futex_wake(bool on) noexcept { fault_skip_wake_ = on; }
