@@ -25,6 +25,10 @@ struct io_syscall_counts {
     void bump(atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
 };
 
+// A poll(2)/epoll readiness mask (EPOLLIN == POLLIN and so on, on Linux) as io_ready_bits:
+// hang-up and error also make both directions ready, so their waiters wake and see it.
+std::uint32_t bits_from_poll_mask(std::uint32_t e) noexcept;
+
 // The backends' waker: an eventfd the driver's wait watches. wake() writes it once per
 // reading: the first wake since the driver last drained it writes, the others ride on that
 // write (Go's netpollBreak does the same). A wake that arrives while the driver drains can be

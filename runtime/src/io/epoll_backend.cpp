@@ -15,16 +15,6 @@ namespace {
 // The waker's registration carries this token instead of a scheduled_io.
 void* const wake_token = nullptr;
 
-std::uint32_t bits_from_epoll(std::uint32_t e) noexcept {
-    std::uint32_t b = 0;
-    if (e & (EPOLLIN | EPOLLPRI)) b |= io_readable;
-    if (e & EPOLLOUT) b |= io_writable;
-    if (e & EPOLLRDHUP) b |= io_read_closed | io_readable;
-    if (e & EPOLLHUP) b |= io_read_closed | io_write_closed | io_readable | io_writable;
-    if (e & EPOLLERR) b |= io_error | io_readable | io_writable;
-    return b;
-}
-
 [[noreturn]] void fail(const char* what) {
     throw std::system_error(errno, std::generic_category(), what);
 }
@@ -85,7 +75,7 @@ std::size_t epoll_backend::wait(std::chrono::nanoseconds timeout, io_event_sink&
             waker_.drain(counts);
             continue;
         }
-        sink.ready(static_cast<scheduled_io*>(evs[i].data.ptr), bits_from_epoll(evs[i].events));
+        sink.ready(static_cast<scheduled_io*>(evs[i].data.ptr), bits_from_poll_mask(evs[i].events));
         ++reported;
     }
     return reported;

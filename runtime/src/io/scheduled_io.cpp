@@ -1,7 +1,24 @@
 // SPDX-License-Identifier: MIT
 #include "io/scheduled_io.hpp"
 
+#include <poll.h>
+#include <sys/epoll.h>
+
+#include "io/backend.hpp"
+
 namespace blitz::detail {
+
+std::uint32_t bits_from_poll_mask(std::uint32_t e) noexcept {
+    static_assert(EPOLLIN == POLLIN && EPOLLOUT == POLLOUT && EPOLLRDHUP == POLLRDHUP &&
+                  EPOLLHUP == POLLHUP && EPOLLERR == POLLERR && EPOLLPRI == POLLPRI);
+    std::uint32_t b = 0;
+    if (e & (POLLIN | POLLPRI)) b |= io_readable;
+    if (e & POLLOUT) b |= io_writable;
+    if (e & POLLRDHUP) b |= io_read_closed | io_readable;
+    if (e & POLLHUP) b |= io_read_closed | io_write_closed | io_readable | io_writable;
+    if (e & POLLERR) b |= io_error | io_readable | io_writable;
+    return b;
+}
 
 void scheduled_io::set_ready(std::uint32_t bits) noexcept {
     std::uint64_t cur = word_.load(std::memory_order_relaxed);

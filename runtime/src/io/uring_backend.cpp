@@ -24,16 +24,6 @@ constexpr std::uint64_t removal_bit = 2;
 
 constexpr unsigned poll_mask = POLLIN | POLLOUT | POLLRDHUP | POLLPRI;
 
-std::uint32_t bits_from_poll(std::uint32_t e) noexcept {
-    std::uint32_t b = 0;
-    if (e & (POLLIN | POLLPRI)) b |= io_readable;
-    if (e & POLLOUT) b |= io_writable;
-    if (e & POLLRDHUP) b |= io_read_closed | io_readable;
-    if (e & POLLHUP) b |= io_read_closed | io_write_closed | io_readable | io_writable;
-    if (e & POLLERR) b |= io_error | io_readable | io_writable;
-    return b;
-}
-
 int enter(int fd, unsigned to_submit, unsigned min_complete, unsigned flags, void* arg,
           std::size_t arg_size) noexcept {
     const long r = syscall(__NR_io_uring_enter, fd, to_submit, min_complete, flags, arg, arg_size);
@@ -194,7 +184,7 @@ std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
             }
             auto* s = reinterpret_cast<scheduled_io*>(c->user_data);
             if (c->res > 0) {
-                sink.ready(s, bits_from_poll(static_cast<std::uint32_t>(c->res)));
+                sink.ready(s, bits_from_poll_mask(static_cast<std::uint32_t>(c->res)));
                 ++reported;
             } else if (c->res < 0 && c->res != -ECANCELED) {
                 sink.ready(s, io_error | io_readable | io_writable);
