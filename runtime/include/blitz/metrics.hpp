@@ -83,6 +83,14 @@ struct runtime_metrics {
     std::uint64_t io_submit_calls = 0;
     std::uint64_t io_wake_calls = 0;
     std::uint64_t io_wake_reads = 0;
+    // Completion operations (io_uring; read_owned, write_owned): started, in flight, abandoned
+    // by their awaiter (then cancelled and settled by the driver), late received bytes kept for
+    // the next read, and socket closes deferred until their last operation.
+    std::uint64_t io_ops = 0;
+    std::uint64_t io_ops_in_flight = 0;
+    std::uint64_t io_ops_orphaned = 0;
+    std::uint64_t io_orphan_bytes_kept = 0;
+    std::uint64_t io_deferred_closes = 0;
 
     // Sum of one field over all workers, e.g. total(&worker_metrics::polls).
     std::uint64_t total(std::uint64_t worker_metrics::* field) const {

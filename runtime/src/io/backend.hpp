@@ -15,6 +15,7 @@
 namespace blitz::detail {
 
 class scheduled_io;
+struct io_op_state;
 
 // Syscalls made by the driver, by kind (O15 counts them per request).
 struct io_syscall_counts {
@@ -70,6 +71,9 @@ public:
     virtual void ready(scheduled_io* s, std::uint32_t bits) noexcept = 0;
     // The backend will never name `s` again (io_uring: its poll's last completion).
     virtual void released(scheduled_io* s) noexcept = 0;
+    // A completion operation's final completion: `res` is its result (bytes or -errno). Called
+    // with no backend lock held.
+    virtual void completed(io_op_state* op, int res) noexcept = 0;
 
 protected:
     ~io_event_sink() = default;
@@ -98,6 +102,12 @@ public:
     virtual void wake() noexcept = 0;
     // True when a zero-timeout wait costs no syscall.
     virtual bool free_poll() const noexcept = 0;
+    // Completion operations (io_uring only): submit runs `op` in the kernel, which reports it
+    // through io_event_sink::completed; cancel asks the kernel to end it early (its completion
+    // still arrives, with -ECANCELED or its result). Both keep `op` alive; the driver frees it.
+    virtual bool completion_ops() const noexcept { return false; }
+    virtual void submit(io_op_state* /*op*/) noexcept {}
+    virtual void cancel(io_op_state* /*op*/) noexcept {}
 
     io_syscall_counts counts;
 };

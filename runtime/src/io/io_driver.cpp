@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: MIT
 #include "io/io_driver.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/faults.hpp"
 #include "io/epoll_backend.hpp"
+#include "io/op_state.hpp"
 #include "io/scheduled_io.hpp"
 #include "io/uring_backend.hpp"
 #include "task/context_internal.hpp"
@@ -62,7 +67,15 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
 }
 
 io_driver::~io_driver() {
-    // Nobody can reach the driver any more (the runtime and every socket let go of it).
+    // Nobody can reach the driver any more (the runtime and every socket let go of it). Its
+    // runtime's shutdown drained the operations; one still in flight (a drain that gave up)
+    // keeps its memory, which the kernel may yet write into.
+    {
+        lock_guard l(ops_mu_);
+        if (ops_in_flight_ != 0) {
+            for (auto& c : op_chunks_) (void)c.release();
+        }
+    }
     lock_guard l(reg_mu_);
     while (scheduled_io* s = live_) {
         live_ = s->live_next;
@@ -152,9 +165,284 @@ void io_driver::ready(scheduled_io* s, std::uint32_t bits) noexcept { s->set_rea
 void io_driver::shutdown() noexcept {
     // set_ready takes the block's own mutex and wakes with no driver lock held: the wakers
     // only schedule tasks.
-    lock_guard l(reg_mu_);
-    shut_down_ = true;
-    for (scheduled_io* s = live_; s; s = s->live_next) s->set_ready(io_shutdown);
+    {
+        lock_guard l(reg_mu_);
+        shut_down_ = true;
+        for (scheduled_io* s = live_; s; s = s->live_next) s->set_ready(io_shutdown);
+    }
+    {
+        lock_guard l(ops_mu_);
+        ops_shut_ = true;
+    }
+    drain_ops();
+}
+
+// ---- completion operations ----
+
+io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, waker& w) {
+    lock_guard l(ops_mu_);
+    if (ops_shut_ || s->closing) return nullptr;
+    if (!op_free_) {
+        constexpr std::size_t chunk = 64;
+        op_chunks_.push_back(std::make_unique<io_op_state[]>(chunk));
+        io_op_state* c = op_chunks_.back().get();
+        for (std::size_t i = 0; i < chunk; ++i) {
+            c[i].next = op_free_;
+            op_free_ = &c[i];
+        }
+    }
+    io_op_state* op = op_free_;
+    op_free_ = op->next;
+    op->phase.store(io_op_state::in_flight, std::memory_order_relaxed);
+    op->kind = kind;
+    op->cancel_sent = false;
+    op->deferred = false;
+    op->from_unread = false;
+    op->result = 0;
+    op->fd = s->fd();
+    op->sio = s;
+    op->buf = std::move(buf);
+    op->w = std::move(w);
+    op->qnext = nullptr;
+    op->prev = nullptr;
+    op->next = op_live_;
+    if (op_live_) op_live_->prev = op;
+    op_live_ = op;
+    ++s->ops;
+    ++ops_started_;
+    ++ops_in_flight_;
+    if (kind == io_op_kind::recv) {
+        // One receive of a descriptor in the kernel at a time: a later one waits until the
+        // earlier one settled, so bytes an abandoned receive got late are returned before
+        // anything newer (R4).
+        if (s->recv_busy) {
+            op->deferred = true;
+            if (s->deferred_tail) {
+                s->deferred_tail->qnext = op;
+            } else {
+                s->deferred_head = op;
+            }
+            s->deferred_tail = op;
+            return op;
+        }
+        if (const std::size_t k = s->take_unread(op->buf.data(), op->buf.capacity())) {
+            op->w.reset();  // the caller sees `done` at once and does not suspend
+            op->from_unread = true;
+            op->result = static_cast<int>(k);
+            op->phase.store(io_op_state::done, std::memory_order_release);
+            return op;
+        }
+        s->recv_busy = op;
+        s->set_recv_pending(true);
+    }
+    backend_->submit(op);  // under ops_mu_: a shutdown or close cancels only submitted states
+    return op;
+}
+
+void io_driver::complete_locked(io_op_state* op, int res, std::vector<waker>& wakes) {
+    op->result = res;
+    wakes.push_back(std::move(op->w));
+    op->phase.store(io_op_state::done, std::memory_order_release);
+}
+
+void io_driver::promote_locked(scheduled_io* s, std::vector<waker>& wakes) {
+    while (io_op_state* d = s->deferred_head) {
+        s->deferred_head = d->qnext;
+        if (!s->deferred_head) s->deferred_tail = nullptr;
+        d->qnext = nullptr;
+        d->deferred = false;
+        if (ops_shut_ || s->closing) {
+            complete_locked(d, -ECANCELED, wakes);
+        } else if (const std::size_t k = s->take_unread(d->buf.data(), d->buf.capacity())) {
+            d->from_unread = true;
+            complete_locked(d, static_cast<int>(k), wakes);
+        } else {
+            s->recv_busy = d;
+            backend_->submit(d);
+            return;
+        }
+    }
+}
+
+void io_driver::completed(io_op_state* op, int res) noexcept {
+    op->result = res;
+    waker w = std::move(op->w);
+    std::uint32_t expect = io_op_state::in_flight;
+    // acq_rel: the awaiter that sees `done` sees the result and the buffer's bytes; the
+    // orphaning awaiter's store is seen before we settle
+    if (op->phase.compare_exchange_strong(expect, io_op_state::done, std::memory_order_acq_rel,
+                                          std::memory_order_acquire)) {
+        std::move(w).wake();
+        return;
+    }
+    settle(op);  // orphaned: nobody will take the result
+    free_op(op);
+}
+
+long io_driver::finish(io_op_state* op, owned_buffer& buf) noexcept {
+    const long r = op->result;
+    buf = std::move(op->buf);
+    free_op(op);
+    return r;
+}
+
+void io_driver::abandon(io_op_state* op) noexcept {
+    {
+        lock_guard l(ops_mu_);
+        if (op->deferred) {
+            // Never reached the kernel: unlink it from its descriptor's queue and free it.
+            scheduled_io* s = op->sio;
+            io_op_state** link = &s->deferred_head;
+            io_op_state* before = nullptr;
+            while (*link != op) {
+                before = *link;
+                link = &(*link)->qnext;
+            }
+            *link = op->qnext;
+            if (s->deferred_tail == op) s->deferred_tail = before;
+            op->deferred = false;
+            op->phase.store(io_op_state::done, std::memory_order_relaxed);
+            op->result = -ECANCELED;
+        } else {
+            std::uint32_t expect = io_op_state::in_flight;
+            if (op->phase.compare_exchange_strong(expect, io_op_state::orphaned,
+                                                  std::memory_order_acq_rel,
+                                                  std::memory_order_acquire)) {
+                // The completion is still to come: cancel, and let the driver settle and free.
+                ++ops_orphaned_;
+                if (!op->cancel_sent) {
+                    op->cancel_sent = true;
+                    backend_->cancel(op);
+                }
+                return;
+            }
+        }
+    }
+    // Completed (or never started), but the task stopped before it took the result.
+    settle(op);
+    free_op(op);
+}
+
+void io_driver::settle(io_op_state* op) noexcept {
+    if (op->kind != io_op_kind::recv || op->result <= 0) return;  // a send's bytes are sent
+#if BLITZ_FAULTS
+    if (fault_io_drop_orphan_data()) return;  // O5's control
+#endif
+    // Bytes taken from the kept ones go back in front of the rest; bytes from the kernel are
+    // newer than every kept byte (one receive in the kernel at a time).
+    op->sio->keep_unread(op->buf.data(), static_cast<std::size_t>(op->result), op->from_unread);
+    if (!op->from_unread) {
+        orphan_bytes_.fetch_add(static_cast<std::uint64_t>(op->result), std::memory_order_relaxed);
+    }
+}
+
+void io_driver::free_op(io_op_state* op) noexcept {
+    owned_buffer dead = std::move(op->buf);  // freed outside the lock
+    scheduled_io* s = op->sio;
+    int close_fd = -1;
+    bool readers = false;
+    std::vector<waker> wakes;
+    {
+        lock_guard l(ops_mu_);
+        if (op->prev) op->prev->next = op->next;
+        if (op->next) op->next->prev = op->prev;
+        if (op_live_ == op) op_live_ = op->next;
+        --ops_in_flight_;
+        if (s->recv_busy == op) {
+            s->recv_busy = nullptr;
+            promote_locked(s, wakes);
+            if (!s->recv_busy) {
+                s->set_recv_pending(false);
+                readers = true;  // plain reads held back by the receive may go on
+            }
+        }
+        if (--s->ops == 0 && s->close_fd >= 0) close_fd = std::exchange(s->close_fd, -1);
+        op->w.reset();
+        op->sio = nullptr;
+        ++op->gen;
+        op->prev = nullptr;
+        op->next = op_free_;
+        op_free_ = op;
+    }
+    for (waker& w : wakes) std::move(w).wake();
+    if (readers) s->set_ready(io_readable);
+    if (close_fd >= 0) close_now(s, close_fd);
+}
+
+void io_driver::close(scheduled_io* s, int fd) noexcept {
+    std::vector<waker> wakes;
+    bool now = false;
+    {
+        lock_guard l(ops_mu_);
+        s->closing = true;
+        if (s->ops == 0) {
+            now = true;
+        } else {
+            s->close_fd = fd;
+            ++deferred_closes_;
+#if BLITZ_FAULTS
+            if (fault_io_close_immediately()) ::close(fd);  // O7's control: closed twice
+#endif
+            promote_locked(s, wakes);  // queued receives end with ECANCELED
+            for (io_op_state* op = op_live_; op; op = op->next) {
+                if (op->sio == s && !op->cancel_sent && !op->deferred &&
+                    op->phase.load(std::memory_order_relaxed) != io_op_state::done) {
+                    op->cancel_sent = true;
+                    backend_->cancel(op);
+                }
+            }
+        }
+    }
+    for (waker& w : wakes) std::move(w).wake();
+    if (now) close_now(s, fd);
+}
+
+void io_driver::close_now(scheduled_io* s, int fd) noexcept {
+    remove(s);  // before close: the number may be reused at once
+#if BLITZ_FAULTS
+    if (fault_io_leak_at_shutdown()) return;  // O12's control leaks the descriptor
+#endif
+    ::close(fd);
+}
+
+void io_driver::drain_ops() noexcept {
+    using namespace std::chrono;
+    const auto start = steady_clock::now();
+    auto last_cancel = start;
+    for (;;) {
+        {
+            lock_guard l(ops_mu_);
+            if (ops_in_flight_ == 0) return;
+            const auto now = steady_clock::now();
+            if (now - start > seconds(30)) {
+                std::fprintf(stderr,
+                             "blitz: %llu I/O operations did not complete 30 s after shutdown "
+                             "cancelled them; their memory is kept\n",
+                             static_cast<unsigned long long>(ops_in_flight_));
+                return;
+            }
+            // Every operation gets a cancel now; one the kernel could not cancel yet (it was
+            // running) gets another every 100 ms.
+            const bool again = now - last_cancel > milliseconds(100);
+            if (again) last_cancel = now;
+            for (io_op_state* op = op_live_; op; op = op->next) {
+                if (op->deferred ||
+                    op->phase.load(std::memory_order_relaxed) == io_op_state::done) {
+                    continue;  // never in the kernel, or its awaiter has the result
+                }
+                if (!op->cancel_sent || again) {
+                    op->cancel_sent = true;
+                    backend_->cancel(op);
+                }
+            }
+        }
+        if (try_lock()) {
+            turn(milliseconds(10));
+            unlock();
+        } else {
+            std::this_thread::sleep_for(milliseconds(1));
+        }
+    }
 }
 
 io_driver_stats io_driver::stats() const noexcept {
@@ -172,6 +460,14 @@ io_driver_stats io_driver::stats() const noexcept {
     st.submits = c.submits.load(std::memory_order_relaxed);
     st.wakes = c.wakes.load(std::memory_order_relaxed);
     st.wake_reads = c.wake_reads.load(std::memory_order_relaxed);
+    {
+        lock_guard l(ops_mu_);
+        st.ops = ops_started_;
+        st.ops_in_flight = ops_in_flight_;
+        st.ops_orphaned = ops_orphaned_;
+        st.deferred_closes = deferred_closes_;
+    }
+    st.orphan_bytes_kept = orphan_bytes_.load(std::memory_order_relaxed);
     return st;
 }
 
@@ -200,6 +496,23 @@ bool io_wait(scheduled_io* s, io_direction dir, wait_node& node, waker w) {
 }
 void io_cancel_wait(scheduled_io* s, wait_node& node) noexcept { s->cancel_wait(node); }
 std::shared_ptr<io_driver> io_share(io_driver& d) { return d.shared_from_this(); }
+void io_close(io_driver& d, scheduled_io* s, int fd) noexcept { d.close(s, fd); }
+long io_take_unread(scheduled_io* s, void* data, std::size_t n) noexcept {
+    if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);
+    return s->recv_pending() ? -EAGAIN : 0;
+}
+bool io_completion_mode(const io_driver& d) noexcept { return d.completion_ops(); }
+io_op_state* io_op_start(io_driver& d, scheduled_io* s, io_op_kind kind, owned_buffer& buf,
+                         waker& w) {
+    return d.start(s, kind, buf, w);
+}
+bool io_op_done(const io_op_state* op) noexcept {
+    return op->phase.load(std::memory_order_acquire) == io_op_state::done;
+}
+long io_op_finish(io_driver& d, io_op_state* op, owned_buffer& buf) noexcept {
+    return d.finish(op, buf);
+}
+void io_op_abandon(io_driver& d, io_op_state* op) noexcept { d.abandon(op); }
 
 #if BLITZ_FAULTS
 namespace {
@@ -219,6 +532,10 @@ bool fault_io_no_msg_nosignal() noexcept {
 bool fault_io_leak_at_shutdown() noexcept {
     const runtime_context* r = draining_runtime();
     return r && r->cfg && r->cfg->debug.io_leak_at_shutdown;
+}
+bool fault_io_close_immediately() noexcept {
+    const auto* f = faults_here();
+    return f && f->io_close_immediately;
 }
 bool fault_io_eof_as_error() noexcept {
     const auto* f = faults_here();

@@ -7,15 +7,19 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/atomic.hpp"
 #include "blitz/config.hpp"
+#include "blitz/detail/io_api.hpp"
 #include "blitz/detail/mutex.hpp"
 #include "io/backend.hpp"
+#include "io/op_state.hpp"
 
 namespace blitz::detail {
 
 class scheduled_io;
+struct io_op_state;
 
 // Counters for runtime_metrics and the O checkers.
 struct io_driver_stats {
@@ -25,6 +29,10 @@ struct io_driver_stats {
     std::uint64_t live = 0;           // registered and not yet deregistered
     std::uint64_t blocks = 0;         // scheduled_io blocks not yet freed (live + pending)
     std::uint64_t waits = 0, submits = 0, wakes = 0, wake_reads = 0;  // syscalls by kind
+    // Completion operations (io_uring): started, in flight now, abandoned by their awaiter,
+    // late received bytes kept for the next read (R4), closes deferred to the last one (R5).
+    std::uint64_t ops = 0, ops_in_flight = 0, ops_orphaned = 0, orphan_bytes_kept = 0;
+    std::uint64_t deferred_closes = 0;
 };
 
 // Lifetime: shared by the runtime and by every socket registered with it, so a socket that
@@ -63,8 +71,18 @@ public:
     bool has_registrations() const noexcept {
         return registered_.load(std::memory_order_seq_cst) != 0;
     }
-    // Runtime shutdown: every registration reports io_shutdown, so every wait ends.
+    // Closes `fd` (registered as `s`) now, or after its last completion operation (R5).
+    void close(scheduled_io* s, int fd) noexcept;
+    // Runtime shutdown: every registration reports io_shutdown, so every wait ends; every
+    // completion operation is cancelled and its final completion reaped before this returns
+    // (R8). Call when no worker turns the driver any more.
     void shutdown() noexcept;
+
+    // Completion operations (see blitz/detail/io_api.hpp).
+    bool completion_ops() const noexcept { return backend_->completion_ops(); }
+    io_op_state* start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, waker& w);
+    long finish(io_op_state* op, owned_buffer& buf) noexcept;
+    void abandon(io_op_state* op) noexcept;
 
     io_driver_stats stats() const noexcept;
 
@@ -72,7 +90,23 @@ private:
     explicit io_driver(std::unique_ptr<io_backend> b) : backend_(std::move(b)) {}
     void ready(scheduled_io* s, std::uint32_t bits) noexcept override;
     void released(scheduled_io* s) noexcept override;
+    void completed(io_op_state* op, int res) noexcept override;
     void free_released() noexcept;
+    // The late result of an operation nobody awaits: received bytes kept for the next read.
+    void settle(io_op_state* op) noexcept;
+    // Returns the state to the slab; closes the descriptor if it was the last operation of a
+    // closed one.
+    void free_op(io_op_state* op) noexcept;
+    // Ends `op` without the kernel (a queued receive): stores the result, marks it done and
+    // adds its waker to `wakes` (woken once the lock is released).
+    void complete_locked(io_op_state* op, int res, std::vector<waker>& wakes)
+        BLITZ_REQUIRES(ops_mu_);
+    // `s` has no receive in the kernel: starts its next queued receive, or ends queued ones
+    // from kept bytes or with ECANCELED (closing, shut down).
+    void promote_locked(scheduled_io* s, std::vector<waker>& wakes) BLITZ_REQUIRES(ops_mu_);
+    void close_now(scheduled_io* s, int fd) noexcept;
+    // Shutdown: turns the driver until no operation is in flight.
+    void drain_ops() noexcept;
 
     std::unique_ptr<io_backend> backend_;
     alignas(cache_line) atomic<bool> locked_{false};
@@ -85,6 +119,20 @@ private:
     atomic<std::uint64_t> turns_{0}, events_{0};
     atomic<std::uint64_t> registered_{0};   // add()s not yet remove()d
     atomic<std::int64_t> last_turn_ns_{0};  // steady_clock, at the end of the last turn
+
+    // The operation slab: states are allocated in chunks and never returned to the heap while
+    // the driver lives (a late completion always names valid memory), recycled through a free
+    // list with a new generation.
+    mutable detail::mutex ops_mu_;
+    std::vector<std::unique_ptr<io_op_state[]>> op_chunks_ BLITZ_GUARDED_BY(ops_mu_);
+    io_op_state* op_free_ BLITZ_GUARDED_BY(ops_mu_) = nullptr;
+    io_op_state* op_live_ BLITZ_GUARDED_BY(ops_mu_) = nullptr;  // in flight
+    bool ops_shut_ BLITZ_GUARDED_BY(ops_mu_) = false;
+    std::uint64_t ops_started_ BLITZ_GUARDED_BY(ops_mu_) = 0;
+    std::uint64_t ops_in_flight_ BLITZ_GUARDED_BY(ops_mu_) = 0;
+    std::uint64_t ops_orphaned_ BLITZ_GUARDED_BY(ops_mu_) = 0;
+    std::uint64_t deferred_closes_ BLITZ_GUARDED_BY(ops_mu_) = 0;
+    atomic<std::uint64_t> orphan_bytes_{0};
 };
 
 }  // namespace blitz::detail

@@ -40,11 +40,7 @@ io_object::io_object(int fd) : fd_(fd) {
 
 void io_object::close() noexcept {
     if (fd_ < 0) return;
-    if (sio_) io_deregister(*driver_, sio_);  // before close: the number may be reused at once
-#if BLITZ_FAULTS
-    if (!fault_io_leak_at_shutdown())  // O12's control leaks the descriptor
-#endif
-        ::close(fd_);
+    io_close(*driver_, sio_, fd_);  // deregisters, then closes, after the last operation
     fd_ = -1;
     sio_ = nullptr;
     driver_.reset();
@@ -176,6 +172,10 @@ bool operator==(const socket_address& a, const socket_address& b) noexcept {
 namespace ops {
 
 long recv_op::attempt() const noexcept {
+    // Bytes an abandoned completion-mode receive got late come first (R4).
+    if (sio) {
+        if (const long k = blitz::detail::io_take_unread(sio, data, n)) return k;
+    }
     const ssize_t r = ::recv(fd, data, n, 0);
 #if BLITZ_FAULTS
     if (r == 0 && n > 0 && blitz::detail::fault_io_eof_as_error()) return -ECONNRESET;  // O10

@@ -3,6 +3,7 @@
 // a parked runtime woken by a socket, end of stream, reset, broken pipe, refused connections,
 // cancel-safe reads, addresses.
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -283,6 +284,161 @@ TEST_P(BothBackends, ReadsRacedByTimeoutsLoseNoBytes) {
     std::string want;
     for (int i = 0; i < 300; ++i) want += std::to_string(i) + ";";
     EXPECT_EQ(got, want);
+}
+
+// read_owned and write_owned: completion operations on io_uring, readiness loops on epoll; the
+// buffer comes back with every result, including errors and end of stream.
+TEST_P(BothBackends, OwnedBufferEcho) {
+    runtime rt(on(GetParam(), 2));
+    const std::string got = rt.block_on([]() -> task<std::string> {
+        auto l = tcp_listener::bind(*socket_address::parse("127.0.0.1:0"));
+        const socket_address where = *l->local_addr();
+        auto server = spawn([](tcp_listener l) -> task<void> {
+            auto s = co_await l.accept();
+            owned_buffer buf(64);
+            for (;;) {
+                auto [r, b] = co_await s->read_owned(std::move(buf));
+                if (!r || *r == 0) co_return;
+                EXPECT_EQ(b.size(), *r);
+                auto [w, b2] = co_await s->write_owned(std::move(b));
+                EXPECT_TRUE(w.ok());
+                EXPECT_EQ(*w, b2.size());  // loopback takes 64 bytes whole
+                buf = std::move(b2);
+            }
+        }(std::move(*l)));
+        auto c = co_await tcp_stream::connect(where);
+        std::string all;
+        for (int i = 0; i < 200; ++i) {
+            const std::string msg = "message " + std::to_string(i) + ";";
+            auto [w, sent] = co_await c->write_owned(owned_buffer::copy_of(msg));
+            EXPECT_EQ(sent.view(), msg);  // the buffer comes back unchanged
+            std::string back(msg.size(), '\0');
+            auto r = co_await c->read_exact(
+                std::as_writable_bytes(std::span<char>(back.data(), back.size())));
+            if (!w || !r) co_return "error";
+            all += back;
+        }
+        c->shutdown(net::shutdown_how::write).value();
+        auto [end, b] = co_await c->read_owned(owned_buffer(16));
+        EXPECT_TRUE(end.ok());
+        EXPECT_EQ(*end, 0u);
+        EXPECT_EQ(b.capacity(), 16u);
+        co_await server;
+        co_return all;
+    }());
+    std::string want;
+    for (int i = 0; i < 200; ++i) want += "message " + std::to_string(i) + ";";
+    EXPECT_EQ(got, want);
+    const runtime_metrics m = rt.metrics();
+    if (m.io_backend == "io_uring") {
+        EXPECT_GT(m.io_ops, 400u);
+    }
+    EXPECT_EQ(m.io_ops_in_flight, 0u);
+}
+
+// R4: an owned read abandoned by a timeout after the kernel filled its buffer keeps the bytes
+// for the next read, owned or not: the numbered stream arrives exact.
+TEST_P(BothBackends, OwnedReadsRacedByTimeoutsLoseNoBytes) {
+    runtime rt(on(GetParam(), 2));
+    const std::string got = rt.block_on([]() -> task<std::string> {
+        auto l = tcp_listener::bind(*socket_address::parse("127.0.0.1:0"));
+        const socket_address where = *l->local_addr();
+        auto writer = spawn([](socket_address where) -> task<void> {
+            auto c = co_await tcp_stream::connect(where);
+            for (int i = 0; i < 2000; ++i) {
+                const std::string piece = std::to_string(i) + ";";
+                (void)co_await c->write_all(bytes_of(piece));
+                if (i % 5 == 0) co_await sleep(std::chrono::microseconds(100));
+            }
+        }(where));
+        auto s = co_await l->accept();
+        std::string all;
+        std::array<std::byte, 5> small;
+        for (int k = 0;; ++k) {
+            if (k % 3 == 2) {  // a plain read now and then takes kept bytes first
+                auto r = co_await timeout(std::chrono::microseconds(150), s->read(small));
+                if (r.timed_out()) continue;
+                auto n = std::move(r.value());
+                if (!n || *n == 0) break;
+                all.append(reinterpret_cast<const char*>(small.data()), *n);
+                continue;
+            }
+            auto r = co_await timeout(std::chrono::microseconds(150),
+                                      s->read_owned(owned_buffer(1 + k % 9)));
+            if (r.timed_out()) continue;
+            auto [n, b] = std::move(r.value());
+            if (!n || *n == 0) break;
+            all += b.view();
+        }
+        co_await writer;
+        co_return all;
+    }());
+    std::string want;
+    for (int i = 0; i < 2000; ++i) want += std::to_string(i) + ";";
+    EXPECT_EQ(got, want);
+    const runtime_metrics m = rt.metrics();
+    EXPECT_EQ(m.io_ops_in_flight, 0u);
+    RecordProperty("orphaned", std::to_string(m.io_ops_orphaned));
+    RecordProperty("orphan_bytes_kept", std::to_string(m.io_orphan_bytes_kept));
+}
+
+// R5: a socket closed by an aborted task whose owned read is in flight is closed after the
+// read's final completion; meanwhile its descriptor number is not handed out again.
+TEST_P(BothBackends, CloseWaitsForTheLastOperation) {
+    runtime rt(on(GetParam(), 2));
+    int sv[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    const int fd = sv[0];
+    rt.block_on([](int fd) -> task<void> {
+        auto reader = spawn([](int fd) -> task<void> {
+            net::unix_stream s(fd);
+            auto [r, b] = co_await s.read_owned(owned_buffer(16));
+            ADD_FAILURE() << "the read completed";
+        }(fd));
+        for (int i = 0; i < 20; ++i) co_await yield_now();  // let it submit
+        reader.abort();
+        try {
+            co_await reader;
+        } catch (const task_cancelled&) {
+        }
+    }(fd));
+    // The settlement runs on a worker turning the driver: wait for it by polling the state
+    // (bounded; the verdict is whether it happened, not when).
+    for (int i = 0; i < 10000 && rt.metrics().io_ops_in_flight != 0; ++i) {
+        std::this_thread::sleep_for(1ms);
+    }
+    const runtime_metrics m = rt.metrics();
+    EXPECT_EQ(m.io_ops_in_flight, 0u);
+    if (m.io_backend == "io_uring") {
+        EXPECT_EQ(m.io_ops_orphaned, 1u);
+        EXPECT_EQ(m.io_deferred_closes, 1u);
+    }
+    for (int i = 0; i < 10000 && ::fcntl(fd, F_GETFD) >= 0; ++i) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(::fcntl(fd, F_GETFD), -1) << "the descriptor stayed open";
+    ::close(sv[1]);
+}
+
+// R8: a runtime destroyed with owned reads in flight cancels them and reaps every final
+// completion before it returns; every descriptor is closed.
+TEST_P(BothBackends, ShutdownDrainsOperationsInFlight) {
+    std::vector<int> peers, ours;
+    {
+        runtime rt(on(GetParam(), 2));
+        for (int i = 0; i < 100; ++i) {
+            int sv[2];
+            ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+            ours.push_back(sv[0]);
+            peers.push_back(sv[1]);
+            rt.spawn([](int fd) -> task<void> {
+                  net::unix_stream s(fd);
+                  (void)co_await s.read_owned(owned_buffer(32));
+              }(sv[0]))
+                .detach();
+        }
+        std::this_thread::sleep_for(20ms);  // most reads submitted; the rest never start
+    }
+    for (int fd : ours) EXPECT_EQ(::fcntl(fd, F_GETFD), -1) << "descriptor " << fd << " open";
+    for (int fd : peers) ::close(fd);
 }
 
 // Closing the runtime ends the waits of a socket that outlives it; destroying the socket later

@@ -4,6 +4,8 @@
 #include <poll.h>
 #include <sys/epoll.h>
 
+#include <cstring>
+
 #include "io/backend.hpp"
 
 namespace blitz::detail {
@@ -77,6 +79,39 @@ void scheduled_io::cancel_wait(wait_node& node) noexcept {
 bool scheduled_io::has_waiters() const {
     lock_guard l(mu_);
     return !readers_.empty() || !writers_.empty();
+}
+
+void scheduled_io::keep_unread(const std::byte* p, std::size_t n, bool front) {
+    if (n == 0) return;
+    {
+        lock_guard l(mu_);
+        if (front && unread_pos_ >= n) {
+            unread_pos_ -= n;
+            std::memcpy(unread_.data() + unread_pos_, p, n);
+        } else {
+            unread_.insert(
+                front ? unread_.begin() + static_cast<std::ptrdiff_t>(unread_pos_) : unread_.end(),
+                p, p + n);
+        }
+        // release: a reader that sees the count sees the bytes (it copies them under mu_ anyway)
+        unread_count_.fetch_add(n, std::memory_order_release);
+    }
+    set_ready(io_readable);  // a reader waiting for the kernel now has bytes here
+}
+
+std::size_t scheduled_io::take_unread(void* out, std::size_t n) noexcept {
+    if (n == 0 || unread_count_.load(std::memory_order_acquire) == 0) return 0;
+    lock_guard l(mu_);
+    const std::size_t have = unread_.size() - unread_pos_;
+    const std::size_t k = have < n ? have : n;
+    if (k) std::memcpy(out, unread_.data() + unread_pos_, k);
+    unread_pos_ += k;
+    if (unread_pos_ == unread_.size()) {
+        unread_.clear();
+        unread_pos_ = 0;
+    }
+    unread_count_.fetch_sub(k, std::memory_order_relaxed);
+    return k;
 }
 
 }  // namespace blitz::detail

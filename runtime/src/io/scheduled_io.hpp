@@ -2,7 +2,9 @@
 #pragma once
 // scheduled_io: one registered file descriptor's readiness and the tasks waiting on it.
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "base/atomic.hpp"
 #include "blitz/detail/io_api.hpp"
@@ -41,6 +43,16 @@ public:
     // True while some task waits on this descriptor (tests and shutdown checks).
     bool has_waiters() const;
 
+    // R4: bytes an abandoned receive got late, returned first by the next read. keep_unread
+    // appends and wakes the readers; take_unread copies out up to `n` bytes (0: none kept).
+    // `front`: the bytes were taken from the kept ones and go back before the rest.
+    void keep_unread(const std::byte* p, std::size_t n, bool front = false);
+    std::size_t take_unread(void* out, std::size_t n) noexcept;
+    // True while a completion-mode receive is in the kernel or queued: a plain read then waits
+    // (it would overtake bytes the receive may yet leave for it, R4).
+    bool recv_pending() const noexcept { return recv_pending_.load(std::memory_order_acquire); }
+    void set_recv_pending(bool on) noexcept { recv_pending_.store(on, std::memory_order_release); }
+
     // Driver bookkeeping (see io_driver), under its registration mutex except `removing`.
     scheduled_io* live_prev = nullptr;
     scheduled_io* live_next = nullptr;
@@ -53,6 +65,14 @@ public:
     bool removing = false;
     bool poll_ended = false;
     unsigned removals = 0;
+    // Completion operations, under the driver's operation mutex: how many are in flight, and
+    // the descriptor to close when the last one settles (R5).
+    unsigned ops = 0;
+    bool closing = false;
+    int close_fd = -1;
+    struct io_op_state* recv_busy = nullptr;      // the receive in the kernel
+    struct io_op_state* deferred_head = nullptr;  // receives waiting for it
+    struct io_op_state* deferred_tail = nullptr;
 
 private:
     static std::uint32_t bits_of(std::uint64_t w) noexcept { return static_cast<std::uint32_t>(w); }
@@ -65,6 +85,10 @@ private:
     mutable detail::mutex mu_;
     wait_queue readers_ BLITZ_GUARDED_BY(mu_);
     wait_queue writers_ BLITZ_GUARDED_BY(mu_);
+    atomic<bool> recv_pending_{false};
+    atomic<std::size_t> unread_count_{0};  // bytes in unread_ beyond unread_pos_
+    std::vector<std::byte> unread_ BLITZ_GUARDED_BY(mu_);
+    std::size_t unread_pos_ BLITZ_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace blitz::detail

@@ -3,6 +3,7 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -12,15 +13,27 @@
 #include <fstream>
 #include <system_error>
 
+#include "blitz/detail/faults.hpp"
+#include "io/op_state.hpp"
 #include "io/scheduled_io.hpp"
 
 namespace blitz::detail {
 namespace {
 
-// user_data: a block's address (its poll), the waker's poll, or a block's address with the
-// removal bit (the POLL_REMOVE that cancels its poll). Blocks are 16-byte aligned.
+// user_data: a block's address (its poll), the waker's poll, a block's address with the
+// removal bit (the POLL_REMOVE that cancels its poll), an operation state's address with the
+// operation bit and its generation in the top 16 bits, or the tag of an ASYNC_CANCEL (whose own
+// result is not needed: the cancelled operation's completion says what happened). Blocks and
+// states are 16-byte aligned; user-space addresses fit in 48 bits.
 constexpr std::uint64_t waker_tag = 1;
 constexpr std::uint64_t removal_bit = 2;
+constexpr std::uint64_t cancel_tag = 3;
+constexpr std::uint64_t op_bit = 4;
+constexpr unsigned gen_shift = 48;
+
+std::uint64_t op_user_data(const io_op_state* op) noexcept {
+    return reinterpret_cast<std::uint64_t>(op) | op_bit | (std::uint64_t{op->gen} << gen_shift);
+}
 
 constexpr unsigned poll_mask = POLLIN | POLLOUT | POLLRDHUP | POLLPRI;
 
@@ -64,7 +77,9 @@ std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_
         const char* name;
     } ops[] = {{IORING_OP_POLL_ADD, "POLL_ADD"},
                {IORING_OP_POLL_REMOVE, "POLL_REMOVE"},
-               {IORING_OP_ASYNC_CANCEL, "ASYNC_CANCEL"}};
+               {IORING_OP_ASYNC_CANCEL, "ASYNC_CANCEL"},
+               {IORING_OP_RECV, "RECV"},
+               {IORING_OP_SEND, "SEND"}};
     for (const auto& o : ops) {
         if (!io_uring_opcode_supported(probe, o.op)) {
             io_uring_free_probe(probe);
@@ -158,6 +173,18 @@ std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
         for (unsigned i = 0; i < n; ++i) {
             const io_uring_cqe* c = cqes[i];
             const bool more = c->flags & IORING_CQE_F_MORE;
+            if (c->user_data == cancel_tag) continue;
+            if (c->user_data & op_bit) {
+                auto* op = reinterpret_cast<io_op_state*>(c->user_data &
+                                                          ((std::uint64_t{1} << gen_shift) - 1) &
+                                                          ~(op_bit | removal_bit | waker_tag));
+                // A state is freed only after its final completion, and RECV and SEND complete
+                // once, so the generation always matches; the check guards the invariant.
+                if (op->gen == static_cast<std::uint16_t>(c->user_data >> gen_shift) && !more) {
+                    sink.completed(op, c->res);
+                }
+                continue;
+            }
             if (c->user_data & removal_bit) {
                 // The POLL_REMOVE's own result. -EALREADY: the poll was running its wakeup and
                 // could not be taken off; it is still armed (and holds the file open), so try
@@ -234,5 +261,34 @@ std::size_t uring_backend::wait(std::chrono::nanoseconds timeout, io_event_sink&
 }
 
 void uring_backend::wake() noexcept { waker_.wake(counts); }
+
+void uring_backend::submit(io_op_state* op) noexcept {
+    lock_guard l(sq_mu_);
+    published_.fetch_add(1, std::memory_order_release);  // the state before the kernel has it
+    io_uring_sqe* sqe = sqe_locked();
+    switch (op->kind) {
+        case io_op_kind::recv:
+            io_uring_prep_recv(sqe, op->fd, op->buf.data(), op->buf.capacity(), 0);
+            break;
+        case io_op_kind::send: {
+            int flags = MSG_NOSIGNAL;
+#if BLITZ_FAULTS
+            if (fault_io_no_msg_nosignal()) flags = 0;  // O9's control
+#endif
+            io_uring_prep_send(sqe, op->fd, op->buf.data(), op->buf.size(), flags);
+            break;
+        }
+    }
+    io_uring_sqe_set_data64(sqe, op_user_data(op));
+    submit_locked();
+}
+
+void uring_backend::cancel(io_op_state* op) noexcept {
+    lock_guard l(sq_mu_);
+    io_uring_sqe* sqe = sqe_locked();
+    io_uring_prep_cancel64(sqe, op_user_data(op), 0);
+    io_uring_sqe_set_data64(sqe, cancel_tag);
+    submit_locked();
+}
 
 }  // namespace blitz::detail

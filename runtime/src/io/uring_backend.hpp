@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The io_uring backend, readiness part: one shared ring (default setup flags: no SINGLE_ISSUER
+// The io_uring backend. Readiness: one shared ring (default setup flags: no SINGLE_ISSUER
 // or DEFER_TASKRUN, because any worker submits and any worker may wait, IO.md 0.4), a
 // multishot POLL_ADD armed once per descriptor (edge-triggered, re-armed if the kernel ends it),
-// and an eventfd with its own multishot poll as the waker.
+// and an eventfd with its own multishot poll as the waker. Completion operations: RECV and SEND
+// on owned buffers, each naming its io_op_state (with the state's generation) in user_data.
 
 #include <liburing.h>
 
@@ -36,6 +37,9 @@ public:
     std::size_t wait(std::chrono::nanoseconds timeout, io_event_sink& sink) noexcept override;
     void wake() noexcept override;
     bool free_poll() const noexcept override { return true; }
+    bool completion_ops() const noexcept override { return true; }
+    void submit(io_op_state* op) noexcept override;
+    void cancel(io_op_state* op) noexcept override;
 
 private:
     uring_backend() = default;

@@ -330,6 +330,11 @@ runtime_metrics runtime_core::metrics() const {
         m.io_submit_calls = st.submits;
         m.io_wake_calls = st.wakes;
         m.io_wake_reads = st.wake_reads;
+        m.io_ops = st.ops;
+        m.io_ops_in_flight = st.ops_in_flight;
+        m.io_ops_orphaned = st.ops_orphaned;
+        m.io_orphan_bytes_kept = st.orphan_bytes_kept;
+        m.io_deferred_closes = st.deferred_closes;
     }
     return m;
 }

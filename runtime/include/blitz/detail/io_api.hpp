@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "blitz/buffer.hpp"
 #include "blitz/detail/faults.hpp"
 #include "blitz/detail/wait_list.hpp"
 #include "blitz/waker.hpp"
@@ -54,11 +55,48 @@ bool io_wait(scheduled_io* s, io_direction dir, wait_node& node, waker w);
 // Unlinks `node` if it is still linked.
 void io_cancel_wait(scheduled_io* s, wait_node& node) noexcept;
 
+// Closes `fd`, registered as `s`: at once when no completion operation uses it, otherwise
+// after the last one's final completion (the in-flight ones are cancelled), so a reused
+// descriptor number never meets a stale operation (IO.md 7.3 R5).
+void io_close(io_driver& d, scheduled_io* s, int fd) noexcept;
+// Bytes an abandoned receive got after its task stopped waiting (R4): a read takes them before
+// asking the kernel. Copies up to `n` into `data` and returns how many; 0 when none are kept;
+// -EAGAIN when none are kept but a completion-mode receive is in flight (it may yet leave
+// some, so the read must wait for readiness rather than overtake it).
+long io_take_unread(scheduled_io* s, void* data, std::size_t n) noexcept;
+
+// Completion-mode operations (io_uring): the kernel reads or writes an owned_buffer kept in a
+// driver-owned operation state until the final completion (R2, R3).
+struct io_op_state;
+enum class io_op_kind : std::uint8_t {
+    recv,  // into the buffer's whole capacity; the result is the byte count
+    send,  // the buffer's bytes; the result is the byte count written
+};
+// True when the driver's backend runs completion operations (io_uring); the epoll backend
+// runs the same operations readiness-based.
+bool io_completion_mode(const io_driver& d) noexcept;
+// Starts `kind` on `s` with `buf` (moved into the state) and `w` to wake at completion.
+// Returns null, leaving `buf` and `w` with the caller, when the driver is shut down or `s` is
+// closing: the operation then ends with ECANCELED.
+io_op_state* io_op_start(io_driver& d, scheduled_io* s, io_op_kind kind, owned_buffer& buf,
+                         waker& w);
+// True once the final completion arrived (acquire: the result and the buffer are visible).
+bool io_op_done(const io_op_state* op) noexcept;
+// After io_op_done: the result (bytes, or -errno), the buffer back in `buf`; frees the state.
+long io_op_finish(io_driver& d, io_op_state* op, owned_buffer& buf) noexcept;
+// The awaiter goes away before the completion was consumed (abort, select, timeout): cancels
+// the operation if it is still in the kernel; the driver settles its late result (received
+// bytes kept for the next read, R4) and frees the state at the final completion.
+void io_op_abandon(io_driver& d, io_op_state* op) noexcept;
+
 #if BLITZ_FAULTS
 // The calling worker's runtime's I/O negative controls (false on a plain thread).
 bool fault_io_drop_orphan_data() noexcept;
 bool fault_io_no_msg_nosignal() noexcept;
 bool fault_io_eof_as_error() noexcept;
+// O7's control: a descriptor with an operation in flight is closed at once, and again when the
+// operation settles (a double close that hits whoever reused the number).
+bool fault_io_close_immediately() noexcept;
 // O12's control: true while the calling thread destroys frames of a runtime that shuts down
 // with io_leak_at_shutdown set.
 bool fault_io_leak_at_shutdown() noexcept;

@@ -44,7 +44,9 @@ public:
     int fd() const noexcept { return fd_; }
     bool valid() const noexcept { return fd_ >= 0; }
     scheduled_io* sio() const noexcept { return sio_; }
-    // Deregisters and closes (idempotent). Operations must not be pending.
+    io_driver* driver() const noexcept { return driver_.get(); }
+    // Deregisters and closes (idempotent). Readiness operations must not be pending; completion
+    // operations in flight are cancelled, and the descriptor is closed after the last one.
     void close() noexcept;
 
 private:

@@ -12,14 +12,21 @@
 // std::errc::...); sends use MSG_NOSIGNAL, so a closed peer gives std::errc::broken_pipe, never
 // SIGPIPE. Sockets are created and awaited inside tasks of a runtime with an I/O driver.
 //
+// read_owned and write_owned take an owned_buffer instead of a span: on io_uring they are
+// completion operations (the kernel fills or drains the buffer while the task waits), on
+// epoll readiness-based like the rest (see owned_io below).
+//
 // Thread-safety: one task reads and one task writes at a time (split() gives the two halves).
 
 #include <sys/socket.h>
 
 #include <cstddef>
+#include <optional>
 #include <span>
+#include <type_traits>
 #include <utility>
 
+#include "blitz/buffer.hpp"
 #include "blitz/detail/io_op.hpp"
 #include "blitz/net/address.hpp"
 #include "blitz/net/io_result.hpp"
@@ -47,6 +54,7 @@ struct recv_op {
     int fd;
     void* data;
     std::size_t n;
+    blitz::detail::scheduled_io* sio = nullptr;  // streams: take bytes kept by R4 first
     long attempt() const noexcept;
     io_result<std::size_t> finish(long r) const;
 };
@@ -88,6 +96,122 @@ struct accept_op {
 };
 }  // namespace ops
 
+// co_await s.read_owned(buf) / s.write_owned(buf): a receive into, or a send from, an owned
+// buffer, giving back buf_result<io_result<size_t>>{result, buffer} (IO.md 7.3 R2). On io_uring
+// it is a completion operation whose buffer and state live in the driver until the final
+// completion, so the task may be aborted at any moment; on epoll the awaiter runs the same
+// readiness loop as read and write, on the buffer it holds.
+// Cancel safety: a receive abandoned after the kernel filled the buffer keeps those bytes for
+// the stream's next read (R4), so read_owned is cancel-safe; an abandoned send may have sent
+// its bytes, so write_owned is not (like write_all).
+// Thread-safety: one task.
+template <blitz::detail::io_op_kind Kind>
+class owned_io {
+    static constexpr bool is_recv = Kind == blitz::detail::io_op_kind::recv;
+    using fallback_op = std::conditional_t<is_recv, ops::recv_op, ops::send_op>;
+
+public:
+    using result_type = buf_result<io_result<std::size_t>>;
+
+    owned_io(const blitz::detail::io_object& o, owned_buffer buf) noexcept
+        : obj_(&o), buf_(std::move(buf)) {}
+    owned_io(const owned_io&) = delete;
+    owned_io& operator=(const owned_io&) = delete;
+    ~owned_io() {
+        if (op_) blitz::detail::io_op_abandon(*driver_, op_);
+    }
+
+    bool await_ready() {
+        blitz::detail::scheduled_io* sio = obj_->sio();
+        if (!sio) {
+            result_ = -EBADF;  // a closed or moved-from socket
+            return true;
+        }
+        driver_ = obj_->driver();
+        if (!blitz::detail::io_completion_mode(*driver_)) {
+            if constexpr (is_recv) {
+                fallback_.emplace(*obj_, blitz::detail::io_direction::read,
+                                  fallback_op{obj_->fd(), buf_.data(), buf_.capacity(), sio},
+                                  false);
+            } else {
+                fallback_.emplace(*obj_, blitz::detail::io_direction::write,
+                                  fallback_op{obj_->fd(), buf_.data(), buf_.size(), nullptr}, true);
+            }
+            return fallback_->await_ready();
+        }
+        if constexpr (is_recv) {
+            if (const long k = blitz::detail::io_take_unread(sio, buf_.data(), buf_.capacity());
+                k > 0) {
+                result_ = k;
+                blitz::detail::coop_spend();
+                return true;
+            }
+        }
+        coop_yield_ = blitz::detail::coop_exhausted();
+        return false;
+    }
+    bool await_suspend(std::coroutine_handle<> h) {
+        if (fallback_) return fallback_->await_suspend(h);
+        task_ = blitz::detail::suspend_current(h, &ready, this);
+        if (coop_yield_) {
+            blitz::detail::mark_yielded(task_);  // back of the ring; the start runs on return
+            return true;
+        }
+        return start();
+    }
+    result_type await_resume() {
+        if (fallback_) {
+            io_result<std::size_t> r = fallback_->await_resume();
+            if constexpr (is_recv) buf_.resize(r ? *r : 0);
+            return {std::move(r), std::move(buf_)};
+        }
+        if (op_) {
+            result_ = blitz::detail::io_op_finish(*driver_, std::exchange(op_, nullptr), buf_);
+            blitz::detail::coop_spend();
+        }
+        if constexpr (is_recv) buf_.resize(result_ > 0 ? static_cast<std::size_t>(result_) : 0);
+        if (result_ < 0) return {blitz::detail::errno_code(result_), std::move(buf_)};
+        return {static_cast<std::size_t>(result_), std::move(buf_)};
+    }
+
+private:
+    // Starts the operation; true when the task must wait for it, false when it ended at once
+    // (bytes kept from an abandoned receive; or ECANCELED: the runtime or the socket closes).
+    bool start() {
+        blitz::waker w = task_->make_waker();
+        op_ = blitz::detail::io_op_start(*driver_, obj_->sio(), Kind, buf_, w);
+        if (!op_) {
+            result_ = -ECANCELED;
+            return false;
+        }
+        return !blitz::detail::io_op_done(op_);
+    }
+    static bool ready(const void* p) noexcept {
+        auto* a = const_cast<owned_io*>(static_cast<const owned_io*>(p));
+        if (a->coop_yield_) {
+            a->coop_yield_ = false;
+            try {
+                return !a->start();
+            } catch (...) {
+                a->result_ = -ENOMEM;
+                return true;
+            }
+        }
+        return a->op_ && blitz::detail::io_op_done(a->op_);
+    }
+
+    const blitz::detail::io_object* obj_;
+    blitz::detail::io_driver* driver_ = nullptr;
+    owned_buffer buf_;
+    blitz::detail::io_op_state* op_ = nullptr;
+    long result_ = 0;
+    bool coop_yield_ = false;
+    blitz::detail::task_header* task_ = nullptr;
+    std::optional<blitz::detail::io_op<fallback_op>> fallback_;
+};
+using read_owned_op = owned_io<blitz::detail::io_op_kind::recv>;
+using write_owned_op = owned_io<blitz::detail::io_op_kind::send>;
+
 namespace detail {
 // The descriptor's local or peer address.
 io_result<socket_address> name_of(int fd, bool peer);
@@ -105,6 +229,7 @@ public:
     explicit read_half(stream_socket& s) noexcept : s_(&s) {}
     auto read(std::span<std::byte> buf) noexcept;
     auto read(void* data, std::size_t n) noexcept;
+    read_owned_op read_owned(owned_buffer buf) noexcept;
     task<io_result<void>> read_exact(std::span<std::byte> buf);
     auto readable() noexcept;
 
@@ -116,6 +241,7 @@ public:
     explicit write_half(stream_socket& s) noexcept : s_(&s) {}
     auto write(std::span<const std::byte> buf) noexcept;
     auto write(const void* data, std::size_t n) noexcept;
+    write_owned_op write_owned(owned_buffer buf) noexcept;
     task<io_result<void>> write_all(std::span<const std::byte> buf);
     auto writable() noexcept;
     io_result<void> shutdown() noexcept;
@@ -139,8 +265,15 @@ public:
         return read(buf.data(), buf.size());
     }
     blitz::detail::io_op<ops::recv_op> read(void* data, std::size_t n) noexcept {
-        return {io_, blitz::detail::io_direction::read, {io_.fd(), data, n}, false};
+        return {io_, blitz::detail::io_direction::read, {io_.fd(), data, n, io_.sio()}, false};
     }
+    // co_await s.read_owned(std::move(buf)) -> buf_result<io_result<size_t>>: receives up to
+    // buf.capacity() bytes into the buffer (its size becomes the count; 0 at end of stream)
+    // and gives it back. Cancel-safe (see owned_io).
+    read_owned_op read_owned(owned_buffer buf) noexcept { return {io_, std::move(buf)}; }
+    // co_await s.write_owned(std::move(buf)) -> buf_result<io_result<size_t>>: sends the
+    // buffer's bytes (at least one on success) and gives it back. Not cancel-safe.
+    write_owned_op write_owned(owned_buffer buf) noexcept { return {io_, std::move(buf)}; }
     // co_await s.write(buf) -> io_result<size_t>: at least one byte written.
     blitz::detail::io_op<ops::send_op> write(std::span<const std::byte> buf) noexcept {
         return write(buf.data(), buf.size());
@@ -182,6 +315,12 @@ inline task<io_result<void>> read_half::read_exact(std::span<std::byte> buf) {
     return s_->read_exact(buf);
 }
 inline auto read_half::readable() noexcept { return s_->readable(); }
+inline read_owned_op read_half::read_owned(owned_buffer buf) noexcept {
+    return s_->read_owned(std::move(buf));
+}
+inline write_owned_op write_half::write_owned(owned_buffer buf) noexcept {
+    return s_->write_owned(std::move(buf));
+}
 inline auto write_half::write(std::span<const std::byte> buf) noexcept { return s_->write(buf); }
 inline auto write_half::write(const void* data, std::size_t n) noexcept {
     return s_->write(data, n);

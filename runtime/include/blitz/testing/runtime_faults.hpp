@@ -82,9 +82,13 @@ struct runtime_faults {
     // O4: the worker that leaves the I/O driver with work in hand does not hand the driver on,
     // and running workers do not poll for I/O at the start of their ticks.
     bool io_no_handoff = false;
-    // O5: a read awaiter destroyed while it waits makes one more read and drops the bytes (what
-    // an orphaned completion-mode recv does without settling its late data).
+    // O5: a read awaiter destroyed while it waits makes one more read and drops the bytes, and
+    // an abandoned completion-mode receive's late bytes are dropped instead of kept for the
+    // next read.
     bool io_drop_orphan_data = false;
+    // O7: a descriptor closed while a completion operation uses it is closed at once, and again
+    // when the operation settles (a double close that hits whoever reused the number).
+    bool io_close_immediately = false;
     // O9: socket writes without MSG_NOSIGNAL: writing to a closed peer raises SIGPIPE.
     bool io_no_msg_nosignal = false;
     // O10: a read at end of stream reports connection_reset instead of 0.
