@@ -3,6 +3,7 @@
 // and automatic selection (io_uring where this machine allows it, epoll otherwise; the note
 // says which).
 
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -378,9 +379,11 @@ outcome check_o4(const run_params& p, bool faulty) {
 
 // O5: no byte lost or duplicated under cancellation. A writer streams a numbered sequence in
 // small pieces with pauses; the reader reads through short timeouts and through tasks it aborts
-// at random, thousands of times: the concatenation of what the reads returned is exactly what
-// was written. Control: a read awaiter destroyed while waiting makes one more read and drops
-// what it got.
+// at random, thousands of times, half of the reads on caller buffers and half on owned buffers
+// (completion operations on io_uring, whose late bytes are kept for the next read): the
+// concatenation of what the reads returned is exactly what was written. Control: a read
+// awaiter destroyed while waiting makes one more read and drops what it got, and an abandoned
+// owned read's late bytes are dropped.
 outcome check_o5(const run_params& p, bool faulty) {
     outcome o;
     for (io_backend_kind b : backends) {
@@ -410,11 +413,17 @@ outcome check_o5(const run_params& p, bool faulty) {
                 if (rng.bounded(8) == 0) {
                     // A read in a task aborted at once (it waits, or it completed: both fine).
                     std::string part;
-                    auto h = spawn([](tcp_stream& s, std::string& part) -> task<void> {
+                    const bool owned = rng.bounded(2) == 0;
+                    auto h = spawn([](tcp_stream& s, std::string& part, bool owned) -> task<void> {
+                        if (owned) {
+                            auto [n, b] = co_await s.read_owned(owned_buffer(5));
+                            if (n) part = b.view();
+                            co_return;
+                        }
                         std::array<std::byte, 5> b2;
                         auto n = co_await s.read(b2);
                         if (n) part.assign(reinterpret_cast<const char*>(b2.data()), *n);
-                    }(rd, part));
+                    }(rd, part, owned));
                     co_await yield_now();
                     h.abort();
                     try {
@@ -425,8 +434,22 @@ outcome check_o5(const run_params& p, bool faulty) {
                     out.got += part;
                     continue;
                 }
-                auto t = co_await timeout(std::chrono::microseconds(50 + rng.bounded(200)),
-                                          rd.read(buf));
+                const auto limit = std::chrono::microseconds(50 + rng.bounded(200));
+                if (rng.bounded(2) == 0) {
+                    // An owned read (a completion operation on io_uring): abandoned by the
+                    // timeout, its late bytes must come back to the next read (R4).
+                    auto t =
+                        co_await timeout(limit, rd.read_owned(owned_buffer(1 + rng.bounded(8))));
+                    if (t.timed_out()) {
+                        ++out.timeouts;
+                        continue;
+                    }
+                    auto [n, b] = std::move(t.value());
+                    if (!n || *n == 0) break;
+                    out.got += b.view();
+                    continue;
+                }
+                auto t = co_await timeout(limit, rd.read(buf));
                 if (t.timed_out()) {
                     ++out.timeouts;
                     continue;
@@ -438,6 +461,7 @@ outcome check_o5(const run_params& p, bool faulty) {
             co_await writer;
             co_return out;
         }(pieces, p.seed));
+        const runtime_metrics m = rt.metrics();
         std::string want;
         for (int i = 0; i < pieces; ++i) want += std::to_string(i) + ";";
         o.events += static_cast<std::uint64_t>(r.timeouts + r.aborts) + 1;
@@ -450,7 +474,221 @@ outcome check_o5(const run_params& p, bool faulty) {
                           " read)");
         }
         o.note += std::string(o.note.empty() ? "" : "; ") + label(b) + ": " +
-                  std::to_string(r.timeouts) + " timeouts, " + std::to_string(r.aborts) + " aborts";
+                  std::to_string(r.timeouts) + " timeouts, " + std::to_string(r.aborts) +
+                  " aborts, " + std::to_string(m.io_ops_orphaned) + " owned reads abandoned in " +
+                  "the kernel, " + std::to_string(m.io_orphan_bytes_kept) + " late bytes kept";
+    }
+    return o;
+}
+
+// ---- O6 and O7 ------------------------------------------------------------------------------
+
+std::size_t open_fds();  // O8's section
+
+// Polls `done` from a plain thread until it holds (a stall guard, never a verdict).
+template <class F>
+bool settled_within(F done) {
+    const auto until = std::chrono::steady_clock::now() + stall;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > until) return false;
+        std::this_thread::sleep_for(1ms);
+    }
+    return true;
+}
+
+// O6: no kernel write into freed memory. Tasks with owned reads and writes in flight are
+// aborted at random while bytes arrive: every abandoned operation keeps its state and buffer
+// until its final completion (no completion ever names a state already reused: the generation
+// tag counts them), every state returns to the slab, and the descriptors return to their count
+// before. Control: an abandoned operation's state and buffer are freed at once.
+outcome check_o6(const run_params& p, bool faulty) {
+    outcome o;
+    for (io_backend_kind b : backends) {
+        ++o.runs;
+        const std::size_t fds_before = open_fds();
+        config c = io_config(p.workers, b);
+        c.debug.io_free_op_on_cancel = faulty;
+        runtime rt(c);
+        note_backend(o, rt, b);
+        const int rounds = p.quick ? 300 : 3000;
+        const long aborted = rt.block_on([](int rounds, std::uint64_t seed) -> task<long> {
+            detail::fast_rng rng(seed);
+            long aborted = 0;
+            for (int i = 0; i < rounds; ++i) {
+                auto pr = net::unix_stream::pair();
+                if (!pr) co_return -1;
+                const int peer = pr->second.native_handle();
+                auto h = spawn([](net::unix_stream s) -> task<void> {
+                    for (;;) {
+                        auto [n, buf] = co_await s.read_owned(owned_buffer(64));
+                        if (!n || *n == 0) co_return;
+                        auto [w, back] = co_await s.write_owned(std::move(buf));
+                        if (!w) co_return;
+                    }
+                }(std::move(pr->first)));
+                for (std::uint32_t k = rng.bounded(4); k > 0; --k) {
+                    (void)!::write(peer, "0123456789", 1 + rng.bounded(10));
+                    co_await yield_now();
+                }
+                h.abort();
+                (void)!::write(peer, "late bytes", 10);  // lands in an abandoned receive
+                try {
+                    co_await h;
+                } catch (const task_cancelled&) {
+                    ++aborted;
+                }
+            }
+            co_return aborted;
+        }(rounds, p.seed));
+        o.events += static_cast<std::uint64_t>(rounds);
+        const bool drained = settled_within([&] { return rt.metrics().io_ops_in_flight == 0; });
+        const runtime_metrics m = rt.metrics();
+        const std::string where = std::string(label(b)) + ": ";
+        if (aborted < 0) forbid(o, where + "socketpair failed");
+        if (m.io_stale_completions != 0) {
+            forbid(o, where + std::to_string(m.io_stale_completions) +
+                          " completions named an operation state freed before them (the kernel "
+                          "wrote into a buffer nobody owned)");
+        }
+        if (!drained) {
+            forbid(o, where + std::to_string(m.io_ops_in_flight) +
+                          " operations never reached their final completion");
+        }
+        const bool fds_back = settled_within([&] { return open_fds() <= fds_before + 16; });
+        if (!fds_back) {
+            forbid(o, where + std::to_string(open_fds() - fds_before) +
+                          " descriptors more than before (closed sockets left open)");
+        }
+        o.note += std::string(o.note.empty() ? "" : "; ") + label(b) + ": " +
+                  std::to_string(aborted) + " tasks aborted, " + std::to_string(m.io_ops_orphaned) +
+                  " operations abandoned in the kernel";
+    }
+    return o;
+}
+
+// O7: descriptor reuse is safe. A socket is closed while an owned read is in flight on it
+// (io_uring: the close waits for the read's final completion; epoll: the reading task is
+// aborted first, as readiness operations must not outlive their socket), and a new socket is
+// created at once, taking the lowest free number. Whatever number it gets, it works: an echo
+// through it is exact, and the old read ends with an error, never with the new socket's bytes.
+// Control: the descriptor is closed at once and again when the read settles, closing whatever
+// reused the number.
+outcome check_o7(const run_params& p, bool faulty) {
+    outcome o;
+    for (io_backend_kind b : backends) {
+        ++o.runs;
+        config c = io_config(p.workers, b);
+        c.debug.io_close_immediately = faulty;
+        runtime rt(c);
+        note_backend(o, rt, b);
+        const int rounds = p.quick ? 200 : 2000;
+        struct result {
+            int broken = 0, stale = 0, reused = 0;
+            std::string first;
+        };
+        const result r = rt.block_on([](int rounds, runtime* rt) -> task<result> {
+            result out;
+            const bool completion = rt->metrics().io_backend == "io_uring";
+            for (int i = 0; i < rounds; ++i) {
+                auto pr = net::unix_stream::pair();
+                if (!pr) co_return out;
+                net::unix_stream old = std::move(pr->first);
+                net::unix_stream old_peer = std::move(pr->second);
+                const int old_fd = old.native_handle();
+                auto reader = spawn([](net::unix_stream& s) -> task<std::string> {
+                    auto [n, buf] = co_await s.read_owned(owned_buffer(32));
+                    if (!n) co_return "error";
+                    co_return std::string(buf.view());
+                }(old));
+                for (int k = 0; k < 4; ++k) co_await yield_now();  // the read is submitted
+                std::string old_got;
+                if (completion) {
+                    old.close();  // with the read in flight: the read is cancelled
+                } else {
+                    reader.abort();  // readiness reads must not outlive their socket
+                    try {
+                        old_got = co_await reader;
+                    } catch (const task_cancelled&) {
+                        old_got = "error";
+                    }
+                    old.close();
+                }
+                // Takes the lowest free numbers. (Under the control the descriptors can be
+                // closed by the settling read before they are even registered.)
+                std::optional<std::pair<net::unix_stream, net::unix_stream>> fresh_pair;
+                try {
+                    auto made = net::unix_stream::pair();
+                    if (!made) co_return out;
+                    fresh_pair.emplace(std::move(*made));
+                } catch (const std::system_error& e) {
+                    ++out.broken;
+                    if (out.first.empty()) {
+                        out.first = "round " + std::to_string(i) + ": a new socket was closed " +
+                                    "before it could be registered (" + e.what() + ")";
+                    }
+                    continue;
+                }
+                if (fresh_pair->first.native_handle() == old_fd ||
+                    fresh_pair->second.native_handle() == old_fd) {
+                    ++out.reused;
+                }
+                if (completion) {
+                    try {
+                        old_got = co_await reader;  // settled: its descriptor is closed now
+                    } catch (const task_cancelled&) {
+                        old_got = "error";
+                    }
+                }
+                if (old_got != "error") {
+                    ++out.stale;
+                    if (out.first.empty()) out.first = "the old read returned '" + old_got + "'";
+                }
+                if (::fcntl(fresh_pair->first.native_handle(), F_GETFD) < 0 ||
+                    ::fcntl(fresh_pair->second.native_handle(), F_GETFD) < 0) {
+                    ++out.broken;
+                    if (out.first.empty()) {
+                        out.first = "round " + std::to_string(i) +
+                                    ": the new socket's descriptor was closed under it";
+                    }
+                    continue;
+                }
+                // The new pair works both ways.
+                const std::string msg = "round " + std::to_string(i);
+                auto w = co_await fresh_pair->first.write_all(bytes_of(msg));
+                std::string back(msg.size(), '\0');
+                auto rd = co_await fresh_pair->second.read_exact(
+                    std::as_writable_bytes(std::span<char>(back.data(), back.size())));
+                auto w2 = co_await fresh_pair->second.write_all(bytes_of(msg));
+                std::string back2(msg.size(), '\0');
+                auto rd2 = co_await fresh_pair->first.read_exact(
+                    std::as_writable_bytes(std::span<char>(back2.data(), back2.size())));
+                if (!w || !rd || !w2 || !rd2 || back != msg || back2 != msg) {
+                    ++out.broken;
+                    if (out.first.empty()) {
+                        const std::error_code e = !w     ? w.error()
+                                                  : !rd  ? rd.error()
+                                                  : !w2  ? w2.error()
+                                                  : !rd2 ? rd2.error()
+                                                         : std::error_code();
+                        out.first = "round " + std::to_string(i) + ": the new socket failed (" +
+                                    (e ? e.message() : std::string("wrong bytes")) + ")";
+                    }
+                }
+            }
+            co_return out;
+        }(rounds, &rt));
+        o.events += static_cast<std::uint64_t>(rounds);
+        const std::string where = std::string(label(b)) + ": ";
+        if (r.broken) {
+            forbid(o, where + std::to_string(r.broken) + " new sockets broken by the close of " +
+                          "the one whose number they reused; first: " + r.first);
+        }
+        if (r.stale)
+            forbid(o, where + std::to_string(r.stale) + " old reads completed: " + r.first);
+        o.note += std::string(o.note.empty() ? "" : "; ") + label(b) + ": " +
+                  std::to_string(r.reused) + " of " + std::to_string(rounds) +
+                  " new sockets reused the number at once, " +
+                  std::to_string(rt.metrics().io_deferred_closes) + " closes deferred";
     }
     return o;
 }
@@ -608,12 +846,18 @@ outcome check_o12(const run_params& p, bool faulty) {
                 for (int i = 0; i < 400; ++i) {
                     auto pr = net::unix_stream::pair();
                     if (!pr) break;
-                    auto reader = [](net::unix_stream s) -> task<void> {
+                    // One end reads a caller buffer, the other an owned one (a completion
+                    // operation on io_uring, which the shutdown must cancel and reap, R8).
+                    auto reader = [](net::unix_stream s, bool owned) -> task<void> {
+                        if (owned) {
+                            (void)co_await s.read_owned(owned_buffer(16));
+                            co_return;
+                        }
                         std::array<std::byte, 16> buf;
                         (void)co_await s.read(buf);
                     };
-                    spawn(reader(std::move(pr->first))).detach();
-                    spawn(reader(std::move(pr->second))).detach();
+                    spawn(reader(std::move(pr->first), false)).detach();
+                    spawn(reader(std::move(pr->second), true)).detach();
                     n += 2;
                 }
                 auto l = tcp_listener::bind(*socket_address::parse("127.0.0.1:0"));
@@ -852,6 +1096,14 @@ std::vector<checker> io_checkers() {
          "no driver hand-off and no I/O polling at tick starts", check_o4},
         {"O5", "no byte lost or duplicated when reads race timeouts and aborts",
          "a cancelled read makes one more read and drops the bytes", check_o5},
+        {"O6",
+         "no kernel write into freed memory: abandoned operations keep their state and buffer "
+         "until the final completion; descriptors return to their count",
+         "an abandoned operation's state is freed at once", check_o6},
+        {"O7",
+         "descriptor reuse is safe: a socket closed with a read in flight never harms the socket "
+         "that reuses its number",
+         "the descriptor is closed at once and again when the read settles", check_o7},
         {"O8",
          "out of descriptors, net::serve sheds queued connections, backs off instead of spinning, "
          "and serves again once descriptors are free",

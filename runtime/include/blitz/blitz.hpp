@@ -3,6 +3,7 @@
 // The umbrella header: everything a blitz user needs.
 
 #include "blitz/blocking.hpp"
+#include "blitz/buffer.hpp"
 #include "blitz/cancel.hpp"
 #include "blitz/chan.hpp"
 #include "blitz/combinators.hpp"

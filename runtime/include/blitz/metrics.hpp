@@ -91,6 +91,9 @@ struct runtime_metrics {
     std::uint64_t io_ops_orphaned = 0;
     std::uint64_t io_orphan_bytes_kept = 0;
     std::uint64_t io_deferred_closes = 0;
+    // Completions that named an operation state already reused (ignored by its generation
+    // tag): always 0 unless a state was freed too early (O6).
+    std::uint64_t io_stale_completions = 0;
 
     // Sum of one field over all workers, e.g. total(&worker_metrics::polls).
     std::uint64_t total(std::uint64_t worker_metrics::* field) const {

@@ -23,6 +23,9 @@ struct io_syscall_counts {
     atomic<std::uint64_t> submits{0};     // epoll_ctl, or io_uring_enter to submit
     atomic<std::uint64_t> wakes{0};       // eventfd writes that interrupt a wait
     atomic<std::uint64_t> wake_reads{0};  // eventfd reads that rearm the waker
+    // Not a syscall: completions that named an operation state already reused (a generation
+    // mismatch, ignored). Always 0 unless a state was freed before its final completion (O6).
+    atomic<std::uint64_t> stale{0};
     void bump(atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
 };
 

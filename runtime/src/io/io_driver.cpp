@@ -287,6 +287,7 @@ long io_driver::finish(io_op_state* op, owned_buffer& buf) noexcept {
 }
 
 void io_driver::abandon(io_op_state* op) noexcept {
+    bool free_now = false;  // O6's control only
     {
         lock_guard l(ops_mu_);
         if (op->deferred) {
@@ -301,8 +302,8 @@ void io_driver::abandon(io_op_state* op) noexcept {
             *link = op->qnext;
             if (s->deferred_tail == op) s->deferred_tail = before;
             op->deferred = false;
-            op->phase.store(io_op_state::done, std::memory_order_relaxed);
             op->result = -ECANCELED;
+            op->phase.store(io_op_state::done, std::memory_order_relaxed);
         } else {
             std::uint32_t expect = io_op_state::in_flight;
             if (op->phase.compare_exchange_strong(expect, io_op_state::orphaned,
@@ -314,12 +315,17 @@ void io_driver::abandon(io_op_state* op) noexcept {
                     op->cancel_sent = true;
                     backend_->cancel(op);
                 }
-                return;
+#if BLITZ_FAULTS
+                // O6's control: the state and its buffer are freed now, before the kernel's
+                // final completion (which then names a reused state, or writes freed memory).
+                free_now = fault_io_free_op_on_cancel();
+#endif
+                if (!free_now) return;
             }
         }
     }
     // Completed (or never started), but the task stopped before it took the result.
-    settle(op);
+    if (!free_now) settle(op);
     free_op(op);
 }
 
@@ -468,6 +474,7 @@ io_driver_stats io_driver::stats() const noexcept {
         st.deferred_closes = deferred_closes_;
     }
     st.orphan_bytes_kept = orphan_bytes_.load(std::memory_order_relaxed);
+    st.stale_completions = c.stale.load(std::memory_order_relaxed);
     return st;
 }
 
@@ -532,6 +539,10 @@ bool fault_io_no_msg_nosignal() noexcept {
 bool fault_io_leak_at_shutdown() noexcept {
     const runtime_context* r = draining_runtime();
     return r && r->cfg && r->cfg->debug.io_leak_at_shutdown;
+}
+bool fault_io_free_op_on_cancel() noexcept {
+    const auto* f = faults_here();
+    return f && f->io_free_op_on_cancel;
 }
 bool fault_io_close_immediately() noexcept {
     const auto* f = faults_here();

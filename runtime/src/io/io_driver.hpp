@@ -33,6 +33,7 @@ struct io_driver_stats {
     // late received bytes kept for the next read (R4), closes deferred to the last one (R5).
     std::uint64_t ops = 0, ops_in_flight = 0, ops_orphaned = 0, orphan_bytes_kept = 0;
     std::uint64_t deferred_closes = 0;
+    std::uint64_t stale_completions = 0;  // see io_syscall_counts::stale
 };
 
 // Lifetime: shared by the runtime and by every socket registered with it, so a socket that

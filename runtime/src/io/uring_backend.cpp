@@ -180,7 +180,9 @@ std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
                                                           ~(op_bit | removal_bit | waker_tag));
                 // A state is freed only after its final completion, and RECV and SEND complete
                 // once, so the generation always matches; the check guards the invariant.
-                if (op->gen == static_cast<std::uint16_t>(c->user_data >> gen_shift) && !more) {
+                if (op->gen != static_cast<std::uint16_t>(c->user_data >> gen_shift)) {
+                    counts.bump(counts.stale);
+                } else if (!more) {
                     sink.completed(op, c->res);
                 }
                 continue;

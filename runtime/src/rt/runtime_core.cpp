@@ -335,6 +335,7 @@ runtime_metrics runtime_core::metrics() const {
         m.io_ops_orphaned = st.ops_orphaned;
         m.io_orphan_bytes_kept = st.orphan_bytes_kept;
         m.io_deferred_closes = st.deferred_closes;
+        m.io_stale_completions = st.stale_completions;
     }
     return m;
 }

@@ -97,6 +97,8 @@ bool fault_io_eof_as_error() noexcept;
 // O7's control: a descriptor with an operation in flight is closed at once, and again when the
 // operation settles (a double close that hits whoever reused the number).
 bool fault_io_close_immediately() noexcept;
+// O6's control: an abandoned completion operation's state is freed at once.
+bool fault_io_free_op_on_cancel() noexcept;
 // O12's control: true while the calling thread destroys frames of a runtime that shuts down
 // with io_leak_at_shutdown set.
 bool fault_io_leak_at_shutdown() noexcept;

@@ -89,6 +89,10 @@ struct runtime_faults {
     // O7: a descriptor closed while a completion operation uses it is closed at once, and again
     // when the operation settles (a double close that hits whoever reused the number).
     bool io_close_immediately = false;
+    // O6: an abandoned completion operation's state and buffer are freed at once instead of at
+    // its final completion (the kernel may still write the buffer; the completion names a
+    // reused state).
+    bool io_free_op_on_cancel = false;
     // O9: socket writes without MSG_NOSIGNAL: writing to a closed peer raises SIGPIPE.
     bool io_no_msg_nosignal = false;
     // O10: a read at end of stream reports connection_reset instead of 0.
