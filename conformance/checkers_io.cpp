@@ -500,68 +500,71 @@ bool settled_within(F done) {
 // aborted at random while bytes arrive: every abandoned operation keeps its state and buffer
 // until its final completion (no completion ever names a state already reused: the generation
 // tag counts them), every state returns to the slab, and the descriptors return to their count
-// before. Control: an abandoned operation's state and buffer are freed at once.
+// before. Control: an abandoned operation's state and buffer are freed at once. That is a real
+// use-after-free (a completion racing the early free can corrupt the slab, and the sanitizers
+// report it), so each run is a child process: any failure, crash or sanitizer report of the
+// child is the verdict, and a stuck child is ended by an alarm.
+int o6_child(io_backend_kind b, unsigned workers, bool faulty, std::uint64_t seed) {
+    alarm(120);  // a guard for the control's corrupted runs, never reached by a correct one
+    const std::size_t fds_before = open_fds();
+    config c = io_config(workers, b);
+    c.debug.io_free_op_on_cancel = faulty;
+    runtime rt(c);
+    const int rounds = 300;
+    const long aborted = rt.block_on([](int rounds, std::uint64_t seed) -> task<long> {
+        detail::fast_rng rng(seed);
+        long aborted = 0;
+        for (int i = 0; i < rounds; ++i) {
+            auto pr = net::unix_stream::pair();
+            if (!pr) co_return -1;
+            const int peer = pr->second.native_handle();
+            auto h = spawn([](net::unix_stream s) -> task<void> {
+                for (;;) {
+                    auto [n, buf] = co_await s.read_owned(owned_buffer(64));
+                    if (!n || *n == 0) co_return;
+                    auto [w, back] = co_await s.write_owned(std::move(buf));
+                    if (!w) co_return;
+                }
+            }(std::move(pr->first)));
+            for (std::uint32_t k = rng.bounded(4); k > 0; --k) {
+                (void)!::send(peer, "0123456789", 1 + rng.bounded(10), MSG_NOSIGNAL);
+                co_await yield_now();
+            }
+            h.abort();
+            (void)!::send(peer, "late bytes", 10, MSG_NOSIGNAL);  // lands in an abandoned receive
+            try {
+                co_await h;
+            } catch (const task_cancelled&) {
+                ++aborted;
+            }
+        }
+        co_return aborted;
+    }(rounds, seed));
+    if (aborted < 0) return 20;
+    if (!settled_within([&] { return rt.metrics().io_ops_in_flight == 0; })) return 21;
+    if (rt.metrics().io_stale_completions != 0) return 22;
+    if (!settled_within([&] { return open_fds() <= fds_before + 16; })) return 23;
+    return 0;
+}
+
 outcome check_o6(const run_params& p, bool faulty) {
     outcome o;
     for (io_backend_kind b : backends) {
         ++o.runs;
-        const std::size_t fds_before = open_fds();
-        config c = io_config(p.workers, b);
-        c.debug.io_free_op_on_cancel = faulty;
-        runtime rt(c);
-        note_backend(o, rt, b);
-        const int rounds = p.quick ? 300 : 3000;
-        const long aborted = rt.block_on([](int rounds, std::uint64_t seed) -> task<long> {
-            detail::fast_rng rng(seed);
-            long aborted = 0;
-            for (int i = 0; i < rounds; ++i) {
-                auto pr = net::unix_stream::pair();
-                if (!pr) co_return -1;
-                const int peer = pr->second.native_handle();
-                auto h = spawn([](net::unix_stream s) -> task<void> {
-                    for (;;) {
-                        auto [n, buf] = co_await s.read_owned(owned_buffer(64));
-                        if (!n || *n == 0) co_return;
-                        auto [w, back] = co_await s.write_owned(std::move(buf));
-                        if (!w) co_return;
-                    }
-                }(std::move(pr->first)));
-                for (std::uint32_t k = rng.bounded(4); k > 0; --k) {
-                    (void)!::write(peer, "0123456789", 1 + rng.bounded(10));
-                    co_await yield_now();
-                }
-                h.abort();
-                (void)!::write(peer, "late bytes", 10);  // lands in an abandoned receive
-                try {
-                    co_await h;
-                } catch (const task_cancelled&) {
-                    ++aborted;
-                }
-            }
-            co_return aborted;
-        }(rounds, p.seed));
-        o.events += static_cast<std::uint64_t>(rounds);
-        const bool drained = settled_within([&] { return rt.metrics().io_ops_in_flight == 0; });
-        const runtime_metrics m = rt.metrics();
-        const std::string where = std::string(label(b)) + ": ";
-        if (aborted < 0) forbid(o, where + "socketpair failed");
-        if (m.io_stale_completions != 0) {
-            forbid(o, where + std::to_string(m.io_stale_completions) +
-                          " completions named an operation state freed before them (the kernel "
-                          "wrote into a buffer nobody owned)");
+        o.events += 300;
+        const int code =
+            in_child({"o6", b == io_backend_kind::epoll ? "epoll" : "automatic",
+                      std::to_string(p.workers), faulty ? "1" : "0", std::to_string(p.seed)});
+        if (code != 0) {
+            forbid(o, std::string(label(b)) + ": " +
+                          (code == 21   ? "operations never reached their final completion"
+                           : code == 22 ? "completions named an operation state freed before "
+                                          "them (the kernel wrote into a buffer nobody owned)"
+                           : code == 23 ? "descriptors stayed open after their sockets closed"
+                           : code == 20 ? "socketpair failed"
+                                        : "the child ended with status " + std::to_string(code) +
+                                              " (a crash or a sanitizer report)"));
         }
-        if (!drained) {
-            forbid(o, where + std::to_string(m.io_ops_in_flight) +
-                          " operations never reached their final completion");
-        }
-        const bool fds_back = settled_within([&] { return open_fds() <= fds_before + 16; });
-        if (!fds_back) {
-            forbid(o, where + std::to_string(open_fds() - fds_before) +
-                          " descriptors more than before (closed sockets left open)");
-        }
-        o.note += std::string(o.note.empty() ? "" : "; ") + label(b) + ": " +
-                  std::to_string(aborted) + " tasks aborted, " + std::to_string(m.io_ops_orphaned) +
-                  " operations abandoned in the kernel";
     }
     return o;
 }
@@ -573,122 +576,114 @@ outcome check_o6(const run_params& p, bool faulty) {
 // through it is exact, and the old read ends with an error, never with the new socket's bytes.
 // Control: the descriptor is closed at once and again when the read settles, closing whatever
 // reused the number.
+int o7_child(io_backend_kind b, unsigned workers, bool faulty) {
+    alarm(120);  // a guard for the control's corrupted runs, never reached by a correct one
+    config c = io_config(workers, b);
+    c.debug.io_close_immediately = faulty;
+    runtime rt(c);
+    const int rounds = 200;
+    struct result {
+        int broken = 0, stale = 0, reused = 0;
+    };
+    const result r = rt.block_on([](int rounds, runtime* rt) -> task<result> {
+        result out;
+        const bool completion = rt->metrics().io_backend == "io_uring";
+        for (int i = 0; i < rounds; ++i) {
+            auto pr = net::unix_stream::pair();
+            if (!pr) co_return out;
+            net::unix_stream old = std::move(pr->first);
+            net::unix_stream old_peer = std::move(pr->second);
+            const int old_fd = old.native_handle();
+            auto reader = spawn([](net::unix_stream& s) -> task<std::string> {
+                auto [n, buf] = co_await s.read_owned(owned_buffer(32));
+                if (!n) co_return "error";
+                co_return std::string(buf.view());
+            }(old));
+            if (completion) {
+                // The read is in the kernel before the close (the metrics lock orders the
+                // reader's look at the socket before the close that changes it).
+                for (int k = 0; k < 100000 && rt->metrics().io_ops_in_flight == 0; ++k) {
+                    co_await yield_now();
+                }
+            } else {
+                for (int k = 0; k < 4; ++k) co_await yield_now();
+            }
+            std::string old_got;
+            if (completion) {
+                old.close();  // with the read in flight: the read is cancelled
+            } else {
+                reader.abort();  // readiness reads must not outlive their socket
+                try {
+                    old_got = co_await reader;
+                } catch (const task_cancelled&) {
+                    old_got = "error";
+                }
+                old.close();
+            }
+            // Takes the lowest free numbers. (Under the control the descriptors can be closed
+            // by the settling read before they are even registered.)
+            std::optional<std::pair<net::unix_stream, net::unix_stream>> fresh_pair;
+            try {
+                auto made = net::unix_stream::pair();
+                if (!made) co_return out;
+                fresh_pair.emplace(std::move(*made));
+            } catch (const std::system_error&) {
+                ++out.broken;
+                continue;
+            }
+            if (fresh_pair->first.native_handle() == old_fd ||
+                fresh_pair->second.native_handle() == old_fd) {
+                ++out.reused;
+            }
+            if (completion) {
+                try {
+                    old_got = co_await reader;  // settled: its descriptor is closed now
+                } catch (const task_cancelled&) {
+                    old_got = "error";
+                }
+            }
+            if (old_got != "error") ++out.stale;
+            if (::fcntl(fresh_pair->first.native_handle(), F_GETFD) < 0 ||
+                ::fcntl(fresh_pair->second.native_handle(), F_GETFD) < 0) {
+                ++out.broken;  // closed under the new socket
+                continue;
+            }
+            // The new pair works both ways.
+            const std::string msg = "round " + std::to_string(i);
+            auto w = co_await fresh_pair->first.write_all(bytes_of(msg));
+            std::string back(msg.size(), '\0');
+            auto rd = co_await fresh_pair->second.read_exact(
+                std::as_writable_bytes(std::span<char>(back.data(), back.size())));
+            auto w2 = co_await fresh_pair->second.write_all(bytes_of(msg));
+            std::string back2(msg.size(), '\0');
+            auto rd2 = co_await fresh_pair->first.read_exact(
+                std::as_writable_bytes(std::span<char>(back2.data(), back2.size())));
+            if (!w || !rd || !w2 || !rd2 || back != msg || back2 != msg) ++out.broken;
+        }
+        co_return out;
+    }(rounds, &rt));
+    if (r.broken) return 30;
+    if (r.stale) return 31;
+    return 0;
+}
+
+// (O7's header comment is above o7_child.) The control double-closes descriptors, which
+// harms whatever else the process has open, so every run is a child process.
 outcome check_o7(const run_params& p, bool faulty) {
     outcome o;
     for (io_backend_kind b : backends) {
         ++o.runs;
-        config c = io_config(p.workers, b);
-        c.debug.io_close_immediately = faulty;
-        runtime rt(c);
-        note_backend(o, rt, b);
-        const int rounds = p.quick ? 200 : 2000;
-        struct result {
-            int broken = 0, stale = 0, reused = 0;
-            std::string first;
-        };
-        const result r = rt.block_on([](int rounds, runtime* rt) -> task<result> {
-            result out;
-            const bool completion = rt->metrics().io_backend == "io_uring";
-            for (int i = 0; i < rounds; ++i) {
-                auto pr = net::unix_stream::pair();
-                if (!pr) co_return out;
-                net::unix_stream old = std::move(pr->first);
-                net::unix_stream old_peer = std::move(pr->second);
-                const int old_fd = old.native_handle();
-                auto reader = spawn([](net::unix_stream& s) -> task<std::string> {
-                    auto [n, buf] = co_await s.read_owned(owned_buffer(32));
-                    if (!n) co_return "error";
-                    co_return std::string(buf.view());
-                }(old));
-                for (int k = 0; k < 4; ++k) co_await yield_now();  // the read is submitted
-                std::string old_got;
-                if (completion) {
-                    old.close();  // with the read in flight: the read is cancelled
-                } else {
-                    reader.abort();  // readiness reads must not outlive their socket
-                    try {
-                        old_got = co_await reader;
-                    } catch (const task_cancelled&) {
-                        old_got = "error";
-                    }
-                    old.close();
-                }
-                // Takes the lowest free numbers. (Under the control the descriptors can be
-                // closed by the settling read before they are even registered.)
-                std::optional<std::pair<net::unix_stream, net::unix_stream>> fresh_pair;
-                try {
-                    auto made = net::unix_stream::pair();
-                    if (!made) co_return out;
-                    fresh_pair.emplace(std::move(*made));
-                } catch (const std::system_error& e) {
-                    ++out.broken;
-                    if (out.first.empty()) {
-                        out.first = "round " + std::to_string(i) + ": a new socket was closed " +
-                                    "before it could be registered (" + e.what() + ")";
-                    }
-                    continue;
-                }
-                if (fresh_pair->first.native_handle() == old_fd ||
-                    fresh_pair->second.native_handle() == old_fd) {
-                    ++out.reused;
-                }
-                if (completion) {
-                    try {
-                        old_got = co_await reader;  // settled: its descriptor is closed now
-                    } catch (const task_cancelled&) {
-                        old_got = "error";
-                    }
-                }
-                if (old_got != "error") {
-                    ++out.stale;
-                    if (out.first.empty()) out.first = "the old read returned '" + old_got + "'";
-                }
-                if (::fcntl(fresh_pair->first.native_handle(), F_GETFD) < 0 ||
-                    ::fcntl(fresh_pair->second.native_handle(), F_GETFD) < 0) {
-                    ++out.broken;
-                    if (out.first.empty()) {
-                        out.first = "round " + std::to_string(i) +
-                                    ": the new socket's descriptor was closed under it";
-                    }
-                    continue;
-                }
-                // The new pair works both ways.
-                const std::string msg = "round " + std::to_string(i);
-                auto w = co_await fresh_pair->first.write_all(bytes_of(msg));
-                std::string back(msg.size(), '\0');
-                auto rd = co_await fresh_pair->second.read_exact(
-                    std::as_writable_bytes(std::span<char>(back.data(), back.size())));
-                auto w2 = co_await fresh_pair->second.write_all(bytes_of(msg));
-                std::string back2(msg.size(), '\0');
-                auto rd2 = co_await fresh_pair->first.read_exact(
-                    std::as_writable_bytes(std::span<char>(back2.data(), back2.size())));
-                if (!w || !rd || !w2 || !rd2 || back != msg || back2 != msg) {
-                    ++out.broken;
-                    if (out.first.empty()) {
-                        const std::error_code e = !w     ? w.error()
-                                                  : !rd  ? rd.error()
-                                                  : !w2  ? w2.error()
-                                                  : !rd2 ? rd2.error()
-                                                         : std::error_code();
-                        out.first = "round " + std::to_string(i) + ": the new socket failed (" +
-                                    (e ? e.message() : std::string("wrong bytes")) + ")";
-                    }
-                }
-            }
-            co_return out;
-        }(rounds, &rt));
-        o.events += static_cast<std::uint64_t>(rounds);
-        const std::string where = std::string(label(b)) + ": ";
-        if (r.broken) {
-            forbid(o, where + std::to_string(r.broken) + " new sockets broken by the close of " +
-                          "the one whose number they reused; first: " + r.first);
+        o.events += 200;
+        const int code = in_child({"o7", b == io_backend_kind::epoll ? "epoll" : "automatic",
+                                   std::to_string(p.workers), faulty ? "1" : "0"});
+        if (code != 0) {
+            forbid(o, std::string(label(b)) + ": " +
+                          (code == 30   ? "a new socket was broken by the close of the one whose "
+                                          "number it reused"
+                           : code == 31 ? "a read of a closed socket completed with bytes"
+                                        : "the child ended with status " + std::to_string(code) +
+                                              " (a crash or a sanitizer report)"));
         }
-        if (r.stale)
-            forbid(o, where + std::to_string(r.stale) + " old reads completed: " + r.first);
-        o.note += std::string(o.note.empty() ? "" : "; ") + label(b) + ": " +
-                  std::to_string(r.reused) + " of " + std::to_string(rounds) +
-                  " new sockets reused the number at once, " +
-                  std::to_string(rt.metrics().io_deferred_closes) + " closes deferred";
     }
     return o;
 }
@@ -1072,6 +1067,14 @@ int run_child(const std::vector<std::string>& args) {
     if (arg(0) == "o1") return o1_child(std::stoi(arg(1)), workers, faulty);
     if (arg(0) == "o8") {
         return o8_child(arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::automatic,
+                        workers, faulty);
+    }
+    if (arg(0) == "o6") {
+        return o6_child(arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::automatic,
+                        workers, faulty, std::stoull(arg(4).empty() ? "1" : arg(4)));
+    }
+    if (arg(0) == "o7") {
+        return o7_child(arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::automatic,
                         workers, faulty);
     }
     if (arg(0) == "o9") {

@@ -505,8 +505,13 @@ void io_cancel_wait(scheduled_io* s, wait_node& node) noexcept { s->cancel_wait(
 std::shared_ptr<io_driver> io_share(io_driver& d) { return d.shared_from_this(); }
 void io_close(io_driver& d, scheduled_io* s, int fd) noexcept { d.close(s, fd); }
 long io_take_unread(scheduled_io* s, void* data, std::size_t n) noexcept {
+    // Pending first: a receive that settles between the two looks would otherwise leave its
+    // bytes behind while the caller reads newer ones from the kernel. Seen not pending, no
+    // receive is in the kernel (the caller is the stream's one reader), so no bytes can be
+    // kept after this look.
+    const bool pending = s->recv_pending();
     if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);
-    return s->recv_pending() ? -EAGAIN : 0;
+    return pending ? -EAGAIN : 0;
 }
 bool io_completion_mode(const io_driver& d) noexcept { return d.completion_ops(); }
 io_op_state* io_op_start(io_driver& d, scheduled_io* s, io_op_kind kind, owned_buffer& buf,

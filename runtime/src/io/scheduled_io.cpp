@@ -60,8 +60,12 @@ void scheduled_io::clear(io_ready_event ev) noexcept {
 
 bool scheduled_io::wait(io_direction dir, wait_node& node, waker w) {
     lock_guard l(mu_);
-    // Re-read under the lock: set_ready stores the bits before it takes mu_.
-    if (poll(dir).ready) return false;
+    // Re-read under the lock: set_ready stores the bits before it takes mu_. A read held back by
+    // a completion-mode receive in flight waits for that receive to settle, whatever the bits
+    // say (end of stream stays set): the settling driver clears recv_pending_ and then calls
+    // set_ready, which takes mu_ and wakes this node.
+    const bool held = dir == io_direction::read && recv_pending();
+    if (!held && poll(dir).ready) return false;
     node.done.store(false, std::memory_order_relaxed);
     node.w = std::move(w);
     (dir == io_direction::read ? readers_ : writers_).push_back(&node);

@@ -49,7 +49,8 @@ public:
     void keep_unread(const std::byte* p, std::size_t n, bool front = false);
     std::size_t take_unread(void* out, std::size_t n) noexcept;
     // True while a completion-mode receive is in the kernel or queued: a plain read then waits
-    // (it would overtake bytes the receive may yet leave for it, R4).
+    // for it to settle (it would overtake bytes the receive may yet leave for it, R4); wait()
+    // links such a read even when the read direction's bits are set.
     bool recv_pending() const noexcept { return recv_pending_.load(std::memory_order_acquire); }
     void set_recv_pending(bool on) noexcept { recv_pending_.store(on, std::memory_order_release); }
 
