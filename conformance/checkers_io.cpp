@@ -1058,6 +1058,118 @@ outcome check_o14(const run_params& p, bool faulty) {
     return o;
 }
 
+// ---- O15 ------------------------------------------------------------------------------------
+
+// O15: the driver's syscalls per request (counted by the driver, deterministic in kind if not
+// in number). 64 connections from a plain thread send a 64-byte request each and read every
+// echo back, round after round; the server echoes 16 of them with read/write on caller
+// buffers and 48 with read_owned/write_owned (completion operations on io_uring). Averaged
+// over the rounds, the driver makes at most one syscall per request (epoll_wait and epoll_ctl
+// on epoll; io_uring_enter to submit or wait, and the waker's eventfd, on io_uring): a
+// tick's submissions go out together. Control: every completion operation submitted alone.
+outcome check_o15(const run_params& p, bool faulty) {
+    outcome o;
+    constexpr int conns = 64, owned_from = 16;
+    const int rounds = p.quick ? 200 : 1000;
+    for (io_backend_kind b : backends) {
+        ++o.runs;
+        config c = io_config(p.workers, b);
+        c.debug.io_submit_per_op = faulty;
+        runtime rt(c);
+        note_backend(o, rt, b);
+        auto l = rt.block_on([]() -> task<io_result<tcp_listener>> {
+            co_return tcp_listener::bind(*socket_address::parse("127.0.0.1:0"));
+        }());
+        if (!l) {
+            forbid(o, "bind: " + l.error().message());
+            return o;
+        }
+        const socket_address where =
+            *rt.block_on([](tcp_listener& l) -> task<io_result<socket_address>> {
+                co_return l.local_addr();
+            }(*l));
+        auto server = rt.spawn([](tcp_listener l) -> task<void> {
+            for (int i = 0; i < conns; ++i) {
+                auto s = co_await l.accept();
+                if (!s) co_return;
+                if (i < owned_from) {
+                    spawn([](tcp_stream s) -> task<void> {
+                        std::array<std::byte, 256> buf;
+                        for (;;) {
+                            auto n = co_await s.read(buf);
+                            if (!n || *n == 0) co_return;
+                            if (!co_await s.write_all(std::span(buf.data(), *n))) co_return;
+                        }
+                    }(std::move(*s)))
+                        .detach();
+                } else {
+                    spawn([](tcp_stream s) -> task<void> {
+                        owned_buffer buf(256);
+                        for (;;) {
+                            auto [n, got] = co_await s.read_owned(std::move(buf));
+                            if (!n || *n == 0) co_return;
+                            auto [w, back] = co_await s.write_owned(std::move(got));
+                            if (!w || *w != back.size()) co_return;  // 64 B: sent whole
+                            buf = std::move(back);
+                        }
+                    }(std::move(*s)))
+                        .detach();
+                }
+            }
+        }(std::move(*l)));
+        // The clients: blocking sockets on this plain thread.
+        std::vector<int> fds;
+        for (int i = 0; i < conns; ++i) {
+            const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (fd < 0 || ::connect(fd, where.data(), where.size()) != 0) {
+                forbid(o, std::string("client connect: ") + std::strerror(errno));
+                if (fd >= 0) ::close(fd);
+                break;
+            }
+            fds.push_back(fd);
+        }
+        server.join();
+        char msg[64], back[64];
+        std::memset(msg, 'x', sizeof msg);
+        auto round = [&]() -> bool {
+            for (int fd : fds) {
+                if (::send(fd, msg, sizeof msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof msg))
+                    return false;
+            }
+            for (int fd : fds) {
+                std::size_t got = 0;
+                while (got < sizeof back) {
+                    const ssize_t n = ::recv(fd, back + got, sizeof back - got, 0);
+                    if (n <= 0) return false;
+                    got += static_cast<std::size_t>(n);
+                }
+            }
+            return true;
+        };
+        auto syscalls = [&rt] {
+            const runtime_metrics m = rt.metrics();
+            return m.io_wait_calls + m.io_submit_calls + m.io_wake_calls + m.io_wake_reads;
+        };
+        bool ok = fds.size() == static_cast<std::size_t>(conns);
+        for (int r = 0; ok && r < 20; ++r) ok = round();  // warm-up
+        const std::uint64_t before = syscalls();
+        for (int r = 0; ok && r < rounds; ++r) ok = round();
+        const std::uint64_t used = syscalls() - before;
+        for (int fd : fds) ::close(fd);
+        const double requests = static_cast<double>(rounds) * conns;
+        o.events += static_cast<std::uint64_t>(requests);
+        if (!ok) forbid(o, std::string(label(b)) + ": an echo failed");
+        const double per = static_cast<double>(used) / requests;
+        char text[96];
+        std::snprintf(text, sizeof text, "%.3f driver syscalls per request", per);
+        if (per > 1.0) {
+            forbid(o, std::string(label(b)) + ": " + text + " (at most 1)");
+        }
+        o.note += std::string(o.note.empty() ? "" : "; ") + label(b) + ": " + text;
+    }
+    return o;
+}
+
 }  // namespace
 
 int run_child(const std::vector<std::string>& args) {
@@ -1121,6 +1233,10 @@ std::vector<checker> io_checkers() {
          "a read at end of stream reports connection_reset", check_o10},
         {"O14", "an always-readable socket yields within the cooperative budget (128 reads)",
          "coop_budget_per_poll = 0", check_o14},
+        {"O15",
+         "at most one driver syscall per request (epoll_wait/epoll_ctl, io_uring_enter, eventfd) "
+         "at 64 connections: submissions go out once per tick",
+         "every completion operation submitted alone", check_o15},
     };
 }
 

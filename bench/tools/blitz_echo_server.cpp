@@ -3,6 +3,10 @@
 // 127.0.0.1, one task per connection reading and writing back.
 //
 //   blitz_echo_server --workers W --backend epoll|io_uring|automatic [--port P]
+//                     [--mode borrowed|owned]
+//
+// borrowed (the default): read and write_all on a buffer in the task's frame (readiness-based
+// on both backends). owned: read_owned and write_owned (completion operations on io_uring).
 //
 // Prints "port N" once listening, serves until its standard input closes, then prints the I/O
 // driver's counters as one JSON line (for syscalls per request).
@@ -29,14 +33,30 @@ blitz::task<void> echo(tcp_stream s) {
     }
 }
 
+blitz::task<void> echo_owned(tcp_stream s) {
+    (void)s.set_nodelay(true);
+    blitz::owned_buffer buf(16384);
+    for (;;) {
+        auto [n, got] = co_await s.read_owned(std::move(buf));
+        if (!n || *n == 0) co_return;
+        auto [w, back] = co_await s.write_owned(std::move(got));
+        if (!w) co_return;
+        if (*w < back.size() && !co_await s.write_all(back.bytes().subspan(*w))) co_return;
+        buf = std::move(back);  // a short send (rare on loopback) finished above
+    }
+}
+
 int main(int argc, char** argv) {
     blitz::config cfg;
     cfg.workers = 1;
     int port = 0;
+    bool owned = false;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i], v = argv[i + 1];
         if (a == "--workers") {
             cfg.workers = static_cast<unsigned>(std::stoul(v));
+        } else if (a == "--mode") {
+            owned = v == "owned";
         } else if (a == "--port") {
             port = std::stoi(v);
         } else if (a == "--backend") {
@@ -61,7 +81,7 @@ int main(int argc, char** argv) {
     blitz::cancellation_token stop;
     blitz::net::serve_options o;
     o.stop = stop;
-    auto server = rt.spawn(blitz::net::serve(*l, echo, o));
+    auto server = rt.spawn(blitz::net::serve(*l, owned ? echo_owned : echo, o));
     std::string line;
     while (std::getline(std::cin, line)) {
     }

@@ -109,7 +109,10 @@ public:
     // through io_event_sink::completed; cancel asks the kernel to end it early (its completion
     // still arrives, with -ECANCELED or its result). Both keep `op` alive; the driver frees it.
     virtual bool completion_ops() const noexcept { return false; }
+    // submit may stage the operation: it reaches the kernel at the next flush() (or with any
+    // other submission), which the workers make at the end of every tick.
     virtual void submit(io_op_state* /*op*/) noexcept {}
+    virtual void flush() noexcept {}
     virtual void cancel(io_op_state* /*op*/) noexcept {}
 
     io_syscall_counts counts;

@@ -545,6 +545,10 @@ bool fault_io_leak_at_shutdown() noexcept {
     const runtime_context* r = draining_runtime();
     return r && r->cfg && r->cfg->debug.io_leak_at_shutdown;
 }
+bool fault_io_submit_per_op() noexcept {
+    const auto* f = faults_here();
+    return f && f->io_submit_per_op;
+}
 bool fault_io_free_op_on_cancel() noexcept {
     const auto* f = faults_here();
     return f && f->io_free_op_on_cancel;

@@ -65,6 +65,9 @@ public:
     std::chrono::nanoseconds idle_for() const noexcept;
     // Ends a turn in progress (or makes the next one return at once).
     void wake() noexcept { backend_->wake(); }
+    // Submits the operations staged since the last submission (workers call it at the end of
+    // every tick, so a tick's operations cost one syscall).
+    void flush() noexcept { backend_->flush(); }
 
     scheduled_io* add(int fd);
     void remove(scheduled_io* s) noexcept;

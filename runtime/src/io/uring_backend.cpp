@@ -122,6 +122,7 @@ io_uring_sqe* uring_backend::sqe_locked() {
 }
 
 void uring_backend::submit_locked() {
+    staged_.store(false, std::memory_order_relaxed);
     counts.bump(counts.submits);
     int r;
     // EINTR and EBUSY (the CQ is full of completions the driver has not reaped): retry.
@@ -241,6 +242,7 @@ std::size_t uring_backend::wait(std::chrono::nanoseconds timeout, io_event_sink&
     const bool overflow = IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_CQ_OVERFLOW;
     if (reported > 0 && !overflow) return reported;
     if (timeout.count() == 0 && !overflow) return reported;
+    flush();  // nothing staged may wait behind our sleep
     // Wait (or flush overflowed completions) in the kernel; no submissions from here.
     __kernel_timespec ts{};
     io_uring_getevents_arg arg{};
@@ -282,7 +284,19 @@ void uring_backend::submit(io_op_state* op) noexcept {
         }
     }
     io_uring_sqe_set_data64(sqe, op_user_data(op));
-    submit_locked();
+#if BLITZ_FAULTS
+    if (fault_io_submit_per_op()) {  // O15's control: one io_uring_enter per operation
+        submit_locked();
+        return;
+    }
+#endif
+    staged_.store(true, std::memory_order_relaxed);  // the tick's end submits it
+}
+
+void uring_backend::flush() noexcept {
+    if (!staged_.load(std::memory_order_relaxed)) return;
+    lock_guard l(sq_mu_);
+    if (staged_.load(std::memory_order_relaxed)) submit_locked();
 }
 
 void uring_backend::cancel(io_op_state* op) noexcept {

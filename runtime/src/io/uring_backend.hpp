@@ -40,6 +40,7 @@ public:
     bool completion_ops() const noexcept override { return true; }
     void submit(io_op_state* op) noexcept override;
     void cancel(io_op_state* op) noexcept override;
+    void flush() noexcept override;
 
 private:
     uring_backend() = default;
@@ -60,6 +61,9 @@ private:
     // ThreadSanitizer, which cannot see through the rings.
     atomic<std::uint64_t> published_{0};
     detail::mutex sq_mu_;  // the submission queue has many producers
+    // Operations prepared in the submission queue and not yet submitted (see flush()). Set and
+    // cleared under sq_mu_; read without it as a hint.
+    atomic<bool> staged_{false};
 };
 
 // The text of /proc/sys/kernel/io_uring_disabled ("0", "1", "2"), or "absent".

@@ -30,6 +30,10 @@ driver_stack::driver_stack(timer_driver& timers, io_driver* io, unsigned workers
     timers_.set_listener(this, f.no_timer_wake);
 }
 
+void driver_stack::end_tick() noexcept {
+    if (io_) io_->flush();
+}
+
 std::size_t driver_stack::maintain() noexcept {
     const std::size_t fired = timers_.fire_due();
     if (fired) cover_next();  // the next expiry is a new one: is a parked worker planned for it?

@@ -55,6 +55,7 @@ public:
     std::size_t maintain() noexcept override;
     park_wake park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept override;
     void unpark(parker& p) noexcept override;
+    void end_tick() noexcept override;
 
 private:
     void expiry_moved_earlier(timer_driver::clock::time_point at) noexcept override;

@@ -26,6 +26,9 @@ public:
     virtual park_wake park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept = 0;
     // Wakes the worker sleeping on `p`, or makes its next park return at once.
     virtual void unpark(parker& p) noexcept = 0;
+    // The end of a tick that polled tasks: work the tasks staged for the drivers goes out in
+    // one batch (I/O submissions, IO.md 7.2).
+    virtual void end_tick() noexcept {}
 
 protected:
     ~park_driver() = default;

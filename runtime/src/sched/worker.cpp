@@ -71,6 +71,7 @@ void worker::run() {
             if (polls % 8 == 0) note_time(clock::now());  // G8: the clock every 8 polls
         }
         if (polls == cfg_.budget_per_tick) bump(c_budget_exhaustions);
+        if (polls > 0) sched_.driver().end_tick();
         if (polls > 0) {
             if (woke_by_timeout_) bump(c_timeout_wakes_found_work);
             woke_by_timeout_ = false;

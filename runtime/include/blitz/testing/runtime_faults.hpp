@@ -93,6 +93,9 @@ struct runtime_faults {
     // its final completion (the kernel may still write the buffer; the completion names a
     // reused state).
     bool io_free_op_on_cancel = false;
+    // O15: every completion operation is submitted to io_uring on its own (one io_uring_enter
+    // each) instead of staged and submitted once per tick.
+    bool io_submit_per_op = false;
     // O9: socket writes without MSG_NOSIGNAL: writing to a closed peer raises SIGPIPE.
     bool io_no_msg_nosignal = false;
     // O10: a read at end of stream reports connection_reset instead of 0.
