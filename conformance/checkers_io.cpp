@@ -76,6 +76,19 @@ task<std::pair<tcp_stream, tcp_stream>> connected_pair() {
     co_return std::pair<tcp_stream, tcp_stream>{std::move(*c), std::move(*s)};
 }
 
+std::size_t open_fds();  // O8's section
+
+// Polls `done` from a plain thread until it holds (a stall guard, never a verdict).
+template <class F>
+bool settled_within(F done) {
+    const auto until = std::chrono::steady_clock::now() + stall;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > until) return false;
+        std::this_thread::sleep_for(1ms);
+    }
+    return true;
+}
+
 // Runs `blitz __conformance-child args...` (this executable, fresh: fork then exec at once, so
 // no other thread's state is inherited and ThreadSanitizer follows) and returns its exit
 // status, or 128 + the signal that ended it.
@@ -298,6 +311,77 @@ outcome check_o2(const run_params& p, bool faulty) {
     return o;
 }
 
+// ---- O3 -------------------------------------------------------------------------------------
+
+// O3: every task reference an I/O wait takes is released exactly once. Thousands of tasks read
+// and write on Unix stream pairs, on caller and owned buffers, and are aborted at random or
+// raced by timeouts, while the peers write and close at random: after the runtime settles, the
+// process's task allocations return to their count before (a reference kept by a waiter, a
+// completion or a cancel would keep its task's block alive; one released twice would free it
+// early, which the sanitizer builds report). Control: a completion keeps its waker's reference
+// (`io_leak_completion_ref`).
+outcome check_o3(const run_params& p, bool faulty) {
+    outcome o;
+    for (io_backend_kind b : backends) {
+        ++o.runs;
+        const std::uint64_t tasks_before = runtime(fresh(1)).metrics().tasks_alive;
+        const int rounds = p.quick ? 2000 : 20000;
+        {
+            config c = io_config(p.workers, b);
+            c.debug.io_leak_completion_ref = faulty;
+            runtime rt(c);
+            note_backend(o, rt, b);
+            rt.block_on([](int rounds, std::uint64_t seed) -> task<void> {
+                detail::fast_rng rng(seed);
+                for (int i = 0; i < rounds; ++i) {
+                    auto pr = net::unix_stream::pair();
+                    if (!pr) co_return;
+                    const int peer = pr->second.native_handle();
+                    const std::uint32_t kind = rng.bounded(4);
+                    auto h = spawn([](net::unix_stream s, std::uint32_t kind) -> task<void> {
+                        for (int k = 0; k < 3; ++k) {
+                            if (kind == 0) {
+                                std::array<std::byte, 8> buf;
+                                auto n = co_await s.read(buf);
+                                if (!n || *n == 0) co_return;
+                            } else if (kind == 1) {
+                                auto [n, b] = co_await s.read_owned(owned_buffer(8));
+                                if (!n || *n == 0) co_return;
+                            } else if (kind == 2) {
+                                auto t = co_await timeout(std::chrono::microseconds(50),
+                                                          s.read_owned(owned_buffer(8)));
+                                if (!t.timed_out() && !t.value().result) co_return;
+                            } else {
+                                auto [n, b] = co_await s.write_owned(owned_buffer::copy_of("ping"));
+                                if (!n) co_return;
+                            }
+                        }
+                    }(std::move(pr->first), kind));
+                    for (std::uint32_t k = rng.bounded(3); k > 0; --k) {
+                        (void)!::send(peer, "abc", 3, MSG_NOSIGNAL);
+                        co_await yield_now();
+                    }
+                    if (rng.bounded(2) == 0) h.abort();
+                    pr->second.close();  // a read still waiting then sees the end
+                    try {
+                        co_await h;
+                    } catch (const task_cancelled&) {
+                    }
+                }
+            }(rounds, p.seed));
+            settled_within([&] { return rt.metrics().io_ops_in_flight == 0; });
+        }
+        o.events += static_cast<std::uint64_t>(rounds);
+        const std::uint64_t tasks_after = runtime(fresh(1)).metrics().tasks_alive;
+        if (tasks_after != tasks_before) {
+            forbid(o, std::string(label(b)) + ": " + std::to_string(tasks_after - tasks_before) +
+                          " task allocations still alive after the runtime went (a task "
+                          "reference never released)");
+        }
+    }
+    return o;
+}
+
 // ---- O4 -------------------------------------------------------------------------------------
 
 // O4: I/O never waits behind a worker stuck in a long poll. Two workers, both parked (one in the
@@ -482,19 +566,6 @@ outcome check_o5(const run_params& p, bool faulty) {
 }
 
 // ---- O6 and O7 ------------------------------------------------------------------------------
-
-std::size_t open_fds();  // O8's section
-
-// Polls `done` from a plain thread until it holds (a stall guard, never a verdict).
-template <class F>
-bool settled_within(F done) {
-    const auto until = std::chrono::steady_clock::now() + stall;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > until) return false;
-        std::this_thread::sleep_for(1ms);
-    }
-    return true;
-}
 
 // O6: no kernel write into freed memory. Tasks with owned reads and writes in flight are
 // aborted at random while bytes arrive: every abandoned operation keeps its state and buffer
@@ -1207,6 +1278,10 @@ std::vector<checker> io_checkers() {
          "a fully parked runtime wakes on I/O (no park-timeout wake), and a wake reaches the "
          "worker asleep in the I/O driver",
          "waking the worker asleep in the driver does not interrupt its wait", check_o2},
+        {"O3",
+         "every task reference an I/O wait takes is released exactly once (task allocations "
+         "return to their count after random aborts and timeouts)",
+         "a completion keeps its waker's reference", check_o3},
         {"O4", "I/O never waits behind a worker stuck in a long poll (the driver is handed on)",
          "no driver hand-off and no I/O polling at tick starts", check_o4},
         {"O5", "no byte lost or duplicated when reads race timeouts and aborts",

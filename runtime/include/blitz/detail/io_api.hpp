@@ -101,6 +101,8 @@ bool fault_io_close_immediately() noexcept;
 bool fault_io_free_op_on_cancel() noexcept;
 // O15's control: every completion operation is submitted on its own.
 bool fault_io_submit_per_op() noexcept;
+// O3's control: a completion keeps its waker's task reference.
+bool fault_io_leak_completion_ref() noexcept;
 // O12's control: true while the calling thread destroys frames of a runtime that shuts down
 // with io_leak_at_shutdown set.
 bool fault_io_leak_at_shutdown() noexcept;

@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <system_error>
 
 #include "blitz/combinators.hpp"
@@ -83,7 +84,10 @@ template <class Stream, class Handler>
 task<void> serve(basic_listener<Stream>& listener, Handler handler, serve_options o = {}) {
     serve_stats local;
     serve_stats& st = o.stats ? *o.stats : local;
-    semaphore slots(o.max_connections, std::max<std::size_t>(o.max_connections, 1));
+    // Shared with the connections' tasks: they give their permits back after this loop may
+    // have returned (a stop does not wait for them).
+    auto slots =
+        std::make_shared<semaphore>(o.max_connections, std::max<std::size_t>(o.max_connections, 1));
     int reserve = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     auto backoff = o.backoff_min;
     bool no_backoff = false;
@@ -91,7 +95,7 @@ task<void> serve(basic_listener<Stream>& listener, Handler handler, serve_option
     no_backoff = o.fault_no_backoff;
 #endif
     for (;;) {
-        auto permit = co_await select(slots.acquire(1), o.stop.cancelled());
+        auto permit = co_await select(slots->acquire(1), o.stop.cancelled());
         if (permit.index() == 1) break;
         auto r = co_await select(listener.accept(), o.stop.cancelled());
         if (r.index() == 1) break;
@@ -100,10 +104,12 @@ task<void> serve(basic_listener<Stream>& listener, Handler handler, serve_option
             serve_stats::bump(st.accepted);
             backoff = o.backoff_min;
             // The handler is copied into the connection's task (which may outlive this loop);
-            // the permit goes when the task ends.
-            spawn([](Handler h, Stream s, semaphore_permit p) -> task<void> {
+            // the permit goes when the task ends, before the task's share of the semaphore
+            // (parameters are destroyed in reverse order).
+            spawn([](std::shared_ptr<semaphore> keep, Handler h, Stream s,
+                     semaphore_permit p) -> task<void> {
                 co_await h(std::move(s));
-            }(handler, std::move(*s), std::move(std::get<0>(permit))))
+            }(slots, handler, std::move(*s), std::move(std::get<0>(permit))))
                 .detach();
             continue;
         }

@@ -96,6 +96,9 @@ struct runtime_faults {
     // O15: every completion operation is submitted to io_uring on its own (one io_uring_enter
     // each) instead of staged and submitted once per tick.
     bool io_submit_per_op = false;
+    // O3: a completion operation's completion wakes its task but never releases the waker's
+    // task reference (the task's block stays allocated).
+    bool io_leak_completion_ref = false;
     // O9: socket writes without MSG_NOSIGNAL: writing to a closed peer raises SIGPIPE.
     bool io_no_msg_nosignal = false;
     // O10: a read at end of stream reports connection_reset instead of 0.
