@@ -33,6 +33,8 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 SERVERS = [
     ("blitz-epoll", [os.path.join(REL, "blitz_echo_server"), "--workers", "1", "--backend", "epoll"]),
     ("blitz-io_uring", [os.path.join(REL, "blitz_echo_server"), "--workers", "1", "--backend", "io_uring"]),
+    ("blitz-io_uring-owned", [os.path.join(REL, "blitz_echo_server"), "--workers", "1", "--backend", "io_uring",
+                              "--mode", "owned"]),
     ("tokio", [os.path.join(PEERS, "tokio", "release", "echo"), "--workers", "1"]),
     ("go", [os.path.join(PEERS, "go-echo"), "-procs", "1"]),
     ("asio-epoll", [os.path.join(PEERS, "asio-echo"), "--threads", "1"]),
