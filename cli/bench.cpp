@@ -22,6 +22,7 @@
 #include "blitz/topology.hpp"
 #include "collect.hpp"
 #include "machine_record.hpp"
+#include "machine_record_io.hpp"
 #include "table.hpp"
 #include "writers.hpp"
 
@@ -42,7 +43,8 @@ int run_bench(const bench_options& o) {
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-    const report::machine_record m = report::read_machine_record(BLITZ_BUILD_FLAGS);
+    report::machine_record m = report::read_machine_record(BLITZ_BUILD_FLAGS);
+    report::fill_io_backend(m);
     const bench::report_input in{o, impls, runs, m, secs};
     const std::string dir =
         !o.out_dir.empty() ? o.out_dir : "results/" + m.id + (o.quick ? "/quick" : "");

@@ -110,6 +110,26 @@ int in_child(const std::vector<std::string>& args) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+// Runs child `name` (see run_child) once per backend and turns a non-zero exit status into a
+// violation that `explain` describes (unknown statuses: child_status).
+std::string child_status(int code) {
+    return "the child ended with status " + std::to_string(code) +
+           " (a crash, a signal or a sanitizer report)";
+}
+outcome run_io_children(const char* name, const run_params& p, bool faulty, std::uint64_t events,
+                        std::string (*explain)(int)) {
+    outcome o;
+    for (io_backend_kind b : backends) {
+        ++o.runs;
+        o.events += events;
+        const int code =
+            in_child({name, b == io_backend_kind::epoll ? "epoll" : "automatic",
+                      std::to_string(p.workers), faulty ? "1" : "0", std::to_string(p.seed)});
+        if (code != 0) forbid(o, std::string(label(b)) + ": " + explain(code));
+    }
+    return o;
+}
+
 // ---- O1 -------------------------------------------------------------------------------------
 
 // Makes io_uring_setup fail with `err` in this (child) process, as Docker's default seccomp
@@ -619,25 +639,21 @@ int o6_child(io_backend_kind b, unsigned workers, bool faulty, std::uint64_t see
 }
 
 outcome check_o6(const run_params& p, bool faulty) {
-    outcome o;
-    for (io_backend_kind b : backends) {
-        ++o.runs;
-        o.events += 300;
-        const int code =
-            in_child({"o6", b == io_backend_kind::epoll ? "epoll" : "automatic",
-                      std::to_string(p.workers), faulty ? "1" : "0", std::to_string(p.seed)});
-        if (code != 0) {
-            forbid(o, std::string(label(b)) + ": " +
-                          (code == 21   ? "operations never reached their final completion"
-                           : code == 22 ? "completions named an operation state freed before "
-                                          "them (the kernel wrote into a buffer nobody owned)"
-                           : code == 23 ? "descriptors stayed open after their sockets closed"
-                           : code == 20 ? "socketpair failed"
-                                        : "the child ended with status " + std::to_string(code) +
-                                              " (a crash or a sanitizer report)"));
+    return run_io_children("o6", p, faulty, 300, [](int code) -> std::string {
+        switch (code) {
+            case 20:
+                return "socketpair failed";
+            case 21:
+                return "operations never reached their final completion";
+            case 22:
+                return "completions named an operation state freed before them (the kernel wrote "
+                       "into a buffer nobody owned)";
+            case 23:
+                return "descriptors stayed open after their sockets closed";
+            default:
+                return child_status(code);
         }
-    }
-    return o;
+    });
 }
 
 // O7: descriptor reuse is safe. A socket is closed while an owned read is in flight on it
@@ -741,22 +757,16 @@ int o7_child(io_backend_kind b, unsigned workers, bool faulty) {
 // (O7's header comment is above o7_child.) The control double-closes descriptors, which
 // harms whatever else the process has open, so every run is a child process.
 outcome check_o7(const run_params& p, bool faulty) {
-    outcome o;
-    for (io_backend_kind b : backends) {
-        ++o.runs;
-        o.events += 200;
-        const int code = in_child({"o7", b == io_backend_kind::epoll ? "epoll" : "automatic",
-                                   std::to_string(p.workers), faulty ? "1" : "0"});
-        if (code != 0) {
-            forbid(o, std::string(label(b)) + ": " +
-                          (code == 30   ? "a new socket was broken by the close of the one whose "
-                                          "number it reused"
-                           : code == 31 ? "a read of a closed socket completed with bytes"
-                                        : "the child ended with status " + std::to_string(code) +
-                                              " (a crash or a sanitizer report)"));
+    return run_io_children("o7", p, faulty, 200, [](int code) -> std::string {
+        switch (code) {
+            case 30:
+                return "a new socket was broken by the close of the one whose number it reused";
+            case 31:
+                return "a read of a closed socket completed with bytes";
+            default:
+                return child_status(code);
         }
-    }
-    return o;
+    });
 }
 
 // ---- O8 -------------------------------------------------------------------------------------
@@ -863,7 +873,7 @@ std::string o8_failure(int code) {
         case 37:
             return "clients served + shed != clients";
         default:
-            return "the child ended with status " + std::to_string(code);
+            return child_status(code);
     }
 }
 
@@ -872,15 +882,7 @@ std::string o8_failure(int code) {
 // (at most 64 exhaustion events in 300 ms; a spinning loop makes thousands), and serves again
 // once descriptors are free. Control: no back-off and no shedding.
 outcome check_o8(const run_params& p, bool faulty) {
-    outcome o;
-    for (io_backend_kind b : backends) {
-        ++o.runs;
-        o.events += 3;
-        const int code = in_child({"o8", b == io_backend_kind::epoll ? "epoll" : "automatic",
-                                   std::to_string(p.workers), faulty ? "1" : "0"});
-        if (code != 0) forbid(o, std::string(label(b)) + ": " + o8_failure(code));
-    }
-    return o;
+    return run_io_children("o8", p, faulty, 3, o8_failure);
 }
 
 // ---- O12 ------------------------------------------------------------------------------------
@@ -1010,22 +1012,20 @@ int o9_child(io_backend_kind b, unsigned workers, bool faulty) {
 // SIGPIPE. Runs in a child process, with SIGPIPE at its default action, so the control (writes
 // without MSG_NOSIGNAL) kills the child instead of the suite.
 outcome check_o9(const run_params& p, bool faulty) {
-    outcome o;
-    for (io_backend_kind b : backends) {
-        ++o.runs;
-        o.events += 2;
-        const int code = in_child({"o9", b == io_backend_kind::epoll ? "epoll" : "automatic",
-                                   std::to_string(p.workers), faulty ? "1" : "0"});
-        if (code != 0) {
-            forbid(o, std::string(label(b)) + ": " +
-                          (code == 128 + SIGPIPE ? "a write to a closed peer raised SIGPIPE"
-                           : code == 20          ? "a reset peer did not give connection_reset"
-                           : code == 21 ? "a write to a closed peer gave an unexpected error"
-                           : code == 22 ? "writes to a closed peer kept succeeding"
-                                        : "the child ended with status " + std::to_string(code)));
+    return run_io_children("o9", p, faulty, 2, [](int code) -> std::string {
+        switch (code) {
+            case 128 + SIGPIPE:
+                return "a write to a closed peer raised SIGPIPE";
+            case 20:
+                return "a reset peer did not give connection_reset";
+            case 21:
+                return "a write to a closed peer gave an unexpected error";
+            case 22:
+                return "writes to a closed peer kept succeeding";
+            default:
+                return child_status(code);
         }
-    }
-    return o;
+    });
 }
 
 // O10: end of stream and half-close. The peer shuts its write side: reads return 0 (again and

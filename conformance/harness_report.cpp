@@ -12,6 +12,7 @@
 #include "harness.hpp"
 #include "json_writer.hpp"
 #include "machine_record.hpp"
+#include "machine_record_io.hpp"
 #include "table.hpp"
 
 namespace blitz::conformance {
@@ -40,7 +41,8 @@ std::string placement_text(const harness_options& o, unsigned max_pinned) {
 void write_files(const harness_options& o, const suite_run& run, const std::string& table_text,
                  const std::string& notes) {
     std::filesystem::create_directories(o.out_dir);
-    const report::machine_record m = report::read_machine_record(BLITZ_BUILD_FLAGS);
+    report::machine_record m = report::read_machine_record(BLITZ_BUILD_FLAGS);
+    report::fill_io_backend(m);
     if (!m.topology_xml.empty()) std::ofstream(o.out_dir + "/topology.xml") << m.topology_xml;
     std::ostringstream workers;
     for (std::size_t i = 0; i < o.workers.size(); ++i) workers << (i ? "," : "") << o.workers[i];

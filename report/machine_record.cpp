@@ -128,6 +128,8 @@ void write_json(json_writer& w, const machine_record& m) {
         .field("compiler", m.compiler)
         .field("build_flags", m.build_flags)
         .field("commit", m.commit)
+        .field("io_backend", m.io_backend)
+        .field("io_backend_reason", m.io_backend_reason)
         .end_object();
 }
 
@@ -141,7 +143,9 @@ void write_markdown_rows(std::ostream& os, const machine_record& m) {
        << "| kernel | " << m.kernel << " |\n"
        << "| compiler | " << m.compiler << " |\n"
        << "| build flags | " << m.build_flags << " |\n"
-       << "| commit | " << m.commit << " |\n";
+       << "| commit | " << m.commit << " |\n"
+       << "| I/O backend (automatic) | " << m.io_backend
+       << (m.io_backend_reason.empty() ? "" : " (" + m.io_backend_reason + ")") << " |\n";
 }
 
 }  // namespace blitz::report

@@ -22,6 +22,10 @@ struct machine_record {
     std::string compiler;
     std::string build_flags;
     std::string commit;
+    // The I/O backend a runtime with io_backend = automatic picks here, and why (O1). The
+    // report library does not link the runtime: the caller fills these in.
+    std::string io_backend = "unknown";
+    std::string io_backend_reason;
 };
 
 // Reads this machine (hwloc, /proc/cpuinfo, uname, lscpu, git). `build_flags` is the build's

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Fills a machine record's I/O backend fields from a one-worker runtime with automatic backend
+// selection (O1: every result file says which backend this machine gives and why). Header-only
+// so that the report library itself does not depend on the runtime.
+
+#include "blitz/config.hpp"
+#include "blitz/runtime.hpp"
+#include "machine_record.hpp"
+
+namespace blitz::report {
+
+inline void fill_io_backend(machine_record& m) {
+    try {
+        config c;
+        c.workers = 1;
+        runtime rt(c);
+        const runtime_metrics r = rt.metrics();
+        m.io_backend = r.io_backend;
+        m.io_backend_reason = r.io_backend_reason;
+    } catch (const std::exception& e) {
+        m.io_backend = "unknown";
+        m.io_backend_reason = e.what();
+    }
+}
+
+}  // namespace blitz::report
