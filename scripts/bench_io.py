@@ -115,7 +115,8 @@ def main():
     rows = [("pingpong_1c_64B", 1, 64, 20000 // scale),
             ("closed_16c_64B", 16, 64, 100000 // scale),
             ("closed_64c_64B", 64, 64, 100000 // scale),
-            ("closed_64c_1KiB", 64, 1024, 50000 // scale)]
+            ("closed_64c_1KiB", 64, 1024, 50000 // scale),
+            ("closed_256c_64B", 256, 64, 100000 // scale)]
     servers = [s for s in SERVERS if not args.only or s[0] in args.only.split(",")]
     results = {}
     for rep in range(args.reps):
