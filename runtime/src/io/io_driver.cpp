@@ -273,7 +273,7 @@ void io_driver::completed(io_op_state* op, int res) noexcept {
     if (op->phase.compare_exchange_strong(expect, io_op_state::done, std::memory_order_acq_rel,
                                           std::memory_order_acquire)) {
 #if BLITZ_FAULTS
-        if (fault_io_leak_completion_ref()) {
+        if (io_fault(&testing::runtime_faults::io_leak_completion_ref)) {
             // O3's control: the reference is kept for good (reachable, so LeakSanitizer stays
             // quiet and the checker's own count is the verdict).
             static detail::mutex mu;
@@ -330,7 +330,7 @@ void io_driver::abandon(io_op_state* op) noexcept {
 #if BLITZ_FAULTS
                 // O6's control: the state and its buffer are freed now, before the kernel's
                 // final completion (which then names a reused state, or writes freed memory).
-                free_now = fault_io_free_op_on_cancel();
+                free_now = io_fault(&testing::runtime_faults::io_free_op_on_cancel);
 #endif
                 if (!free_now) return;
             }
@@ -399,7 +399,8 @@ void io_driver::close(scheduled_io* s, int fd) noexcept {
             s->close_fd = fd;
             ++deferred_closes_;
 #if BLITZ_FAULTS
-            if (fault_io_close_immediately()) ::close(fd);  // O7's control: closed twice
+            if (io_fault(&testing::runtime_faults::io_close_immediately))
+                ::close(fd);  // O7's control: closed twice
 #endif
             promote_locked(s, wakes);  // queued receives end with ECANCELED
             for (io_op_state* op = op_live_; op; op = op->next) {
@@ -539,43 +540,22 @@ long io_op_finish(io_driver& d, io_op_state* op, owned_buffer& buf) noexcept {
 void io_op_abandon(io_driver& d, io_op_state* op) noexcept { d.abandon(op); }
 
 #if BLITZ_FAULTS
-namespace {
-const testing::runtime_faults* faults_here() noexcept {
+bool io_fault(bool testing::runtime_faults::* knob) noexcept {
     const runtime_context* r = current_runtime();
-    return r && r->cfg ? &r->cfg->debug : nullptr;
+    return r && r->cfg && r->cfg->debug.*knob;
 }
-}  // namespace
 bool fault_io_drop_orphan_data() noexcept {
-    const auto* f = faults_here();
-    return f && f->io_drop_orphan_data;
+    return io_fault(&testing::runtime_faults::io_drop_orphan_data);
 }
 bool fault_io_no_msg_nosignal() noexcept {
-    const auto* f = faults_here();
-    return f && f->io_no_msg_nosignal;
+    return io_fault(&testing::runtime_faults::io_no_msg_nosignal);
 }
 bool fault_io_leak_at_shutdown() noexcept {
     const runtime_context* r = draining_runtime();
     return r && r->cfg && r->cfg->debug.io_leak_at_shutdown;
 }
-bool fault_io_leak_completion_ref() noexcept {
-    const auto* f = faults_here();
-    return f && f->io_leak_completion_ref;
-}
-bool fault_io_submit_per_op() noexcept {
-    const auto* f = faults_here();
-    return f && f->io_submit_per_op;
-}
-bool fault_io_free_op_on_cancel() noexcept {
-    const auto* f = faults_here();
-    return f && f->io_free_op_on_cancel;
-}
-bool fault_io_close_immediately() noexcept {
-    const auto* f = faults_here();
-    return f && f->io_close_immediately;
-}
 bool fault_io_eof_as_error() noexcept {
-    const auto* f = faults_here();
-    return f && f->io_eof_as_error;
+    return io_fault(&testing::runtime_faults::io_eof_as_error);
 }
 #endif
 

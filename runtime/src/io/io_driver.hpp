@@ -21,6 +21,12 @@ namespace blitz::detail {
 class scheduled_io;
 struct io_op_state;
 
+#if BLITZ_FAULTS
+// True when the calling worker's runtime has the negative control `knob` set (the I/O
+// driver's controls; false on a plain thread).
+bool io_fault(bool testing::runtime_faults::* knob) noexcept;
+#endif
+
 // Counters for runtime_metrics and the O checkers.
 struct io_driver_stats {
     std::uint64_t turns = 0;          // turns taken (blocking or not)

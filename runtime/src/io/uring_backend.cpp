@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "blitz/detail/faults.hpp"
+#include "io/io_driver.hpp"
 #include "io/op_state.hpp"
 #include "io/scheduled_io.hpp"
 
@@ -285,7 +286,8 @@ void uring_backend::submit(io_op_state* op) noexcept {
     }
     io_uring_sqe_set_data64(sqe, op_user_data(op));
 #if BLITZ_FAULTS
-    if (fault_io_submit_per_op()) {  // O15's control: one io_uring_enter per operation
+    if (io_fault(&testing::runtime_faults::io_submit_per_op)) {  // O15's control: one
+                                                                 // io_uring_enter per operation
         submit_locked();
         return;
     }

@@ -94,15 +94,6 @@ void io_op_abandon(io_driver& d, io_op_state* op) noexcept;
 bool fault_io_drop_orphan_data() noexcept;
 bool fault_io_no_msg_nosignal() noexcept;
 bool fault_io_eof_as_error() noexcept;
-// O7's control: a descriptor with an operation in flight is closed at once, and again when the
-// operation settles (a double close that hits whoever reused the number).
-bool fault_io_close_immediately() noexcept;
-// O6's control: an abandoned completion operation's state is freed at once.
-bool fault_io_free_op_on_cancel() noexcept;
-// O15's control: every completion operation is submitted on its own.
-bool fault_io_submit_per_op() noexcept;
-// O3's control: a completion keeps its waker's task reference.
-bool fault_io_leak_completion_ref() noexcept;
 // O12's control: true while the calling thread destroys frames of a runtime that shuts down
 // with io_leak_at_shutdown set.
 bool fault_io_leak_at_shutdown() noexcept;
