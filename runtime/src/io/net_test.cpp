@@ -417,7 +417,10 @@ TEST_P(BothBackends, CloseWaitsForTheLastOperation) {
     EXPECT_EQ(m.io_ops_in_flight, 0u);
     if (m.io_backend == "io_uring") {
         EXPECT_EQ(m.io_ops_orphaned, 1u);
-        EXPECT_EQ(m.io_deferred_closes, 1u);
+        // Deferred unless the driver settled the cancelled read between the awaiter's end and
+        // the stream's (another worker may turn the driver in between): either way the
+        // descriptor is closed once, after the read, as checked below.
+        EXPECT_LE(m.io_deferred_closes, 1u);
     }
     for (int i = 0; i < 10000 && ::fcntl(fd, F_GETFD) >= 0; ++i) std::this_thread::sleep_for(1ms);
     EXPECT_EQ(::fcntl(fd, F_GETFD), -1) << "the descriptor stayed open";
