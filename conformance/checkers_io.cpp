@@ -20,6 +20,7 @@
 #include <csignal>
 #include <cstddef>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -77,6 +78,24 @@ task<std::pair<tcp_stream, tcp_stream>> connected_pair() {
 }
 
 std::size_t open_fds();  // O8's section
+
+// True when automatic selection gets io_uring on this machine (asked once). The controls of
+// O3, O6, O7, O11 and O15 break completion operations, which exist only on io_uring: where it
+// is unavailable (containers often forbid it) they cannot show and report n/a, while the
+// checkers themselves still run on epoll.
+bool uring_here() {
+    static const bool yes = [] {
+        runtime rt(io_config(1, io_backend_kind::automatic));
+        return rt.metrics().io_backend == "io_uring";
+    }();
+    return yes;
+}
+outcome control_not_here() {
+    outcome o;
+    o.applicable = false;
+    o.note = "io_uring is unavailable here: the fault breaks completion operations only";
+    return o;
+}
 
 // Polls `done` from a plain thread until it holds (a stall guard, never a verdict).
 template <class F>
@@ -341,6 +360,7 @@ outcome check_o2(const run_params& p, bool faulty) {
 // early, which the sanitizer builds report). Control: a completion keeps its waker's reference
 // (`io_leak_completion_ref`).
 outcome check_o3(const run_params& p, bool faulty) {
+    if (faulty && !uring_here()) return control_not_here();
     outcome o;
     for (io_backend_kind b : backends) {
         ++o.runs;
@@ -585,6 +605,143 @@ outcome check_o5(const run_params& p, bool faulty) {
     return o;
 }
 
+// ---- O11 ------------------------------------------------------------------------------------
+
+// O11: multishot receives survive buffer-ring exhaustion. A runtime with a tiny provided-buffer
+// ring (4 buffers of 64 B) reads a fast numbered stream with pooled reads while holding up to
+// three buffers, so the ring runs dry again and again: each -ENOBUFS ends the multishot
+// receive, and the next read re-arms it (or reads into a heap buffer while none is free).
+// Some reads are plain or owned reads, some are raced by timeouts or aborted: the
+// concatenation is exactly what was written, and every pool buffer is back at the end. The
+// ring must actually have run dry (io_pool_enobufs > 0), or nothing was checked. On epoll
+// there is no ring: the run checks the heap path, and the row is n/a when automatic selection
+// found no ring either. Control: -ENOBUFS ends the stream instead of re-arming.
+outcome check_o11(const run_params& p, bool faulty) {
+    if (faulty && !uring_here()) return control_not_here();
+    outcome o;
+    bool ring_seen = false;
+    for (io_backend_kind b : backends) {
+        config c = io_config(p.workers, b);
+        c.io_pool_buffers = 4;
+        c.io_pool_buffer_size = 64;
+        c.io_pool_queue = 4;
+        c.debug.io_no_multishot_rearm = faulty;
+        runtime rt(c);
+        note_backend(o, rt, b);
+        ++o.runs;
+        const int pieces = p.quick ? 5000 : 50000;
+        struct result {
+            std::string got;
+            long timeouts = 0, aborts = 0;
+        };
+        const result r = rt.block_on([](int pieces, std::uint64_t seed) -> task<result> {
+            auto [w, rd] = co_await connected_pair();
+            auto writer = spawn([](tcp_stream w, int pieces) -> task<void> {
+                for (int i = 0; i < pieces; ++i) {
+                    (void)co_await w.write_all(bytes_of(std::to_string(i) + ";"));
+                }
+            }(std::move(w), pieces));
+            result out;
+            detail::fast_rng rng(seed);
+            std::deque<pooled_buffer> held;
+            std::array<std::byte, 6> small;
+            for (;;) {
+                const std::uint64_t pick = rng.bounded(16);
+                if (pick == 0) {
+                    // A pooled read in a task aborted at once.
+                    std::string part;
+                    auto h = spawn([](tcp_stream& s, std::string& part) -> task<void> {
+                        auto got = co_await s.read_pooled();
+                        if (got) part = got->view();
+                    }(rd, part));
+                    co_await yield_now();
+                    h.abort();
+                    try {
+                        co_await h;
+                    } catch (const task_cancelled&) {
+                        ++out.aborts;
+                    }
+                    out.got += part;
+                    continue;
+                }
+                if (pick == 1) {
+                    auto t = co_await timeout(std::chrono::microseconds(100), rd.read(small));
+                    if (t.timed_out()) {
+                        ++out.timeouts;
+                        continue;
+                    }
+                    auto n = std::move(t.value());
+                    if (!n || *n == 0) break;
+                    out.got.append(reinterpret_cast<const char*>(small.data()), *n);
+                    continue;
+                }
+                if (pick == 2) {
+                    auto t = co_await timeout(std::chrono::microseconds(100),
+                                              rd.read_owned(owned_buffer(1 + rng.bounded(16))));
+                    if (t.timed_out()) {
+                        ++out.timeouts;
+                        continue;
+                    }
+                    auto [n, got] = std::move(t.value());
+                    if (!n || *n == 0) break;
+                    out.got += got.view();
+                    continue;
+                }
+                io_result<pooled_buffer> got = std::make_error_code(std::errc::operation_canceled);
+                if (pick == 3) {
+                    auto t = co_await timeout(std::chrono::microseconds(100), rd.read_pooled());
+                    if (t.timed_out()) {
+                        ++out.timeouts;
+                        continue;
+                    }
+                    got = std::move(t.value());
+                } else {
+                    got = co_await rd.read_pooled();
+                }
+                if (!got || got->empty()) break;
+                out.got += got->view();
+                held.push_back(std::move(*got));  // held a while: the ring runs dry
+                if (held.size() > 3) held.pop_front();
+            }
+            held.clear();
+            co_await writer;
+            co_return out;
+        }(pieces, p.seed));
+        const runtime_metrics m = rt.metrics();
+        std::string want;
+        for (int i = 0; i < pieces; ++i) want += std::to_string(i) + ";";
+        o.events += static_cast<std::uint64_t>(pieces);
+        if (r.got != want) {
+            std::size_t at = 0;
+            while (at < r.got.size() && at < want.size() && r.got[at] == want[at]) ++at;
+            forbid(o, std::string(label(b)) + ": the stream read with pooled reads differs from " +
+                          "the one written at byte " + std::to_string(at) + " of " +
+                          std::to_string(want.size()) + " (" + std::to_string(r.got.size()) +
+                          " read)");
+        }
+        if (m.io_pool_out != 0) {
+            forbid(o, std::string(label(b)) + ": " + std::to_string(m.io_pool_out) +
+                          " pool buffers never came back");
+        }
+        if (m.io_pool_buffers > 0) {
+            ring_seen = true;
+            if (m.io_pool_enobufs == 0) {
+                forbid(o, std::string(label(b)) + ": the ring never ran dry (nothing checked)");
+            }
+        }
+        o.note += std::string(o.note.empty() ? "" : "; ") + label(b) + ": " + m.io_pool + ", " +
+                  std::to_string(m.io_pool_enobufs) + " ENOBUFS ends, " +
+                  std::to_string(m.io_pool_arms) + " arms, " + std::to_string(m.io_pool_fallbacks) +
+                  " heap reads, " + std::to_string(r.timeouts) + " timeouts, " +
+                  std::to_string(r.aborts) + " aborts";
+    }
+    if (!ring_seen) {  // no provided-buffer ring here: nothing to exhaust
+        o.applicable = false;
+        o.note = "no provided-buffer ring (io_uring unavailable, or the kernel refused the ring)";
+    }
+    return o;
+}
+
 // ---- O6 and O7 ------------------------------------------------------------------------------
 
 // O6: no kernel write into freed memory. Tasks with owned reads and writes in flight are
@@ -639,6 +796,7 @@ int o6_child(io_backend_kind b, unsigned workers, bool faulty, std::uint64_t see
 }
 
 outcome check_o6(const run_params& p, bool faulty) {
+    if (faulty && !uring_here()) return control_not_here();
     return run_io_children("o6", p, faulty, 300, [](int code) -> std::string {
         switch (code) {
             case 20:
@@ -757,6 +915,7 @@ int o7_child(io_backend_kind b, unsigned workers, bool faulty) {
 // (O7's header comment is above o7_child.) The control double-closes descriptors, which
 // harms whatever else the process has open, so every run is a child process.
 outcome check_o7(const run_params& p, bool faulty) {
+    if (faulty && !uring_here()) return control_not_here();
     return run_io_children("o7", p, faulty, 200, [](int code) -> std::string {
         switch (code) {
             case 30:
@@ -1139,6 +1298,7 @@ outcome check_o14(const run_params& p, bool faulty) {
 // on epoll; io_uring_enter to submit or wait, and the waker's eventfd, on io_uring): a
 // tick's submissions go out together. Control: every completion operation submitted alone.
 outcome check_o15(const run_params& p, bool faulty) {
+    if (faulty && !uring_here()) return control_not_here();
     outcome o;
     constexpr int conns = 64, owned_from = 16;
     const int rounds = p.quick ? 200 : 1000;
@@ -1298,6 +1458,10 @@ std::vector<checker> io_checkers() {
          "out of descriptors, net::serve sheds queued connections, backs off instead of spinning, "
          "and serves again once descriptors are free",
          "no back-off and no shedding", check_o8},
+        {"O11",
+         "multishot pooled receives survive buffer-ring exhaustion: -ENOBUFS re-arms, the "
+         "stream read stays exact and every buffer comes back",
+         "-ENOBUFS ends the stream instead of re-arming", check_o11},
         {"O12",
          "a runtime destroyed with 1,000 operations pending returns, closes every descriptor and "
          "frees every task",

@@ -250,7 +250,10 @@ suite_run run_checkers(const harness_options& o) {
             out.hangs += g.hung;
             checker_hangs += g.hung;
             outcome x = std::move(g.o);
-            if (!x.applicable) return;
+            if (!x.applicable) {
+                if (r.na_reason.empty()) r.na_reason = x.note;
+                return;
+            }
             r.applicable = true;
             r.total.runs += x.runs;
             r.total.events += x.events;
@@ -330,7 +333,8 @@ suite_run run_checkers(const harness_options& o) {
                                     "negative control", hang_limit);
             out.hangs += g.hung;
             r.control = std::move(g.o);
-            r.caught = r.control.violations > 0;
+            r.control_na = !r.control.applicable;
+            r.caught = r.control.violations > 0 || r.control_na;
         }
         r.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started).count();

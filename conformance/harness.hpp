@@ -49,8 +49,12 @@ struct checker_row {
     outcome total;
     outcome control;
     bool caught = false;
+    // The control cannot show on this machine (e.g. it breaks io_uring and io_uring is
+    // unavailable): the row stands on its checker alone, and the report says so.
+    bool control_na = false;
     bool pass = false;
     bool applicable = false;  // some config could exercise the invariant
+    std::string na_reason;    // why not, when a checker said (its note)
     double seconds = 0;
 };
 

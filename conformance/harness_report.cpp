@@ -64,7 +64,8 @@ void write_files(const harness_options& o, const suite_run& run, const std::stri
        << "Rows: runs = workload rounds over all worker configs; events = probe events, "
           "operations or outcomes checked; interesting = acceptable outcomes worth reporting "
           "(e.g. a transient searcher overshoot); control caught = violations the checker "
-          "reported under its negative control.\n\n"
+          "reported under its negative control (n/a here: the control cannot show on this "
+          "machine, e.g. it breaks io_uring where io_uring is unavailable; see the notes).\n\n"
        << "Notes:\n\n```\n"
        << notes << "```\n";
 
@@ -92,6 +93,7 @@ void write_files(const harness_options& o, const suite_run& run, const std::stri
             .field("note", r.total.note)
             .field("control", r.c->control)
             .field("control_violations", r.control.violations)
+            .field("control_applicable", !r.control_na)
             .field("verdict", !r.applicable ? "n/a"
                               : r.pass      ? "pass"
                                             : "fail")
@@ -111,7 +113,9 @@ int report_run(const harness_options& o, const suite_run& run) {
         t.add({r.c->id, r.c->statement, std::to_string(r.total.runs),
                std::to_string(r.total.events), std::to_string(r.total.violations),
                std::to_string(r.total.interesting),
-               r.caught ? "yes (" + std::to_string(r.control.violations) + ")" : "NO",
+               r.control_na ? "n/a here"
+               : r.caught   ? "yes (" + std::to_string(r.control.violations) + ")"
+                            : "NO",
                std::to_string(static_cast<int>(r.seconds + 0.5)), r.pass ? "PASS" : "FAIL"});
     }
     std::ostringstream table_text;
@@ -121,7 +125,12 @@ int report_run(const harness_options& o, const suite_run& run) {
     for (const checker_row& r : run.rows) {
         if (!r.total.detail.empty()) notes << r.c->id << ": " << r.total.detail << "\n";
         if (!r.total.note.empty()) notes << r.c->id << " (measured): " << r.total.note << "\n";
-        if (!r.applicable) notes << r.c->id << ": not applicable with these worker counts\n";
+        if (!r.applicable) {
+            notes << r.c->id << ": not applicable "
+                  << (r.na_reason.empty() ? "with these worker counts" : "here: " + r.na_reason)
+                  << "\n";
+        }
+        if (r.control_na) notes << r.c->id << " control: not run here: " << r.control.note << "\n";
         if (r.applicable && !r.caught && !r.control.detail.empty()) {
             notes << r.c->id << " control: " << r.control.detail << "\n";
         }
@@ -130,6 +139,8 @@ int report_run(const harness_options& o, const suite_run& run) {
     const bool all_pass = run.all_pass();
     const auto not_applicable = std::count_if(run.rows.begin(), run.rows.end(),
                                               [](const checker_row& r) { return !r.applicable; });
+    const auto controls_na = std::count_if(run.rows.begin(), run.rows.end(),
+                                           [](const checker_row& r) { return r.control_na; });
     // The failing rows are named on the last line too: CI logs keep a run's tail, not its table.
     std::string failed;
     for (const checker_row& r : run.rows) {
@@ -142,7 +153,9 @@ int report_run(const harness_options& o, const suite_run& run) {
         failed += ")";
     }
     std::cout << (all_pass
-                      ? "all applicable checkers passed, every negative control caught"
+                      ? "all applicable checkers passed, every negative control caught" +
+                            (controls_na ? " or n/a here (" + std::to_string(controls_na) + ")"
+                                         : std::string())
                       : "FAILED: a forbidden outcome, an empty check or an uncaught control: " +
                             failed)
               << (not_applicable ? " (" + std::to_string(not_applicable) + " not applicable)" : "")

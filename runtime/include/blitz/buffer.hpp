@@ -6,6 +6,7 @@
 // frame, is what lets a task be aborted at any moment without the kernel touching freed memory.
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -14,6 +15,12 @@
 #include <utility>
 
 namespace blitz {
+
+namespace detail {
+class buffer_pool;
+// Gives buffer `id` back to `pool` (and the pool reference it held).
+void pool_release(buffer_pool* pool, std::uint16_t id) noexcept;
+}  // namespace detail
 
 // A fixed-capacity byte buffer with a size (the bytes that hold data). Move-only.
 // Thread-safety: like a std::vector.
@@ -75,6 +82,63 @@ template <class Result>
 struct buf_result {
     Result result;
     owned_buffer buffer;
+};
+
+// What a pooled receive gives (stream_socket::read_pooled): bytes the kernel put in a buffer
+// of the runtime's provided-buffer pool (io_uring), or in a heap buffer (epoll, or when the pool
+// ran dry). Destroying or reset() gives the buffer back to the pool, from any thread, even
+// after the runtime is gone. Keeping many alive starves the pool: a descriptor whose pooled
+// receive finds no buffer reads into a heap buffer instead (counted as io_pool_fallbacks).
+// Move-only. Thread-safety: like a std::vector.
+class pooled_buffer {
+public:
+    pooled_buffer() noexcept = default;
+    // A heap-backed one holding `b`'s bytes.
+    explicit pooled_buffer(owned_buffer b) noexcept
+        : data_(b.data()), size_(b.size()), heap_(std::move(b)) {}
+    pooled_buffer(detail::buffer_pool* pool, std::uint16_t id, const std::byte* data,
+                  std::size_t size) noexcept
+        : pool_(pool), id_(id), data_(data), size_(size) {}
+    pooled_buffer(pooled_buffer&& o) noexcept
+        : pool_(std::exchange(o.pool_, nullptr)),
+          id_(o.id_),
+          data_(std::exchange(o.data_, nullptr)),
+          size_(std::exchange(o.size_, 0)),
+          heap_(std::move(o.heap_)) {}
+    pooled_buffer& operator=(pooled_buffer&& o) noexcept {
+        if (this != &o) {
+            reset();
+            pool_ = std::exchange(o.pool_, nullptr);
+            id_ = o.id_;
+            data_ = std::exchange(o.data_, nullptr);
+            size_ = std::exchange(o.size_, 0);
+            heap_ = std::move(o.heap_);
+        }
+        return *this;
+    }
+    ~pooled_buffer() { reset(); }
+
+    const std::byte* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+    bool empty() const noexcept { return size_ == 0; }
+    std::span<const std::byte> bytes() const noexcept { return {data_, size_}; }
+    std::string_view view() const noexcept { return {reinterpret_cast<const char*>(data_), size_}; }
+    // True when the bytes are in the pool (false: a heap buffer, or empty).
+    bool from_pool() const noexcept { return pool_ != nullptr; }
+    // Gives the buffer back now; the object becomes empty.
+    void reset() noexcept {
+        if (pool_) detail::pool_release(std::exchange(pool_, nullptr), id_);
+        heap_ = owned_buffer();
+        data_ = nullptr;
+        size_ = 0;
+    }
+
+private:
+    detail::buffer_pool* pool_ = nullptr;
+    std::uint16_t id_ = 0;
+    const std::byte* data_ = nullptr;
+    std::size_t size_ = 0;
+    owned_buffer heap_;
 };
 
 }  // namespace blitz

@@ -140,6 +140,15 @@ struct config {
     // power of two in [8, 32768]; epoll takes at most that many events per turn.
     io_backend_kind io_backend = io_backend_kind::automatic;
     unsigned io_entries = 256;
+    // Pooled receives (stream_socket::read_pooled): on io_uring, a provided-buffer ring of
+    // io_pool_buffers buffers of io_pool_buffer_size bytes that multishot receives fill (the
+    // kernel picks a buffer only when data arrives, so idle connections pin none). Count: 0
+    // (no ring: pooled reads are readiness reads into a heap buffer, as on epoll) or a power of
+    // two in [2, 32768]; size in [64, 1 MiB]. io_pool_queue: how many filled buffers a
+    // descriptor may hold before its multishot receive is paused (R7 backpressure), [1, 4096].
+    unsigned io_pool_buffers = 256;
+    unsigned io_pool_buffer_size = 4096;
+    unsigned io_pool_queue = 16;
 
     // Deliberate faults and hooks for the conformance suite's negative controls and for tests.
     // Each fault breaks one invariant on purpose; never set them in production.

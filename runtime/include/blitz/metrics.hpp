@@ -94,6 +94,17 @@ struct runtime_metrics {
     // Completions that named an operation state already reused (ignored by its generation
     // tag): always 0 unless a state was freed too early (O6).
     std::uint64_t io_stale_completions = 0;
+    // Pooled receives (read_pooled, R7): the provided-buffer pool ("ring: N x S B", or why
+    // there is none), its buffers and those out of it now, multishot receives armed, buffers
+    // they filled, their ends for want of a buffer (-ENOBUFS), and pooled reads that found no
+    // free buffer and read into a heap buffer.
+    std::string io_pool;
+    std::uint64_t io_pool_buffers = 0;
+    std::uint64_t io_pool_out = 0;
+    std::uint64_t io_pool_arms = 0;
+    std::uint64_t io_pool_chunks = 0;
+    std::uint64_t io_pool_enobufs = 0;
+    std::uint64_t io_pool_fallbacks = 0;
 
     // Sum of one field over all workers, e.g. total(&worker_metrics::polls).
     std::uint64_t total(std::uint64_t worker_metrics::* field) const {

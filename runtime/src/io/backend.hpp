@@ -15,6 +15,7 @@
 namespace blitz::detail {
 
 class scheduled_io;
+class buffer_pool;
 struct io_op_state;
 
 // Syscalls made by the driver, by kind (O15 counts them per request).
@@ -77,6 +78,10 @@ public:
     // A completion operation's final completion: `res` is its result (bytes or -errno). Called
     // with no backend lock held.
     virtual void completed(io_op_state* op, int res) noexcept = 0;
+    // One completion of a multishot pooled receive: `res` bytes in pool buffer `buffer` (-1:
+    // none), or its end (0 or -errno); `more` false for its final completion. Called with no
+    // backend lock held.
+    virtual void multishot(io_op_state* op, int res, int buffer, bool more) noexcept = 0;
 
 protected:
     ~io_event_sink() = default;
@@ -114,6 +119,11 @@ public:
     virtual void submit(io_op_state* /*op*/) noexcept {}
     virtual void flush() noexcept {}
     virtual void cancel(io_op_state* /*op*/) noexcept {}
+    // The provided-buffer pool that recv_multishot operations draw from; null when there is
+    // none (epoll, a kernel without buffer rings, or config io_pool_buffers = 0).
+    virtual buffer_pool* pool() const noexcept { return nullptr; }
+    // Why there is no pool (empty when there is one).
+    virtual std::string pool_reason() const { return "epoll: pooled reads use heap buffers"; }
 
     io_syscall_counts counts;
 };

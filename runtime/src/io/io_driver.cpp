@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "io/io_driver.hpp"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -43,7 +44,8 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
         enosys_only = cfg.debug.io_fallback_on_enosys_only;
 #endif
         uring_probe_result why;
-        b = uring_backend::create(cfg.io_entries, fake, why);
+        b = uring_backend::create(cfg.io_entries, fake, cfg.io_pool_buffers,
+                                  cfg.io_pool_buffer_size, why);
         if (b) {
             reason = "io_uring: " + std::string(cfg.io_backend == io_backend_kind::io_uring
                                                     ? "forced by io_backend = io_uring"
@@ -63,7 +65,11 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
         reason = "epoll: forced by io_backend = epoll";
     }
     if (!b) b = std::make_unique<epoll_backend>(cfg.io_entries);
-    return std::shared_ptr<io_driver>(new io_driver(std::move(b)));
+    std::shared_ptr<io_driver> d(new io_driver(std::move(b)));
+    d->pool_ = d->backend_->pool();
+    d->pool_size_ = cfg.io_pool_buffer_size;
+    d->pool_queue_ = cfg.io_pool_queue;
+    return d;
 }
 
 io_driver::~io_driver() {
@@ -179,9 +185,7 @@ void io_driver::shutdown() noexcept {
 
 // ---- completion operations ----
 
-io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, waker& w) {
-    lock_guard l(ops_mu_);
-    if (ops_shut_ || s->closing) return nullptr;
+io_op_state* io_driver::alloc_op_locked(scheduled_io* s, io_op_kind kind) {
     if (!op_free_) {
         constexpr std::size_t chunk = 64;
         op_chunks_.push_back(std::make_unique<io_op_state[]>(chunk));
@@ -201,8 +205,6 @@ io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& bu
     op->result = 0;
     op->fd = s->fd();
     op->sio = s;
-    op->buf = std::move(buf);
-    op->w = std::move(w);
     op->qnext = nullptr;
     op->prev = nullptr;
     op->next = op_live_;
@@ -211,6 +213,31 @@ io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& bu
     ++s->ops;
     ++ops_started_;
     ++ops_in_flight_;
+    return op;
+}
+
+io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, waker& w) {
+    lock_guard l(ops_mu_);
+    if (ops_shut_ || s->closing) return nullptr;
+    io_op_state* op = alloc_op_locked(s, kind);
+    op->buf = std::move(buf);
+    op->w = std::move(w);
+    if (kind == io_op_kind::recv && s->recv_busy &&
+        s->recv_busy->kind == io_op_kind::recv_multishot && !s->deferred_head) {
+        // The descriptor's pooled receive holds the kernel side: take what it queued, or end it
+        // (its final completion then starts this one behind the buffers it still queues).
+        if (const std::size_t k = s->take_unread(op->buf.data(), op->buf.capacity())) {
+            op->w.reset();
+            op->from_unread = true;
+            op->result = static_cast<int>(k);
+            op->phase.store(io_op_state::done, std::memory_order_release);
+            return op;
+        }
+        if (!s->recv_busy->cancel_sent) {
+            s->recv_busy->cancel_sent = true;
+            backend_->cancel(s->recv_busy);
+        }
+    }
     if (kind == io_op_kind::recv) {
         // One receive of a descriptor in the kernel at a time: a later one waits until the
         // earlier one settled, so bytes an abandoned receive got late are returned before
@@ -464,6 +491,92 @@ void io_driver::drain_ops() noexcept {
     }
 }
 
+// ---- pooled receives (R7) ----
+
+long io_driver::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
+                               owned_buffer& heap) noexcept {
+    try {
+        if (s->take_pooled(out)) return static_cast<long>(out.size());
+        {
+            lock_guard l(ops_mu_);
+            if (s->pool_end_set) {
+                s->pool_end_set = false;
+                return s->pool_end;
+            }
+            if (ops_shut_ || s->closing) return -ECANCELED;
+            if (s->recv_busy) return -EAGAIN;  // our multishot receive, or another receive
+            if (pool_ && !pool_broken_ && pool_->out() < pool_->count()) {
+                io_op_state* op = alloc_op_locked(s, io_op_kind::recv_multishot);
+                s->recv_busy = op;
+                s->set_recv_pending(true);
+                ++pool_arms_;
+                backend_->submit(op);
+                return -EAGAIN;
+            }
+            ++pool_fallbacks_;
+        }
+        // No pool, or every buffer is out: a readiness receive into a heap buffer.
+        if (heap.capacity() == 0) heap = owned_buffer(pool_size_);
+        const ssize_t r = ::recv(fd, heap.data(), heap.capacity(), 0);
+        if (r < 0) return -errno;
+        heap.resize(static_cast<std::size_t>(r));
+        out = pooled_buffer(std::move(heap));
+        return r;
+    } catch (const std::bad_alloc&) {
+        return -ENOMEM;
+    }
+}
+
+void io_driver::multishot(io_op_state* op, int res, int buffer, bool more) noexcept {
+    scheduled_io* s = op->sio;
+    bool wake = false;
+    bool drop = false;
+    {
+        lock_guard l(ops_mu_);
+        if (buffer >= 0) {
+            pool_->taken();
+            ++pool_chunks_;
+            if (res > 0 && !s->closing && !ops_shut_) {
+                s->push_chunk(pool_, static_cast<std::uint16_t>(buffer),
+                              static_cast<std::uint32_t>(res));
+                wake = true;
+                // Backpressure: a reader that does not keep up gets its receive paused once
+                // this many buffers wait; its next read on an empty queue re-arms it.
+                if (more && !op->cancel_sent && s->chunks() >= pool_queue_) {
+                    op->cancel_sent = true;
+                    backend_->cancel(op);
+                }
+            } else {
+                drop = true;
+            }
+        }
+        if (!more) {
+            if (res == -ENOBUFS) {
+                // The ring ran dry. The next pooled read re-arms the receive when a buffer is
+                // back, or reads into a heap buffer meanwhile.
+                ++pool_enobufs_;
+#if BLITZ_FAULTS
+                if (io_fault(&testing::runtime_faults::io_no_multishot_rearm)) {
+                    s->pool_end_set = true;  // O11's control: ends the stream instead
+                    s->pool_end = 0;
+                }
+#endif
+            } else if (res == -EINVAL) {
+                pool_broken_ = true;  // no multishot receive here (Linux < 6.0): heap reads
+            } else if (res <= 0 && res != -ECANCELED) {
+                s->pool_end_set = true;  // end of stream, or the socket's error
+                s->pool_end = res;
+            }
+        }
+    }
+    if (drop) pool_->release(static_cast<std::uint16_t>(buffer));
+    if (!more) {
+        free_op(op);  // wakes the readers: the receive is no longer pending
+    } else if (wake) {
+        s->wake_readers();
+    }
+}
+
 io_driver_stats io_driver::stats() const noexcept {
     io_driver_stats st;
     st.turns = turns_.load(std::memory_order_relaxed);
@@ -485,6 +598,14 @@ io_driver_stats io_driver::stats() const noexcept {
         st.ops_in_flight = ops_in_flight_;
         st.ops_orphaned = ops_orphaned_;
         st.deferred_closes = deferred_closes_;
+        st.pool_arms = pool_arms_;
+        st.pool_chunks = pool_chunks_;
+        st.pool_enobufs = pool_enobufs_;
+        st.pool_fallbacks = pool_fallbacks_;
+    }
+    if (pool_) {
+        st.pool_buffers = pool_->count();
+        st.pool_out = pool_->out();
     }
     st.orphan_bytes_kept = orphan_bytes_.load(std::memory_order_relaxed);
     st.stale_completions = c.stale.load(std::memory_order_relaxed);
@@ -538,6 +659,10 @@ long io_op_finish(io_driver& d, io_op_state* op, owned_buffer& buf) noexcept {
     return d.finish(op, buf);
 }
 void io_op_abandon(io_driver& d, io_op_state* op) noexcept { d.abandon(op); }
+long io_pooled_attempt(io_driver& d, scheduled_io* s, int fd, pooled_buffer& out,
+                       owned_buffer& heap) noexcept {
+    return d.pooled_attempt(s, fd, out, heap);
+}
 
 #if BLITZ_FAULTS
 bool io_fault(bool testing::runtime_faults::* knob) noexcept {

@@ -14,6 +14,7 @@
 #include "blitz/detail/io_api.hpp"
 #include "blitz/detail/mutex.hpp"
 #include "io/backend.hpp"
+#include "io/buffer_pool.hpp"
 #include "io/op_state.hpp"
 
 namespace blitz::detail {
@@ -40,6 +41,11 @@ struct io_driver_stats {
     std::uint64_t ops = 0, ops_in_flight = 0, ops_orphaned = 0, orphan_bytes_kept = 0;
     std::uint64_t deferred_closes = 0;
     std::uint64_t stale_completions = 0;  // see io_syscall_counts::stale
+    // Pooled receives (R7): the pool's size and buffers out of it now; multishot receives
+    // armed, buffers they filled, ends for want of a buffer (-ENOBUFS), and pooled reads that
+    // found no free buffer and read into a heap buffer.
+    std::uint64_t pool_buffers = 0, pool_out = 0;
+    std::uint64_t pool_arms = 0, pool_chunks = 0, pool_enobufs = 0, pool_fallbacks = 0;
 };
 
 // Lifetime: shared by the runtime and by every socket registered with it, so a socket that
@@ -93,6 +99,10 @@ public:
     io_op_state* start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, waker& w);
     long finish(io_op_state* op, owned_buffer& buf) noexcept;
     void abandon(io_op_state* op) noexcept;
+    long pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out, owned_buffer& heap) noexcept;
+    // Why pooled reads have no provided-buffer ring (empty when they have one).
+    std::string pool_reason() const { return backend_->pool_reason(); }
+    unsigned pool_buffer_size() const noexcept { return pool_size_; }
 
     io_driver_stats stats() const noexcept;
 
@@ -101,6 +111,9 @@ private:
     void ready(scheduled_io* s, std::uint32_t bits) noexcept override;
     void released(scheduled_io* s) noexcept override;
     void completed(io_op_state* op, int res) noexcept override;
+    void multishot(io_op_state* op, int res, int buffer, bool more) noexcept override;
+    // A state from the slab, linked in flight and counted against `s`.
+    io_op_state* alloc_op_locked(scheduled_io* s, io_op_kind kind) BLITZ_REQUIRES(ops_mu_);
     void free_released() noexcept;
     // The late result of an operation nobody awaits: received bytes kept for the next read.
     void settle(io_op_state* op) noexcept;
@@ -143,6 +156,14 @@ private:
     std::uint64_t ops_orphaned_ BLITZ_GUARDED_BY(ops_mu_) = 0;
     std::uint64_t deferred_closes_ BLITZ_GUARDED_BY(ops_mu_) = 0;
     atomic<std::uint64_t> orphan_bytes_{0};
+    // Pooled receives: the backend's pool (or null), sizes from the config, and counters.
+    buffer_pool* pool_ = nullptr;
+    unsigned pool_size_ = 4096, pool_queue_ = 16;
+    bool pool_broken_ BLITZ_GUARDED_BY(ops_mu_) = false;
+    std::uint64_t pool_arms_ BLITZ_GUARDED_BY(ops_mu_) = 0;
+    std::uint64_t pool_chunks_ BLITZ_GUARDED_BY(ops_mu_) = 0;
+    std::uint64_t pool_enobufs_ BLITZ_GUARDED_BY(ops_mu_) = 0;
+    std::uint64_t pool_fallbacks_ BLITZ_GUARDED_BY(ops_mu_) = 0;
 };
 
 }  // namespace blitz::detail

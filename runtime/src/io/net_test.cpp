@@ -382,6 +382,140 @@ TEST_P(BothBackends, OwnedReadsRacedByTimeoutsLoseNoBytes) {
     RecordProperty("orphan_bytes_kept", std::to_string(m.io_orphan_bytes_kept));
 }
 
+// R7: pooled reads echo a stream; on io_uring from the provided-buffer ring, and every buffer
+// goes back to it.
+TEST_P(BothBackends, PooledReadEcho) {
+    runtime rt(on(GetParam(), 2));
+    const std::string got = rt.block_on([]() -> task<std::string> {
+        auto l = tcp_listener::bind(*socket_address::parse("127.0.0.1:0"));
+        const socket_address where = *l->local_addr();
+        auto server = spawn([](tcp_listener l) -> task<void> {
+            auto s = co_await l.accept();
+            for (;;) {
+                auto r = co_await s->read_pooled();
+                if (!r || r->empty()) co_return;
+                EXPECT_TRUE(co_await s->write_all(r->bytes()));
+            }
+        }(std::move(*l)));
+        auto c = co_await tcp_stream::connect(where);
+        std::string all;
+        for (int i = 0; i < 200; ++i) {
+            const std::string msg = "message " + std::to_string(i) + ";";
+            std::string back(msg.size(), '\0');
+            if (!co_await c->write_all(bytes_of(msg))) co_return "error";
+            if (!co_await c->read_exact(
+                    std::as_writable_bytes(std::span<char>(back.data(), back.size())))) {
+                co_return "error";
+            }
+            all += back;
+        }
+        c->shutdown(net::shutdown_how::write).value();
+        auto end = co_await c->read_pooled();
+        EXPECT_TRUE(end.ok());
+        EXPECT_TRUE(end->empty());
+        co_await server;
+        co_return all;
+    }());
+    std::string want;
+    for (int i = 0; i < 200; ++i) want += "message " + std::to_string(i) + ";";
+    EXPECT_EQ(got, want);
+    const runtime_metrics m = rt.metrics();
+    if (m.io_pool_buffers > 0) {
+        EXPECT_GE(m.io_pool_arms, 1u);
+        EXPECT_GE(m.io_pool_chunks, 200u);
+    }
+    EXPECT_EQ(m.io_pool_out, 0u);
+    EXPECT_EQ(m.io_ops_in_flight, 0u);
+    RecordProperty("pool", m.io_pool);
+}
+
+// R7 and O11 in miniature: a two-buffer pool, a fast writer and a reader that holds buffers
+// run the ring dry again and again; reads of every kind (pooled, plain, owned), some raced by
+// timeouts, still see the numbered stream exact.
+TEST_P(BothBackends, PooledReadsSurviveRingExhaustionAndMixedReads) {
+    config c = on(GetParam(), 2);
+    c.io_pool_buffers = 2;
+    c.io_pool_buffer_size = 64;
+    c.io_pool_queue = 4;
+    runtime rt(c);
+    const std::string got = rt.block_on([]() -> task<std::string> {
+        auto l = tcp_listener::bind(*socket_address::parse("127.0.0.1:0"));
+        const socket_address where = *l->local_addr();
+        auto writer = spawn([](socket_address where) -> task<void> {
+            auto c = co_await tcp_stream::connect(where);
+            for (int i = 0; i < 3000; ++i) {
+                const std::string piece = std::to_string(i) + ";";
+                (void)co_await c->write_all(bytes_of(piece));
+            }
+        }(where));
+        auto s = co_await l->accept();
+        std::string all;
+        std::vector<pooled_buffer> held;
+        std::array<std::byte, 7> small;
+        for (int k = 0;; ++k) {
+            if (k % 7 == 3) {
+                auto r = co_await timeout(std::chrono::microseconds(100), s->read(small));
+                if (r.timed_out()) continue;
+                auto n = std::move(r.value());
+                if (!n || *n == 0) break;
+                all.append(reinterpret_cast<const char*>(small.data()), *n);
+                continue;
+            }
+            if (k % 7 == 5) {
+                auto r = co_await timeout(std::chrono::microseconds(100),
+                                          s->read_owned(owned_buffer(1 + k % 11)));
+                if (r.timed_out()) continue;
+                auto [n, b] = std::move(r.value());
+                if (!n || *n == 0) break;
+                all += b.view();
+                continue;
+            }
+            io_result<pooled_buffer> b = std::make_error_code(std::errc::operation_canceled);
+            if (k % 5 == 0) {
+                auto r = co_await timeout(std::chrono::microseconds(100), s->read_pooled());
+                if (r.timed_out()) continue;
+                b = std::move(r.value());
+            } else {
+                b = co_await s->read_pooled();
+            }
+            if (!b || b->empty()) break;
+            all += b->view();
+            held.push_back(std::move(*b));  // hold a few: the ring runs dry
+            if (held.size() > 2) held.erase(held.begin());
+            if (k % 13 == 0) co_await yield_now();
+        }
+        held.clear();
+        co_await writer;
+        co_return all;
+    }());
+    std::string want;
+    for (int i = 0; i < 3000; ++i) want += std::to_string(i) + ";";
+    EXPECT_EQ(got, want);
+    const runtime_metrics m = rt.metrics();
+    EXPECT_EQ(m.io_pool_out, 0u);
+    EXPECT_EQ(m.io_ops_in_flight, 0u);
+    RecordProperty("pool_arms", std::to_string(m.io_pool_arms));
+    RecordProperty("pool_enobufs", std::to_string(m.io_pool_enobufs));
+    RecordProperty("pool_fallbacks", std::to_string(m.io_pool_fallbacks));
+}
+
+// A pooled buffer may outlive its stream and its runtime: giving it back then is harmless.
+TEST_P(BothBackends, APooledBufferMayOutliveItsRuntime) {
+    pooled_buffer kept;
+    {
+        runtime rt(on(GetParam(), 1));
+        kept = rt.block_on([]() -> task<pooled_buffer> {
+            auto [a, b] = std::move(net::unix_stream::pair().value());
+            EXPECT_TRUE(co_await a.write_all(bytes_of("kept")));
+            auto r = co_await b.read_pooled();
+            co_return std::move(r.value());
+        }());
+    }
+    EXPECT_EQ(kept.view(), "kept");
+    kept.reset();
+    EXPECT_TRUE(kept.empty());
+}
+
 // R5: a socket closed by an aborted task whose owned read is in flight is closed after the
 // read's final completion; meanwhile its descriptor number is not handed out again.
 TEST_P(BothBackends, CloseWaitsForTheLastOperation) {

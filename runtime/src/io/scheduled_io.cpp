@@ -4,9 +4,12 @@
 #include <poll.h>
 #include <sys/epoll.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "blitz/buffer.hpp"
 #include "io/backend.hpp"
+#include "io/buffer_pool.hpp"
 
 namespace blitz::detail {
 
@@ -58,13 +61,22 @@ void scheduled_io::clear(io_ready_event ev) noexcept {
     // A newer event arrived after the caller's read: keep its bits.
 }
 
+scheduled_io::~scheduled_io() {
+    for (const pool_chunk& c : chunks_) pool_->release(c.id);
+}
+
 bool scheduled_io::wait(io_direction dir, wait_node& node, waker w) {
     lock_guard l(mu_);
     // Re-read under the lock: set_ready stores the bits before it takes mu_. A read held back by
     // a completion-mode receive in flight waits for that receive to settle, whatever the bits
     // say (end of stream stays set): the settling driver clears recv_pending_ and then calls
-    // set_ready, which takes mu_ and wakes this node.
-    const bool held = dir == io_direction::read && recv_pending();
+    // set_ready, which takes mu_ and wakes this node. Kept bytes or queued pool buffers (pushed
+    // under mu_) end a read's wait at once.
+    if (dir == io_direction::read && (unread_pos_ < unread_.size() || !chunks_.empty())) {
+        return false;
+    }
+    const bool held = dir == io_direction::read && recv_pending() &&
+                      !(bits_of(word_.load(std::memory_order_acquire)) & io_shutdown);
     if (!held && poll(dir).ready) return false;
     node.done.store(false, std::memory_order_relaxed);
     node.w = std::move(w);
@@ -104,9 +116,25 @@ void scheduled_io::keep_unread(const std::byte* p, std::size_t n, bool front) {
 }
 
 std::size_t scheduled_io::take_unread(void* out, std::size_t n) noexcept {
-    if (n == 0 || unread_count_.load(std::memory_order_acquire) == 0) return 0;
+    if (n == 0) return 0;
+    if (unread_count_.load(std::memory_order_acquire) == 0 &&
+        chunk_count_.load(std::memory_order_acquire) == 0) {
+        return 0;
+    }
     lock_guard l(mu_);
     const std::size_t have = unread_.size() - unread_pos_;
+    if (have == 0 && !chunks_.empty()) {
+        pool_chunk& c = chunks_.front();
+        const std::size_t k = std::min<std::size_t>(n, c.len - c.off);
+        std::memcpy(out, pool_->data(c.id) + c.off, k);
+        c.off += static_cast<std::uint32_t>(k);
+        if (c.off == c.len) {
+            pool_->release(c.id);
+            chunks_.pop_front();
+            chunk_count_.fetch_sub(1, std::memory_order_relaxed);
+        }
+        return k;
+    }
     const std::size_t k = have < n ? have : n;
     if (k) std::memcpy(out, unread_.data() + unread_pos_, k);
     unread_pos_ += k;
@@ -116,6 +144,45 @@ std::size_t scheduled_io::take_unread(void* out, std::size_t n) noexcept {
     }
     unread_count_.fetch_sub(k, std::memory_order_relaxed);
     return k;
+}
+
+void scheduled_io::push_chunk(buffer_pool* pool, std::uint16_t id, std::uint32_t len) {
+    lock_guard l(mu_);
+    pool_ = pool;
+    chunks_.push_back({id, len, 0});
+    // release: a reader that sees the count sees the chunk (it takes it under mu_ anyway)
+    chunk_count_.fetch_add(1, std::memory_order_release);
+}
+
+bool scheduled_io::take_pooled(pooled_buffer& out) {
+    if (unread_count_.load(std::memory_order_acquire) == 0 &&
+        chunk_count_.load(std::memory_order_acquire) == 0) {
+        return false;
+    }
+    lock_guard l(mu_);
+    if (const std::size_t have = unread_.size() - unread_pos_) {
+        out = pooled_buffer(
+            owned_buffer::copy_of(std::span<const std::byte>(unread_.data() + unread_pos_, have)));
+        unread_.clear();
+        unread_pos_ = 0;
+        unread_count_.fetch_sub(have, std::memory_order_relaxed);
+        return true;
+    }
+    if (chunks_.empty()) return false;
+    const pool_chunk c = chunks_.front();
+    chunks_.pop_front();
+    chunk_count_.fetch_sub(1, std::memory_order_relaxed);
+    out = pooled_buffer(pool_, c.id, pool_->data(c.id) + c.off, c.len - c.off);  // its reference
+    return true;
+}
+
+void scheduled_io::wake_readers() noexcept {
+    wake_batch b;
+    {
+        unique_lock l(mu_);
+        wake_all(readers_, mu_, b);
+    }
+    b.flush();
 }
 
 }  // namespace blitz::detail

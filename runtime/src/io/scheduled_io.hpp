@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "base/atomic.hpp"
@@ -11,7 +12,13 @@
 #include "blitz/detail/mutex.hpp"
 #include "blitz/detail/wait_list.hpp"
 
+namespace blitz {
+class pooled_buffer;
+}
+
 namespace blitz::detail {
+
+class buffer_pool;
 
 // The readiness word holds the ready bits (low 32) and an event count (high 32) that grows
 // with every event the driver delivers. A reader that met EAGAIN clears its bit only if the
@@ -29,6 +36,7 @@ namespace blitz::detail {
 class scheduled_io {
 public:
     explicit scheduled_io(int fd) noexcept : fd_(fd) {}
+    ~scheduled_io();  // gives queued pool buffers back
     scheduled_io(const scheduled_io&) = delete;
     scheduled_io& operator=(const scheduled_io&) = delete;
 
@@ -47,7 +55,17 @@ public:
     // appends and wakes the readers; take_unread copies out up to `n` bytes (0: none kept).
     // `front`: the bytes were taken from the kept ones and go back before the rest.
     void keep_unread(const std::byte* p, std::size_t n, bool front = false);
+    // take_unread also copies from the pooled queue once no unread bytes are left (they are
+    // older than every queued buffer: see io_driver::start).
     std::size_t take_unread(void* out, std::size_t n) noexcept;
+    // R7: buffers a multishot pooled receive filled, in arrival order, until a read takes them.
+    // push_chunk queues one (it holds a pool reference) without waking anyone: the caller
+    // calls wake_readers() once its locks are released. take_pooled gives the oldest kept
+    // bytes whole: the unread bytes (copied to a heap buffer) or the front buffer's rest.
+    void push_chunk(buffer_pool* pool, std::uint16_t id, std::uint32_t len);
+    std::size_t chunks() const noexcept { return chunk_count_.load(std::memory_order_acquire); }
+    bool take_pooled(pooled_buffer& out);
+    void wake_readers() noexcept;
     // True while a completion-mode receive is in the kernel or queued: a plain read then waits
     // for it to settle (it would overtake bytes the receive may yet leave for it, R4); wait()
     // links such a read even when the read direction's bits are set.
@@ -74,6 +92,10 @@ public:
     struct io_op_state* recv_busy = nullptr;      // the receive in the kernel
     struct io_op_state* deferred_head = nullptr;  // receives waiting for it
     struct io_op_state* deferred_tail = nullptr;
+    // Pooled receives, under the driver's operation mutex: the multishot receive ended with end
+    // of stream (0) or an error (<0) that the next pooled read reports after the queue.
+    bool pool_end_set = false;
+    int pool_end = 0;
 
 private:
     static std::uint32_t bits_of(std::uint64_t w) noexcept { return static_cast<std::uint32_t>(w); }
@@ -90,6 +112,13 @@ private:
     atomic<std::size_t> unread_count_{0};  // bytes in unread_ beyond unread_pos_
     std::vector<std::byte> unread_ BLITZ_GUARDED_BY(mu_);
     std::size_t unread_pos_ BLITZ_GUARDED_BY(mu_) = 0;
+    struct pool_chunk {
+        std::uint16_t id;
+        std::uint32_t len, off;
+    };
+    buffer_pool* pool_ BLITZ_GUARDED_BY(mu_) = nullptr;
+    std::deque<pool_chunk> chunks_ BLITZ_GUARDED_BY(mu_);
+    atomic<std::size_t> chunk_count_{0};
 };
 
 }  // namespace blitz::detail

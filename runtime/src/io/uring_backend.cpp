@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "blitz/detail/faults.hpp"
+#include "io/buffer_pool.hpp"
 #include "io/io_driver.hpp"
 #include "io/op_state.hpp"
 #include "io/scheduled_io.hpp"
@@ -31,6 +32,7 @@ constexpr std::uint64_t removal_bit = 2;
 constexpr std::uint64_t cancel_tag = 3;
 constexpr std::uint64_t op_bit = 4;
 constexpr unsigned gen_shift = 48;
+constexpr std::uint16_t pool_group = 0;  // the buffer group of pooled receives
 
 std::uint64_t op_user_data(const io_op_state* op) noexcept {
     return reinterpret_cast<std::uint64_t>(op) | op_bit | (std::uint64_t{op->gen} << gen_shift);
@@ -54,6 +56,7 @@ std::string io_uring_disabled_setting() {
 }
 
 std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_errno,
+                                                     unsigned pool_buffers, unsigned pool_size,
                                                      uring_probe_result& why) {
     std::unique_ptr<uring_backend> b(new uring_backend());
     auto failed = [&](int err, std::string what) {
@@ -106,11 +109,19 @@ std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_
     io_uring_cqe_seen(&b->ring_, cqe);
     if (!ok) return failed(res < 0 ? -res : EOPNOTSUPP, "multishot poll self-test");
     b->waker_.drain(b->counts);
+    if (pool_buffers == 0) {
+        b->pool_reason_ = "no pool: io_pool_buffers = 0";
+    } else if (b->pool_ = buffer_pool::create(b->ring_, pool_buffers, pool_size, pool_group,
+                                              b->pool_reason_);
+               !b->pool_) {
+        b->pool_reason_ = "no pool: " + b->pool_reason_;
+    }
     return b;
 }
 
 uring_backend::~uring_backend() {
     if (ring_up_) io_uring_queue_exit(&ring_);
+    if (pool_) pool_->unref();  // the ring no longer names its memory
 }
 
 io_uring_sqe* uring_backend::sqe_locked() {
@@ -184,6 +195,11 @@ std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
                 // once, so the generation always matches; the check guards the invariant.
                 if (op->gen != static_cast<std::uint16_t>(c->user_data >> gen_shift)) {
                     counts.bump(counts.stale);
+                } else if (op->kind == io_op_kind::recv_multishot) {
+                    const int buffer = (c->flags & IORING_CQE_F_BUFFER)
+                                           ? static_cast<int>(c->flags >> IORING_CQE_BUFFER_SHIFT)
+                                           : -1;
+                    sink.multishot(op, c->res, buffer, more);
                 } else if (!more) {
                     sink.completed(op, c->res);
                 }
@@ -274,6 +290,11 @@ void uring_backend::submit(io_op_state* op) noexcept {
     switch (op->kind) {
         case io_op_kind::recv:
             io_uring_prep_recv(sqe, op->fd, op->buf.data(), op->buf.capacity(), 0);
+            break;
+        case io_op_kind::recv_multishot:
+            io_uring_prep_recv_multishot(sqe, op->fd, nullptr, 0, 0);
+            sqe->flags |= IOSQE_BUFFER_SELECT;
+            sqe->buf_group = pool_group;
             break;
         case io_op_kind::send: {
             int flags = MSG_NOSIGNAL;

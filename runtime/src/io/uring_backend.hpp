@@ -26,7 +26,11 @@ public:
     // Sets the ring up and checks what the driver needs (features NODROP, FAST_POLL, EXT_ARG;
     // opcodes POLL_ADD, POLL_REMOVE, ASYNC_CANCEL; a multishot poll that delivers). On failure
     // returns null and fills `why`. `fake_errno` (tests) fails the setup with that errno.
+    // `pool_buffers` and `pool_size`: the provided-buffer pool of pooled receives (0 buffers:
+    // none); the kernel refusing it is not an error (pooled reads then use heap buffers, and
+    // pool_reason() says why).
     static std::unique_ptr<uring_backend> create(unsigned entries, int fake_errno,
+                                                 unsigned pool_buffers, unsigned pool_size,
                                                  uring_probe_result& why);
     ~uring_backend() override;
 
@@ -41,6 +45,8 @@ public:
     void submit(io_op_state* op) noexcept override;
     void cancel(io_op_state* op) noexcept override;
     void flush() noexcept override;
+    buffer_pool* pool() const noexcept override { return pool_; }
+    std::string pool_reason() const override { return pool_reason_; }
 
 private:
     uring_backend() = default;
@@ -54,6 +60,8 @@ private:
 
     io_uring ring_{};
     bool ring_up_ = false;
+    buffer_pool* pool_ = nullptr;  // one reference, dropped after the ring is gone
+    std::string pool_reason_;
     eventfd_waker waker_;
     // Publication of the blocks named by user_data: a release increment before each poll is
     // submitted, an acquire load after completions are seen. The kernel orders the two already

@@ -72,6 +72,15 @@ void config::validate() const {
         throw config_error("blitz::config: io_entries = " + std::to_string(io_entries) +
                            " is not a power of two");
     }
+    if (io_pool_buffers != 0) {
+        check("io_pool_buffers", io_pool_buffers, 2u, 32768u, "0 or a power of two");
+        if ((io_pool_buffers & (io_pool_buffers - 1)) != 0) {
+            throw config_error("blitz::config: io_pool_buffers = " +
+                               std::to_string(io_pool_buffers) + " is not a power of two");
+        }
+    }
+    check("io_pool_buffer_size", io_pool_buffer_size, 64u, 1u << 20);
+    check("io_pool_queue", io_pool_queue, 1u, 4096u);
 }
 
 unsigned config::resolved_workers() const {

@@ -340,6 +340,15 @@ runtime_metrics runtime_core::metrics() const {
         m.io_orphan_bytes_kept = st.orphan_bytes_kept;
         m.io_deferred_closes = st.deferred_closes;
         m.io_stale_completions = st.stale_completions;
+        m.io_pool = st.pool_buffers ? "ring: " + std::to_string(st.pool_buffers) + " x " +
+                                          std::to_string(io_->pool_buffer_size()) + " B"
+                                    : io_->pool_reason();
+        m.io_pool_buffers = st.pool_buffers;
+        m.io_pool_out = st.pool_out;
+        m.io_pool_arms = st.pool_arms;
+        m.io_pool_chunks = st.pool_chunks;
+        m.io_pool_enobufs = st.pool_enobufs;
+        m.io_pool_fallbacks = st.pool_fallbacks;
     }
     return m;
 }

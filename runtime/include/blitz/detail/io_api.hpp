@@ -71,6 +71,9 @@ struct io_op_state;
 enum class io_op_kind : std::uint8_t {
     recv,  // into the buffer's whole capacity; the result is the byte count
     send,  // the buffer's bytes; the result is the byte count written
+    // A descriptor's multishot pooled receive (R7): no awaiter; each completion queues a pool
+    // buffer on the descriptor, and read_pooled and the other reads take them.
+    recv_multishot,
 };
 // True when the driver's backend runs completion operations (io_uring); the epoll backend
 // runs the same operations readiness-based.
@@ -88,6 +91,15 @@ long io_op_finish(io_driver& d, io_op_state* op, owned_buffer& buf) noexcept;
 // the operation if it is still in the kernel; the driver settles its late result (received
 // bytes kept for the next read, R4) and frees the state at the final completion.
 void io_op_abandon(io_driver& d, io_op_state* op) noexcept;
+
+// One attempt of a pooled receive (stream_socket::read_pooled): the oldest kept bytes or
+// queued pool buffer into `out` (returns its size), the end a multishot receive met (0 or
+// -errno), or, with nothing kept: -EAGAIN after arming the descriptor's multishot receive
+// (the driver wakes the readers when it fills a buffer) or while another receive is in
+// flight; when no pool buffer is free (or there is no pool: epoll), a readiness recv into
+// `heap` (allocated here at the pool's buffer size) handed over in `out`.
+long io_pooled_attempt(io_driver& d, scheduled_io* s, int fd, pooled_buffer& out,
+                       owned_buffer& heap) noexcept;
 
 #if BLITZ_FAULTS
 // The calling worker's runtime's I/O negative controls (false on a plain thread).

@@ -74,6 +74,21 @@ struct recv_from_op {
     long attempt() const noexcept;
     io_result<datagram> finish(long r) const;
 };
+// read_pooled: see io_pooled_attempt. The buffer is handed over by finish.
+struct pooled_recv_op {
+    int fd;
+    blitz::detail::scheduled_io* sio;
+    blitz::detail::io_driver* driver;
+    mutable pooled_buffer out{};
+    mutable owned_buffer heap{};
+    long attempt() const noexcept {
+        return blitz::detail::io_pooled_attempt(*driver, sio, fd, out, heap);
+    }
+    io_result<pooled_buffer> finish(long r) const {
+        if (r < 0) return blitz::detail::errno_code(r);
+        return std::move(out);
+    }
+};
 struct ready_op {  // readable() / writable(): readiness only
     long attempt() const noexcept { return 0; }
     io_result<void> finish(long r) const;
@@ -230,6 +245,7 @@ public:
     auto read(std::span<std::byte> buf) noexcept;
     auto read(void* data, std::size_t n) noexcept;
     read_owned_op read_owned(owned_buffer buf) noexcept;
+    blitz::detail::io_op<ops::pooled_recv_op> read_pooled() noexcept;
     task<io_result<void>> read_exact(std::span<std::byte> buf);
     auto readable() noexcept;
 
@@ -271,6 +287,21 @@ public:
     // buf.capacity() bytes into the buffer (its size becomes the count; 0 at end of stream)
     // and gives it back. Cancel-safe (see owned_io).
     read_owned_op read_owned(owned_buffer buf) noexcept { return {io_, std::move(buf)}; }
+    // co_await s.read_pooled() -> io_result<pooled_buffer>: the next bytes of the stream in a
+    // buffer of the runtime's pool (empty at end of stream). On io_uring the first call arms
+    // one multishot receive on a provided-buffer ring (config io_pool_buffers): the kernel
+    // fills pool buffers as data arrives and they wait in the stream's queue (at most
+    // io_pool_queue, then the receive pauses until the queue drains), so no buffer is pinned
+    // while the connection is idle; -ENOBUFS (the ring ran dry) ends the receive and the next
+    // read re-arms it, or reads into a heap buffer while no pool buffer is free. On epoll it is
+    // a readiness read into a heap buffer of the pool's size. Cancel-safe: an abandoned call
+    // took nothing, and the queued buffers stay for the next read of any kind (read and
+    // read_owned take them first, in order). Give buffers back promptly: each one held is
+    // one fewer for every connection of the runtime.
+    blitz::detail::io_op<ops::pooled_recv_op> read_pooled() noexcept {
+        return {io_, blitz::detail::io_direction::read,
+                ops::pooled_recv_op{io_.fd(), io_.sio(), io_.driver()}, true};
+    }
     // co_await s.write_owned(std::move(buf)) -> buf_result<io_result<size_t>>: sends the
     // buffer's bytes (at least one on success) and gives it back. Not cancel-safe.
     write_owned_op write_owned(owned_buffer buf) noexcept { return {io_, std::move(buf)}; }
@@ -311,6 +342,9 @@ protected:
 
 inline auto read_half::read(std::span<std::byte> buf) noexcept { return s_->read(buf); }
 inline auto read_half::read(void* data, std::size_t n) noexcept { return s_->read(data, n); }
+inline blitz::detail::io_op<ops::pooled_recv_op> read_half::read_pooled() noexcept {
+    return s_->read_pooled();
+}
 inline task<io_result<void>> read_half::read_exact(std::span<std::byte> buf) {
     return s_->read_exact(buf);
 }

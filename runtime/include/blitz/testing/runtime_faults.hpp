@@ -99,6 +99,9 @@ struct runtime_faults {
     // O3: a completion operation's completion wakes its task but never releases the waker's
     // task reference (the task's block stays allocated).
     bool io_leak_completion_ref = false;
+    // O11: a multishot pooled receive that ran out of buffers (-ENOBUFS) ends the stream (the
+    // next pooled read reports end of stream) instead of being re-armed.
+    bool io_no_multishot_rearm = false;
     // O9: socket writes without MSG_NOSIGNAL: writing to a closed peer raises SIGPIPE.
     bool io_no_msg_nosignal = false;
     // O10: a read at end of stream reports connection_reset instead of 0.
