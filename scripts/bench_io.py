@@ -2,7 +2,12 @@
 # SPDX-License-Identifier: MIT
 """The I/O benchmark rows (issue 16; IO.md 4.3 and 7.8): echo servers of blitz (epoll and
 io_uring), Tokio, Go, Asio (epoll and io_uring builds) and a blocking thread-per-connection
-floor, all driven by the one load generator (bench/tools/echo_client.cpp).
+floor, all driven by the one load generator (bench/tools/echo_client.cpp): ping-pong, closed
+loop, open loop at a fixed rate (half the slowest server's closed-loop peak at 64 connections,
+measured in the first repetition; latency from when each request was due, so free of
+coordinated omission) and accept churn (a connection per request). Beside it, two rows driven
+by tools nobody here wrote: a minimal HTTP/1.1 responder in each implementation loaded by wrk,
+and iperf3 as the loopback's throughput ceiling (both from Debian; `make peers` installs them).
 
 Method: the server runs with one worker pinned to CPU 1 and the client pinned to CPU 0 (the
 honest row on a 2-vCPU machine: neither can steal the other's CPU); peers interleaved, every
@@ -30,16 +35,20 @@ REL = os.path.join(ROOT, "build", "release")
 PEERS = os.path.join(ROOT, "build", "peers")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
+BLITZ = os.path.join(REL, "blitz_echo_server")
+# name, echo server command, the extra arguments of its HTTP responder (None: it has none)
 SERVERS = [
-    ("blitz-epoll", [os.path.join(REL, "blitz_echo_server"), "--workers", "1", "--backend", "epoll"]),
-    ("blitz-io_uring", [os.path.join(REL, "blitz_echo_server"), "--workers", "1", "--backend", "io_uring"]),
-    ("blitz-io_uring-owned", [os.path.join(REL, "blitz_echo_server"), "--workers", "1", "--backend", "io_uring",
-                              "--mode", "owned"]),
-    ("tokio", [os.path.join(PEERS, "tokio", "release", "echo"), "--workers", "1"]),
-    ("go", [os.path.join(PEERS, "go-echo"), "-procs", "1"]),
-    ("asio-epoll", [os.path.join(PEERS, "asio-echo"), "--threads", "1"]),
-    ("asio-io_uring", [os.path.join(PEERS, "asio-echo-uring"), "--threads", "1"]),
-    ("blocking", [os.path.join(REL, "blocking_echo_server")]),
+    ("blitz-epoll", [BLITZ, "--workers", "1", "--backend", "epoll"], ["--mode", "http"]),
+    ("blitz-io_uring", [BLITZ, "--workers", "1", "--backend", "io_uring"], ["--mode", "http"]),
+    ("blitz-io_uring-owned", [BLITZ, "--workers", "1", "--backend", "io_uring", "--mode", "owned"],
+     None),
+    ("blitz-io_uring-pooled", [BLITZ, "--workers", "1", "--backend", "io_uring", "--mode", "pooled"],
+     None),
+    ("tokio", [os.path.join(PEERS, "tokio", "release", "echo"), "--workers", "1"], ["--http", "1"]),
+    ("go", [os.path.join(PEERS, "go-echo"), "-procs", "1"], ["-http"]),
+    ("asio-epoll", [os.path.join(PEERS, "asio-echo"), "--threads", "1"], ["--http", "1"]),
+    ("asio-io_uring", [os.path.join(PEERS, "asio-echo-uring"), "--threads", "1"], ["--http", "1"]),
+    ("blocking", [os.path.join(REL, "blocking_echo_server")], None),
 ]
 
 
@@ -76,20 +85,55 @@ def stop_server(p):
     return {}
 
 
-def run_client(port, conns, size, requests, warmup):
+def run_client(port, conns, size, requests, warmup, extra):
     cmd = ["taskset", "-c", "0", os.path.join(REL, "echo_client"), "--port", str(port), "--conns",
            str(conns), "--size", str(size), "--requests", str(requests), "--warmup", str(warmup)]
+    cmd += extra
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError(f"echo_client failed: {r.stderr.strip()}")
     return json.loads(r.stdout)
 
 
-def one_run(cmd, conns, size, requests, warmup):
+def run_wrk(port, conns, seconds):
+    """wrk pinned to CPU 0, one thread: its own report, parsed."""
+    cmd = ["taskset", "-c", "0", "wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--latency",
+           f"http://127.0.0.1:{port}/"]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=seconds + 60)
+    if r.returncode != 0:
+        raise RuntimeError(f"wrk failed: {r.stderr.strip()}")
+    res = {"wrk": True}
+    unit = {"us": 1e3, "ms": 1e6, "s": 1e9}
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if line.startswith("Requests/sec:"):
+            res["rps"] = float(f[1])
+        elif len(f) == 2 and f[0] in ("50%", "99%"):
+            num = f[1].rstrip("usm")
+            suffix = f[1][len(num):]
+            res["p50_ns" if f[0] == "50%" else "p99_ns"] = float(num) * unit[suffix]
+        elif "requests in" in line:
+            res["requests"] = int(f[0])
+        elif line.strip().startswith("Non-2xx") or line.strip().startswith("Socket errors"):
+            res["errors"] = line.strip()
+    if "rps" not in res or "requests" not in res:
+        raise RuntimeError(f"wrk: no result in {r.stdout!r}")
+    if "errors" in res:
+        raise RuntimeError(f"wrk: {res['errors']}")
+    res["p999_ns"] = float("nan")  # wrk --latency prints 50/75/90/99 only
+    return res
+
+
+def one_run(cmd, conns, size, requests, warmup, extra=(), wrk_seconds=0):
     p, port = start_server(cmd)
     try:
         before = cpu_ticks(p.pid)
-        res = run_client(port, conns, size, requests, warmup)
+        if wrk_seconds:
+            res = run_wrk(port, conns, wrk_seconds)
+            requests, warmup = res["requests"], 0
+        else:
+            res = run_client(port, conns, size, requests, warmup, list(extra))
         after = cpu_ticks(p.pid)
     finally:
         counters = stop_server(p)
@@ -99,6 +143,35 @@ def one_run(cmd, conns, size, requests, warmup):
         res["driver_syscalls_per_req"] = calls / (requests + warmup)
         res["backend"] = counters.get("backend")
     return res
+
+
+def iperf3_run(seconds):
+    """iperf3 over loopback, server on CPU 1 and client on CPU 0: the ceiling in Gbit/s."""
+    if not shutil.which("iperf3"):
+        return {"not_run": "iperf3 not installed (make peers)"}
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    srv = subprocess.Popen(["taskset", "-c", "1", "iperf3", "-s", "-1", "-B", "127.0.0.1", "-p",
+                            str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(50):  # until it listens
+            r = subprocess.run(["taskset", "-c", "0", "iperf3", "-c", "127.0.0.1", "-p", str(port),
+                                "-t", str(seconds), "-J"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, timeout=seconds + 60)
+            if r.returncode == 0:
+                break
+            time.sleep(0.1)
+        else:
+            return {"not_run": "iperf3 client failed: " + r.stdout[-200:]}
+        end = json.loads(r.stdout)["end"]
+        return {"gbit_s": end["sum_received"]["bits_per_second"] / 1e9,
+                "sender_cpu_pct": end["cpu_utilization_percent"]["host_total"],
+                "receiver_cpu_pct": end["cpu_utilization_percent"]["remote_total"]}
+    finally:
+        srv.kill()
+        srv.wait()
 
 
 def main():
@@ -112,77 +185,121 @@ def main():
     out_dir = args.out or os.path.join(ROOT, "results", machine)
     os.makedirs(out_dir, exist_ok=True)
     scale = 10 if args.quick else 1
-    rows = [("pingpong_1c_64B", 1, 64, 20000 // scale),
-            ("closed_16c_64B", 16, 64, 100000 // scale),
-            ("closed_64c_64B", 64, 64, 100000 // scale),
-            ("closed_64c_1KiB", 64, 1024, 50000 // scale),
-            ("closed_256c_64B", 256, 64, 100000 // scale)]
+    wrk_seconds = 1 if args.quick else 5
+    # (row, kind, connections, message size, requests); the open row's rate is set in rep 1.
+    rows = [("pingpong_1c_64B", "closed", 1, 64, 20000 // scale),
+            ("closed_16c_64B", "closed", 16, 64, 100000 // scale),
+            ("closed_64c_64B", "closed", 64, 64, 100000 // scale),
+            ("closed_64c_1KiB", "closed", 64, 1024, 50000 // scale),
+            ("closed_256c_64B", "closed", 256, 64, 100000 // scale),
+            ("open_64c_64B", "open", 64, 64, 100000 // scale),
+            ("accept_churn_64c", "churn", 64, 64, 20000 // scale),
+            ("http_wrk_64c", "wrk", 64, 0, 0)]
     servers = [s for s in SERVERS if not args.only or s[0] in args.only.split(",")]
     results = {}
+    rate = None
     for rep in range(args.reps):
-        for row, conns, size, requests in rows:
-            for name, cmd in servers:
+        for row, kind, conns, size, requests in rows:
+            if kind == "open" and rate is None:
+                # Half the slowest server's closed-loop peak at 64 connections (IO.md 7.8).
+                peaks = [statistics.median(r["rps"] for r in e["runs"])
+                         for (rw, _), e in results.items() if rw == "closed_64c_64B" and e.get("runs")]
+                rate = 0.5 * min(peaks) if peaks else 10000.0
+            for name, cmd, http_args in servers:
+                if kind == "wrk":
+                    if http_args is None:
+                        results.setdefault((row, name), {"not_run": "no HTTP responder"})
+                        continue
+                    cmd = cmd + http_args
                 if not os.path.exists(cmd[0]):
                     results.setdefault((row, name), {"not_run": f"{cmd[0]} not built"})
                     continue
+                extra = []
+                if kind == "open":
+                    extra = ["--rate", f"{rate:.0f}"]
+                elif kind == "churn":
+                    extra = ["--churn"]
                 try:
-                    r = one_run(cmd, conns, size, requests, requests // 10)
+                    r = one_run(cmd, conns, size, requests, requests // 10, extra,
+                                wrk_seconds if kind == "wrk" else 0)
                 except Exception as e:  # a failed server is reported, not fatal
                     results[(row, name)] = {"not_run": str(e)[:120]}
                     print(f"bench_io: {row} {name}: {e}", file=sys.stderr)
                     continue
                 results.setdefault((row, name), {"runs": []}).setdefault("runs", []).append(r)
-                print(f"bench_io: rep {rep + 1} {row:18} {name:15} {r['rps']:10.0f} req/s  p50 "
+                print(f"bench_io: rep {rep + 1} {row:18} {name:21} {r['rps']:10.0f} req/s  p50 "
                       f"{r['p50_ns'] / 1000:7.1f} us  p99 {r['p99_ns'] / 1000:8.1f} us  cpu "
                       f"{r['server_cpu_us_per_req']:6.2f} us/req", flush=True)
+    ceiling = iperf3_run(1 if args.quick else 5)
+    print(f"bench_io: iperf3 {ceiling}", flush=True)
     table = []
-    for row, conns, size, requests in rows:
+    for row, kind, conns, size, requests in rows:
         base = None
-        for name, _ in servers:
+        for name, _, _ in servers:
             e = results.get((row, name), {})
             if "runs" not in e or not e["runs"]:
                 table.append({"row": row, "server": name, "not_run": e.get("not_run", "no run")})
                 continue
             med = lambda k: statistics.median(r[k] for r in e["runs"] if k in r) if any(
                 k in r for r in e["runs"]) else None
-            t = {"row": row, "server": name, "reps": len(e["runs"]), "rps": med("rps"),
-                 "p50_us": med("p50_ns") / 1000, "p99_us": med("p99_ns") / 1000,
+            t = {"row": row, "kind": kind, "server": name, "reps": len(e["runs"]),
+                 "rps": med("rps"), "p50_us": med("p50_ns") / 1000, "p99_us": med("p99_ns") / 1000,
                  "p999_us": med("p999_ns") / 1000,
                  "cpu_us_per_req": med("server_cpu_us_per_req"),
                  "rps_spread": [min(r["rps"] for r in e["runs"]), max(r["rps"] for r in e["runs"])]}
+            if kind == "open":
+                t["rate"] = rate
             if med("driver_syscalls_per_req") is not None:
                 t["driver_syscalls_per_req"] = med("driver_syscalls_per_req")
             if name == "tokio":
-                base = t["rps"]
+                base = t
             table.append(t)
         for t in table:
             if t["row"] == row and "rps" in t and base:
-                t["vs_tokio"] = t["rps"] / base
+                t["vs_tokio"] = t["rps"] / base["rps"]
+                t["cpu_vs_tokio"] = t["cpu_us_per_req"] / base["cpu_us_per_req"]
     record = subprocess.run(["bash", os.path.join(ROOT, "scripts", "machine_record.sh")],
                             stdout=subprocess.PIPE, text=True).stdout
     with open(os.path.join(out_dir, "io.json"), "w") as f:
-        json.dump({"machine": record, "reps": args.reps, "quick": args.quick, "rows": table}, f,
-                  indent=1)
+        json.dump({"machine": record, "reps": args.reps, "quick": args.quick, "open_rate": rate,
+                   "iperf3": ceiling, "rows": table}, f, indent=1)
     with open(os.path.join(out_dir, "io.md"), "w") as f:
         f.write(f"# I/O benchmark rows ({machine})\n\n")
         f.write("`scripts/bench_io.py`: echo servers with 1 worker pinned to CPU 1, the one load "
-                "generator (bench/tools/echo_client.cpp, closed loop, every byte checked) pinned to "
-                f"CPU 0; {args.reps} interleaved repetitions, medians; ratios against Tokio 1.24.2 in "
-                "the same run. CPU: the server's utime + stime per request. Syscalls: blitz's I/O "
-                "driver calls (waits, submits, wakes) per request, socket reads and writes not "
-                "counted.\n\n")
+                "generator (bench/tools/echo_client.cpp, every byte checked) pinned to CPU 0; "
+                f"{args.reps} interleaved repetitions, medians; ratios against Tokio 1.24.2 in the "
+                "same run (req/s, and server CPU per request: below 1 is cheaper). Rows: "
+                "pingpong and closed = closed loop (one request in flight per connection); "
+                f"open = open loop at {rate or 0:.0f} req/s in all (half the slowest server's "
+                "closed_64c_64B peak in the first repetition), latency from when each request "
+                "was due (free of coordinated omission); accept_churn = a new connection per "
+                "request, 64 at a time (req/s = connections/s); http_wrk = a minimal HTTP/1.1 "
+                "responder per implementation loaded by wrk 4.1 (Debian; -t1, keep-alive, "
+                "p99 and p50 as wrk reports them, no p999). CPU: the server's utime + stime per "
+                "request. Syscalls: blitz's I/O driver calls (waits, submits, wakes) per request, "
+                "socket reads and writes not counted.\n\n")
         f.write("| row | server | req/s | vs Tokio | p50 us | p99 us | p999 us | CPU us/req | "
-                "driver syscalls/req | req/s min-max |\n|---|---|---|---|---|---|---|---|---|---|\n")
+                "CPU vs Tokio | driver syscalls/req | req/s min-max |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|\n")
         for t in table:
             if "not_run" in t:
-                f.write(f"| {t['row']} | {t['server']} | not run: {t['not_run']} | | | | | | | |\n")
+                f.write(f"| {t['row']} | {t['server']} | not run: {t['not_run']} | | | | | | | | |\n")
                 continue
+            p999 = "-" if t["p999_us"] != t["p999_us"] else f"{t['p999_us']:.1f}"
             f.write(f"| {t['row']} | {t['server']} | {t['rps']:.0f} | "
                     f"{t.get('vs_tokio', 0):.2f}x | {t['p50_us']:.1f} | {t['p99_us']:.1f} | "
-                    f"{t['p999_us']:.1f} | {t['cpu_us_per_req']:.2f} | "
+                    f"{p999} | {t['cpu_us_per_req']:.2f} | {t.get('cpu_vs_tokio', 0):.2f}x | "
                     + (f"{t['driver_syscalls_per_req']:.2f}" if "driver_syscalls_per_req" in t
                        else "-") + " | "
                     f"{t['rps_spread'][0]:.0f}-{t['rps_spread'][1]:.0f} |\n")
+        f.write("\n## Loopback ceiling (iperf3)\n\n")
+        if "not_run" in ceiling:
+            f.write(f"not run: {ceiling['not_run']}\n")
+        else:
+            f.write(f"iperf3 3.12 (Debian), one TCP stream over 127.0.0.1, server on CPU 1 and client "
+                    f"on CPU 0: {ceiling['gbit_s']:.1f} Gbit/s (sender CPU "
+                    f"{ceiling['sender_cpu_pct']:.0f}%, receiver {ceiling['receiver_cpu_pct']:.0f}%). "
+                    "For scale: closed_64c_1KiB at 100k req/s moves 0.8 Gbit/s each way.\n")
         f.write("\n## Machine\n\n" + record)
     print(f"bench_io: wrote {out_dir}/io.md")
 

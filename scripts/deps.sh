@@ -3,11 +3,13 @@
 # Installs the Debian packages blitz needs, only when something is missing.
 # Quiet and fast (one dpkg-query) when everything is present; safe without a terminal.
 # `deps.sh peers` installs the benchmark peers' toolchains instead (make peers / make bench):
-# Go, Asio, oneTBB and Rust with Debian's packaged Tokio crate.
+# Go, Asio, oneTBB and Rust with Debian's packaged Tokio crate, and the outside load tools of
+# the I/O rows (wrk, iperf3).
 set -euo pipefail
 
 if [ "${1:-}" = "peers" ]; then
-  packages=(golang-go libasio-dev libtbb-dev cargo rustc librust-tokio-dev librust-tokio-macros-dev gnuplot-nox)
+  packages=(golang-go libasio-dev libtbb-dev cargo rustc librust-tokio-dev librust-tokio-macros-dev gnuplot-nox
+            wrk iperf3)
 else
   packages=(
     build-essential cmake ninja-build pkg-config git

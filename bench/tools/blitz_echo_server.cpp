@@ -3,10 +3,13 @@
 // 127.0.0.1, one task per connection reading and writing back.
 //
 //   blitz_echo_server --workers W --backend epoll|io_uring|automatic [--port P]
-//                     [--mode borrowed|owned]
+//                     [--mode borrowed|owned|pooled|http]
 //
 // borrowed (the default): read and write_all on a buffer in the task's frame (readiness-based
 // on both backends). owned: read_owned and write_owned (completion operations on io_uring).
+// pooled: read_pooled (a multishot receive on the provided-buffer ring on io_uring) and
+// write_all. http: the minimal HTTP/1.1 responder of the wrk row (http_min.hpp), borrowed
+// reads.
 //
 // Prints "port N" once listening, serves until its standard input closes, then prints the I/O
 // driver's counters as one JSON line (for syscalls per request).
@@ -18,6 +21,8 @@
 #include <iostream>
 #include <string>
 #include <thread>
+
+#include "http_min.hpp"
 
 using blitz::net::socket_address;
 using blitz::net::tcp_listener;
@@ -46,17 +51,41 @@ blitz::task<void> echo_owned(tcp_stream s) {
     }
 }
 
+blitz::task<void> echo_pooled(tcp_stream s) {
+    (void)s.set_nodelay(true);
+    for (;;) {
+        auto b = co_await s.read_pooled();
+        if (!b || b->empty()) co_return;
+        if (!co_await s.write_all(b->bytes())) co_return;
+    }
+}
+
+blitz::task<void> http(tcp_stream s) {
+    (void)s.set_nodelay(true);
+    char buf[16384];
+    int matched = 0;
+    std::string out;
+    for (;;) {
+        auto n = co_await s.read(buf, sizeof buf);
+        if (!n || *n == 0) co_return;
+        const std::size_t heads = http_min::heads_ended(std::string_view(buf, *n), matched);
+        if (heads == 0) continue;
+        http_min::responses(heads, out);
+        if (!co_await s.write_all(std::as_bytes(std::span(out.data(), out.size())))) co_return;
+    }
+}
+
 int main(int argc, char** argv) {
     blitz::config cfg;
     cfg.workers = 1;
     int port = 0;
-    bool owned = false;
+    std::string mode = "borrowed";
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i], v = argv[i + 1];
         if (a == "--workers") {
             cfg.workers = static_cast<unsigned>(std::stoul(v));
         } else if (a == "--mode") {
-            owned = v == "owned";
+            mode = v;
         } else if (a == "--port") {
             port = std::stoi(v);
         } else if (a == "--backend") {
@@ -81,7 +110,11 @@ int main(int argc, char** argv) {
     blitz::cancellation_token stop;
     blitz::net::serve_options o;
     o.stop = stop;
-    auto server = rt.spawn(blitz::net::serve(*l, owned ? echo_owned : echo, o));
+    blitz::task<void> (*handler)(tcp_stream) = mode == "owned"    ? echo_owned
+                                               : mode == "pooled" ? echo_pooled
+                                               : mode == "http"   ? http
+                                                                  : echo;
+    auto server = rt.spawn(blitz::net::serve(*l, handler, o));
     std::string line;
     while (std::getline(std::cin, line)) {
     }
