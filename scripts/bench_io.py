@@ -174,6 +174,69 @@ def iperf3_run(seconds):
         srv.wait()
 
 
+def check_targets(table, row_names):
+    """The issue's targets, each as (target, met (None: not measured), what was measured)."""
+    by = {(t["row"], t["server"]): t for t in table if "rps" in t}
+    out = []
+    # blitz on epoll at or above Tokio on every row (req/s; the open row: p99 at or below).
+    worse = []
+    for row in row_names:
+        b, k = by.get((row, "blitz-epoll")), by.get((row, "tokio"))
+        if not b or not k:
+            continue
+        if row.startswith("open"):
+            if b["p99_us"] > k["p99_us"]:
+                worse.append(f"{row} p99 {b['p99_us']:.0f} vs {k['p99_us']:.0f} us")
+        elif b["rps"] < k["rps"]:
+            worse.append(f"{row} {b['rps'] / k['rps']:.2f}x")
+    out.append(("blitz-epoll at or above Tokio on every row", not worse if by else None,
+                "below on: " + ", ".join(worse) if worse else "every row"))
+    # io_uring: 1.5x Tokio's requests per server CPU-second at 64 and 256 connections.
+    ratios = []
+    for row in ("closed_64c_64B", "closed_256c_64B"):
+        for srv in ("blitz-io_uring", "blitz-io_uring-owned", "blitz-io_uring-pooled"):
+            b, k = by.get((row, srv)), by.get((row, "tokio"))
+            if b and k and b["cpu_us_per_req"] > 0:
+                ratios.append((k["cpu_us_per_req"] / b["cpu_us_per_req"], f"{row} {srv}"))
+    best = max(ratios) if ratios else None
+    out.append(("blitz io_uring >= 1.5x Tokio's requests per server CPU-second at 64 and 256 "
+                "connections", best[0] >= 1.5 if best else None,
+                f"best {best[0]:.2f}x ({best[1]})" if best else "not measured"))
+    # io_uring at or above epoll from 16 connections, within 5% at 1.
+    below = []
+    for row in row_names:
+        b, e = by.get((row, "blitz-io_uring")), by.get((row, "blitz-epoll"))
+        if not b or not e or not row.startswith(("pingpong", "closed")):
+            continue
+        limit = 0.95 if row.startswith("pingpong") else 1.0
+        if b["rps"] < limit * e["rps"]:
+            below.append(f"{row} {b['rps'] / e['rps']:.2f}x")
+    out.append(("blitz io_uring >= blitz epoll from 16 connections, within 5% at 1",
+                not below if by else None, "below on: " + ", ".join(below) if below else "met"))
+    # p99 on the open-loop row at or below every peer's.
+    open_rows = [r for r in row_names if r.startswith("open")]
+    for row in open_rows:
+        peers = [t for (rw, srv), t in by.items() if rw == row and not srv.startswith("blitz")]
+        for srv in ("blitz-epoll", "blitz-io_uring"):
+            b = by.get((row, srv))
+            if not b or not peers:
+                continue
+            best_peer = min(peers, key=lambda t: t["p99_us"])
+            out.append((f"{srv}: open-loop p99 at or below every peer's",
+                        b["p99_us"] <= best_peer["p99_us"],
+                        f"{b['p99_us']:.0f} us vs best peer {best_peer['server']} "
+                        f"{best_peer['p99_us']:.0f} us"))
+    # At most 1 io_uring_enter per request at 64 connections.
+    calls = [(t["driver_syscalls_per_req"], srv) for (rw, srv), t in by.items()
+             if rw == "closed_64c_64B" and srv.startswith("blitz-io_uring")
+             and "driver_syscalls_per_req" in t]
+    worst = max(calls) if calls else None
+    out.append(("at most 1 io_uring_enter per request at 64 connections",
+                worst[0] <= 1.0 if worst else None,
+                f"worst {worst[0]:.2f} ({worst[1]})" if worst else "not measured"))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
@@ -189,9 +252,11 @@ def main():
     # (row, kind, connections, message size, requests); the open row's rate is set in rep 1.
     rows = [("pingpong_1c_64B", "closed", 1, 64, 20000 // scale),
             ("closed_16c_64B", "closed", 16, 64, 100000 // scale),
+            ("closed_16c_1KiB", "closed", 16, 1024, 50000 // scale),
             ("closed_64c_64B", "closed", 64, 64, 100000 // scale),
             ("closed_64c_1KiB", "closed", 64, 1024, 50000 // scale),
             ("closed_256c_64B", "closed", 256, 64, 100000 // scale),
+            ("closed_256c_1KiB", "closed", 256, 1024, 50000 // scale),
             ("open_64c_64B", "open", 64, 64, 100000 // scale),
             ("accept_churn_64c", "churn", 64, 64, 20000 // scale),
             ("http_wrk_64c", "wrk", 64, 0, 0)]
@@ -258,11 +323,12 @@ def main():
             if t["row"] == row and "rps" in t and base:
                 t["vs_tokio"] = t["rps"] / base["rps"]
                 t["cpu_vs_tokio"] = t["cpu_us_per_req"] / base["cpu_us_per_req"]
+    targets = check_targets(table, [r[0] for r in rows])
     record = subprocess.run(["bash", os.path.join(ROOT, "scripts", "machine_record.sh")],
                             stdout=subprocess.PIPE, text=True).stdout
     with open(os.path.join(out_dir, "io.json"), "w") as f:
         json.dump({"machine": record, "reps": args.reps, "quick": args.quick, "open_rate": rate,
-                   "iperf3": ceiling, "rows": table}, f, indent=1)
+                   "iperf3": ceiling, "targets": targets, "rows": table}, f, indent=1)
     with open(os.path.join(out_dir, "io.md"), "w") as f:
         f.write(f"# I/O benchmark rows ({machine})\n\n")
         f.write("`scripts/bench_io.py`: echo servers with 1 worker pinned to CPU 1, the one load "
@@ -292,6 +358,10 @@ def main():
                     + (f"{t['driver_syscalls_per_req']:.2f}" if "driver_syscalls_per_req" in t
                        else "-") + " | "
                     f"{t['rps_spread'][0]:.0f}-{t['rps_spread'][1]:.0f} |\n")
+        f.write("\n## Targets (issue 16; reported, never asserted)\n\n| target | met | measured |\n"
+                "|---|---|---|\n")
+        for name, met, text in targets:
+            f.write(f"| {name} | {'yes' if met else 'no' if met is not None else 'n/a'} | {text} |\n")
         f.write("\n## Loopback ceiling (iperf3)\n\n")
         if "not_run" in ceiling:
             f.write(f"not run: {ceiling['not_run']}\n")
