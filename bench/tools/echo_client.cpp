@@ -95,6 +95,17 @@ sockaddr_in loopback(int port) {
     return addr;
 }
 
+// A connected, non-blocking TCP_NODELAY socket (blocking connect: loopback answers at once).
+int connect_nodelay(const sockaddr_in& addr) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) die("socket");
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) die("connect");
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    return fd;
+}
+
 // Open loop at `rate` requests per second over `conns` connections (see the top).
 int open_loop(int port, std::size_t conns, std::size_t size, std::uint64_t requests,
               std::uint64_t warmup, double rate) {
@@ -111,14 +122,7 @@ int open_loop(int port, std::size_t conns, std::size_t size, std::uint64_t reque
     const sockaddr_in addr = loopback(port);
     for (std::size_t i = 0; i < conns; ++i) {
         oconn& c = cs[i];
-        c.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (c.fd < 0) die("socket");
-        if (connect(c.fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-            die("connect");
-        }
-        const int one = 1;
-        setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        fcntl(c.fd, F_SETFL, fcntl(c.fd, F_GETFL) | O_NONBLOCK);
+        c.fd = connect_nodelay(addr);
         c.out.resize(size);
         c.in.resize(65536);
         epoll_event ev{};
@@ -376,14 +380,7 @@ int main(int argc, char** argv) {
     const sockaddr_in addr = loopback(port);
     for (std::size_t i = 0; i < conns; ++i) {
         conn& c = cs[i];
-        c.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (c.fd < 0) die("socket");
-        if (connect(c.fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-            die("connect");
-        }
-        const int one = 1;
-        setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        fcntl(c.fd, F_SETFL, fcntl(c.fd, F_GETFL) | O_NONBLOCK);
+        c.fd = connect_nodelay(addr);
         c.out.resize(size);
         c.in.resize(size);
         epoll_event ev{};

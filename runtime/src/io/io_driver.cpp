@@ -499,6 +499,10 @@ long io_driver::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
         if (s->take_pooled(out)) return static_cast<long>(out.size());
         {
             lock_guard l(ops_mu_);
+            // Again under the lock that buffers are queued under: the multishot receive may
+            // have queued its last buffers and ended since the look above, and nothing newer
+            // (its end, a heap read from the kernel) may overtake them.
+            if (s->take_pooled(out)) return static_cast<long>(out.size());
             if (s->pool_end_set) {
                 s->pool_end_set = false;
                 return s->pool_end;
