@@ -1137,7 +1137,7 @@ outcome check_o12(const run_params& p, bool faulty) {
 
 // O9's child: SIGPIPE at its default action, so a write without MSG_NOSIGNAL ends it.
 int o9_child(io_backend_kind b, unsigned workers, bool faulty) {
-    signal(SIGPIPE, SIG_DFL);
+    ::signal(SIGPIPE, SIG_DFL);
     config c = io_config(workers, b);
     c.debug.io_no_msg_nosignal = faulty;
     runtime rt(c);

@@ -16,6 +16,7 @@
 #include "blitz/net/udp.hpp"
 #include "blitz/net/unix.hpp"
 #include "blitz/runtime.hpp"
+#include "blitz/signal.hpp"
 #include "blitz/sync.hpp"
 #include "blitz/task.hpp"
 #include "blitz/task_scope.hpp"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "io/io_driver.hpp"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "io/epoll_backend.hpp"
 #include "io/op_state.hpp"
 #include "io/scheduled_io.hpp"
+#include "io/signal_dispatch.hpp"
 #include "io/uring_backend.hpp"
 #include "task/context_internal.hpp"
 
@@ -166,7 +168,45 @@ std::chrono::nanoseconds io_driver::idle_for() const noexcept {
     return std::chrono::nanoseconds(now - last_turn_ns_.load(std::memory_order_relaxed));
 }
 
-void io_driver::ready(scheduled_io* s, std::uint32_t bits) noexcept { s->set_ready(bits); }
+void io_driver::ready(scheduled_io* s, std::uint32_t bits) noexcept {
+    if (s == signal_sio_.load(std::memory_order_acquire)) {
+        if (!(bits & io_readable)) return;
+#if BLITZ_FAULTS
+        if (io_fault(&testing::runtime_faults::io_signal_no_dispatch)) {  // O13's control
+            std::uint64_t v;
+            while (::read(s->fd(), &v, sizeof v) > 0) {
+            }
+            return;
+        }
+#endif
+        signal::detail::dispatch(s->fd());
+        return;
+    }
+    s->set_ready(bits);
+}
+
+void io_driver::enable_signals() {
+    lock_guard once(signal_mu_);
+    if (signal_sio_.load(std::memory_order_relaxed)) return;
+    const int fd = ::fcntl(signal::detail::shared_fd(), F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) throw std::system_error(errno, std::generic_category(), "blitz: signal eventfd");
+    scheduled_io* s;
+    try {
+        s = add(fd);
+    } catch (...) {
+        ::close(fd);
+        throw;
+    }
+    {
+        lock_guard l(reg_mu_);
+        signal_fd_ = fd;
+    }
+    // release: ready() that sees the block sees it registered
+    signal_sio_.store(s, std::memory_order_release);
+    // A delivery between the handler's install and this registration wrote the eventfd before
+    // the registration could see it: look once now.
+    signal::detail::dispatch(fd);
+}
 
 void io_driver::shutdown() noexcept {
     // set_ready takes the block's own mutex and wakes with no driver lock held: the wakers
@@ -175,6 +215,11 @@ void io_driver::shutdown() noexcept {
         lock_guard l(reg_mu_);
         shut_down_ = true;
         for (scheduled_io* s = live_; s; s = s->live_next) s->set_ready(io_shutdown);
+    }
+    if (scheduled_io* s = signal_sio_.exchange(nullptr, std::memory_order_acq_rel)) {
+        remove(s);
+        lock_guard l(reg_mu_);
+        ::close(std::exchange(signal_fd_, -1));
     }
     {
         lock_guard l(ops_mu_);

@@ -106,6 +106,10 @@ public:
 
     io_driver_stats stats() const noexcept;
 
+    // Signal streams (blitz/signal.hpp): registers a duplicate of the signal eventfd once, so a
+    // delivery wakes this driver (and a runtime parked in it). Throws std::system_error.
+    void enable_signals();
+
 private:
     explicit io_driver(std::unique_ptr<io_backend> b) : backend_(std::move(b)) {}
     void ready(scheduled_io* s, std::uint32_t bits) noexcept override;
@@ -156,6 +160,10 @@ private:
     std::uint64_t ops_orphaned_ BLITZ_GUARDED_BY(ops_mu_) = 0;
     std::uint64_t deferred_closes_ BLITZ_GUARDED_BY(ops_mu_) = 0;
     atomic<std::uint64_t> orphan_bytes_{0};
+    // The signal eventfd's registration here (null until enable_signals) and its descriptor.
+    atomic<scheduled_io*> signal_sio_{nullptr};
+    int signal_fd_ BLITZ_GUARDED_BY(reg_mu_) = -1;
+    detail::mutex signal_mu_;  // enable_signals, once
     // Pooled receives: the backend's pool (or null), sizes from the config, and counters.
     buffer_pool* pool_ = nullptr;
     unsigned pool_size_ = 4096, pool_queue_ = 16;

@@ -102,6 +102,9 @@ struct runtime_faults {
     // O11: a multishot pooled receive that ran out of buffers (-ENOBUFS) ends the stream (the
     // next pooled read reports end of stream) instead of being re-armed.
     bool io_no_multishot_rearm = false;
+    // O13: the I/O driver drains the signal eventfd but wakes no signal stream (a delivery to
+    // a parked runtime is lost until something else wakes it).
+    bool io_signal_no_dispatch = false;
     // O9: socket writes without MSG_NOSIGNAL: writing to a closed peer raises SIGPIPE.
     bool io_no_msg_nosignal = false;
     // O10: a read at end of stream reports connection_reset instead of 0.
