@@ -41,7 +41,7 @@ subsystem() {
     blitz/sync.hpp | blitz/sync/* | blitz/chan.hpp | blitz/chan/*) echo sync ;;
     blitz/blocking.hpp) echo blocking ;;
     blitz/net/serve.hpp) echo rt ;;  # joins io (sockets) with sync and time
-    blitz/net/* | blitz/detail/io_api.hpp | blitz/detail/io_op.hpp | blitz/signal.hpp) echo io ;;
+    blitz/net/* | blitz/detail/io_api.hpp | blitz/detail/io_op.hpp | blitz/signal.hpp | blitz/process.hpp) echo io ;;
     blitz/runtime.hpp | blitz/task_scope.hpp | blitz/combinators.hpp | blitz/blitz.hpp) echo rt ;;
     blitz/testing.hpp) echo rt ;;
     blitz/*) echo "unmapped:$p" ;;

@@ -15,6 +15,7 @@
 #include "blitz/net/tcp.hpp"
 #include "blitz/net/udp.hpp"
 #include "blitz/net/unix.hpp"
+#include "blitz/process.hpp"
 #include "blitz/runtime.hpp"
 #include "blitz/signal.hpp"
 #include "blitz/sync.hpp"

@@ -149,6 +149,9 @@ struct config {
     unsigned io_pool_buffers = 256;
     unsigned io_pool_buffer_size = 4096;
     unsigned io_pool_queue = 16;
+    // Child processes (blitz/process.hpp) are awaited on a pidfd registered with the I/O driver;
+    // true forces the SIGCHLD path (a signal stream and waitpid) that kernels without pidfds use.
+    bool process_wait_sigchld = false;
 
     // Deliberate faults and hooks for the conformance suite's negative controls and for tests.
     // Each fault breaks one invariant on purpose; never set them in production.

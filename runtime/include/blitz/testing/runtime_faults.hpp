@@ -105,6 +105,8 @@ struct runtime_faults {
     // O13: the I/O driver drains the signal eventfd but wakes no signal stream (a delivery to
     // a parked runtime is lost until something else wakes it).
     bool io_signal_no_dispatch = false;
+    // O13: a child dropped without wait is never reaped (it stays a zombie).
+    bool process_no_orphan_reap = false;
     // O9: socket writes without MSG_NOSIGNAL: writing to a closed peer raises SIGPIPE.
     bool io_no_msg_nosignal = false;
     // O10: a read at end of stream reports connection_reset instead of 0.
