@@ -9,8 +9,9 @@ namespace blitz::conformance {
 const std::vector<checker>& all_checkers() {
     static const std::vector<checker> all = [] {
         std::vector<checker> v;
-        for (auto* group : {queue_checkers, sched_checkers, task_checkers, timer_checkers,
-                            io_checkers, sync_checkers, chan_checkers, topo_checkers}) {
+        for (auto* group :
+             {queue_checkers, sched_checkers, task_checkers, timer_checkers, io_checkers,
+              process_checkers, sync_checkers, chan_checkers, topo_checkers}) {
             for (auto& c : group()) v.push_back(std::move(c));
         }
         // INVARIANTS.md order: groups Q, L, G, B, I, K, T, O, X, N, then the number.

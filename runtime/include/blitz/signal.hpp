@@ -47,7 +47,9 @@ enum class kind : int {
 
 struct options {
     // After the first delivery the handler puts the signal's default action back (in the
-    // handler itself), so a second Ctrl-C kills the process even if the program is stuck.
+    // handler itself), so a second Ctrl-C kills the process even if the program is stuck. The
+    // choice is the signal's, process-wide: the most recently created stream's holds. A stream
+    // created after the default came back installs the handler again.
     bool restore_default_after_first = false;
 };
 

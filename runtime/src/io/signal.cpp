@@ -76,8 +76,12 @@ int install(int signo, options o) noexcept {
         if (fd < 0) return -errno;
         g_efd.store(fd, std::memory_order_relaxed);  // before any handler is installed
     }
-    if (o.restore_default_after_first) g_restore[signo].store(true, std::memory_order_relaxed);
-    if (r.installed[signo]) return 0;
+    g_restore[signo].store(o.restore_default_after_first, std::memory_order_relaxed);
+    if (r.installed[signo]) {
+        // Still ours unless a restore_default_after_first delivery put the default back.
+        struct sigaction cur{};
+        if (::sigaction(signo, nullptr, &cur) == 0 && cur.sa_handler == on_signal) return 0;
+    }
     struct sigaction sa{};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
