@@ -17,6 +17,9 @@
 
 namespace blitz {
 
+class task_tracker;
+class cancellation_token;
+
 // The blocking pool's types, declared only: runtime::spawn_blocking is instantiated where it is
 // called, and needs blitz/blocking.hpp there (blitz/blitz.hpp includes it).
 template <class T>
@@ -106,6 +109,12 @@ public:
     const placement_report& placement() const noexcept;
     const config& cfg() const noexcept;
     void shutdown();
+    // A graceful stop, from a plain thread (issue 17): cancels `stop` (if given), closes
+    // `tracked` (if given) and waits up to `d` for its tasks to finish, then shuts down as
+    // shutdown() does (every remaining task aborted, every I/O operation drained). True when
+    // the tracked tasks finished in time (task_tracker: blitz/task_scope.hpp).
+    bool shutdown_timeout(std::chrono::nanoseconds d, task_tracker* tracked = nullptr,
+                          const cancellation_token* stop = nullptr);
 
 private:
     std::unique_ptr<detail::runtime_core> core_;  // rt/runtime_core.hpp: owns every part

@@ -2,6 +2,9 @@
 #include "blitz/runtime.hpp"
 
 #include "blitz/detail/faults.hpp"
+#include "blitz/sync/cancellation_token.hpp"
+#include "blitz/task_scope.hpp"
+#include "blitz/time.hpp"
 #include "rt/runtime_core.hpp"
 
 namespace blitz {
@@ -29,6 +32,21 @@ unsigned runtime::num_workers() const noexcept { return core_->sched().num_worke
 const placement_report& runtime::placement() const noexcept { return core_->placement(); }
 const config& runtime::cfg() const noexcept { return core_->cfg(); }
 void runtime::shutdown() { core_->shutdown(); }
+
+bool runtime::shutdown_timeout(std::chrono::nanoseconds d, task_tracker* tracked,
+                               const cancellation_token* stop) {
+    if (stop) stop->cancel();
+    bool in_time = true;
+    if (tracked) {
+        tracked->close();
+        in_time = block_on([](task_tracker& t, std::chrono::nanoseconds d) -> task<bool> {
+            auto r = co_await timeout(d, t.wait());
+            co_return !r.timed_out();
+        }(*tracked, d));
+    }
+    shutdown();
+    return in_time;
+}
 void runtime::advance(std::chrono::nanoseconds d) { core_->timers().advance(d); }
 std::chrono::steady_clock::time_point runtime::now() const noexcept {
     return core_->timers().now();
