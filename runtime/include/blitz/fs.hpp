@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Files and directories without blocking a worker (issue 17, IO.md 7.5): blitz::fs::file with
+// positioned reads and writes, sync, metadata and close, and whole-file and directory helpers.
+//
+//   auto f = co_await fs::file::open("data.bin");
+//   std::array<std::byte, 4096> buf;
+//   auto n = co_await f->read_at(buf, 0);
+//   auto text = co_await fs::read_to_string("config.toml");
+//
+// Every operation runs on the runtime's blocking pool (as Tokio's fs does), one job per call;
+// fs::counts() says how many ran there. (io_uring's file opcodes are the next step: the count
+// of operations that took that path stays 0 until then.)
+//
+// Errors: fs::result<T> holds a value or a std::error_code (compare with std::errc::...) and the
+// path it concerns; message() says both ("open /etc/x: No such file or directory"), and value()
+// on an error throws std::filesystem::filesystem_error, which carries them too.
+//
+// Thread-safety: a file is used by one task at a time.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "blitz/buffer.hpp"
+#include "blitz/task.hpp"
+
+namespace blitz::fs {
+
+// A value, or an error with the operation and the path it failed on.
+template <class T>
+class [[nodiscard]] result {
+public:
+    result(T v) : v_(std::move(v)) {}  // NOLINT: implicit, as a result is returned
+    result(std::error_code e, std::string op, std::string path)
+        : ec_(e), op_(std::move(op)), path_(std::move(path)) {}
+
+    bool ok() const noexcept { return v_.has_value(); }
+    explicit operator bool() const noexcept { return ok(); }
+    const std::error_code& error() const noexcept { return ec_; }
+    const std::string& path() const noexcept { return path_; }
+    // "op path: reason", or "" when there is a value.
+    std::string message() const { return ok() ? "" : op_ + " " + path_ + ": " + ec_.message(); }
+    T& value() & {
+        check();
+        return *v_;
+    }
+    T&& value() && {
+        check();
+        return std::move(*v_);
+    }
+    T* operator->() { return &value(); }
+    T& operator*() & { return value(); }
+
+private:
+    void check() const {
+        if (!v_) throw std::filesystem::filesystem_error(op_, path_, ec_);
+    }
+    std::optional<T> v_;
+    std::error_code ec_;
+    std::string op_, path_;
+};
+
+struct ok_t {};  // the value of operations that return nothing
+
+struct metadata {
+    std::uint64_t size = 0;
+    bool is_file = false, is_dir = false, is_symlink = false;
+    mode_t mode = 0;  // permission bits
+    std::chrono::system_clock::time_point modified;
+};
+
+struct open_options {
+    bool read = true;
+    bool write = false;
+    bool append = false;
+    bool create = false;      // create if missing
+    bool create_new = false;  // create, failing if it exists
+    bool truncate = false;
+    mode_t mode = 0644;  // for created files (less the umask)
+};
+
+struct dir_entry {
+    std::string name;
+    bool is_dir = false;
+};
+
+// Operations on the blocking pool so far (all fs calls of the process).
+struct op_counts {
+    std::uint64_t blocking_pool = 0;
+    std::uint64_t io_uring = 0;
+};
+op_counts counts() noexcept;
+
+class file {
+public:
+    file() noexcept = default;
+    file(file&& o) noexcept : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)) {}
+    file& operator=(file&& o) noexcept;
+    file(const file&) = delete;
+    file& operator=(const file&) = delete;
+    // Closes at once if close() was not awaited (close(2) of a regular file does not block).
+    ~file();
+
+    static task<result<file>> open(std::string path, open_options o = {});
+    // Write-only, created or truncated.
+    static task<result<file>> create(std::string path);
+
+    // Up to buf.size() bytes at `offset` (0 at end of file).
+    task<result<std::size_t>> read_at(std::span<std::byte> buf, std::uint64_t offset);
+    // Into `b`'s capacity at `offset`; the buffer comes back resized to what was read.
+    task<buf_result<result<std::size_t>>> read_owned_at(owned_buffer b, std::uint64_t offset);
+    task<result<std::size_t>> write_at(std::span<const std::byte> buf, std::uint64_t offset);
+    // Every byte, at `offset`.
+    task<result<ok_t>> write_all_at(std::span<const std::byte> buf, std::uint64_t offset);
+    task<result<ok_t>> sync();  // fsync
+    task<result<fs::metadata>> stat();
+    task<result<ok_t>> close();
+
+    int fd() const noexcept { return fd_; }
+    const std::string& path() const noexcept { return path_; }
+
+private:
+    file(int fd, std::string path) noexcept : fd_(fd), path_(std::move(path)) {}
+    int fd_ = -1;
+    std::string path_;
+};
+
+task<result<std::string>> read_to_string(std::string path);
+task<result<std::vector<std::byte>>> read(std::string path);
+// Creates or truncates `path` and writes `data`.
+task<result<ok_t>> write(std::string path, std::string data);
+task<result<fs::metadata>> stat(std::string path);
+task<result<ok_t>> rename(std::string from, std::string to);
+// A file, or an empty directory.
+task<result<ok_t>> remove(std::string path);
+task<result<ok_t>> create_dir_all(std::string path);
+// The entries of a directory (without "." and ".."), in the order the kernel gives them.
+task<result<std::vector<dir_entry>>> read_dir(std::string path);
+
+}  // namespace blitz::fs
