@@ -371,7 +371,14 @@ class basic_listener {
 public:
     basic_listener() noexcept = default;
     basic_listener(basic_listener&&) noexcept = default;
-    basic_listener& operator=(basic_listener&&) noexcept = default;
+    basic_listener& operator=(basic_listener&& o) noexcept {
+        if (this != &o) {
+            close();
+            io_ = std::move(o.io_);
+        }
+        return *this;
+    }
+    ~basic_listener() { close(); }
 
     // socket, SO_REUSEADDR (IP), bind, listen; registered with the calling task's runtime.
     // Port 0 picks a free port (see local_addr).
@@ -385,7 +392,13 @@ public:
     }
     io_result<socket_address> local_addr() const { return detail::name_of(io_.fd(), false); }
     int native_handle() const noexcept { return io_.fd(); }
-    void close() noexcept { io_.close(); }
+    // Stops listening at once (new connections are refused from here on), then closes. The
+    // shutdown matters on io_uring, where the descriptor's poll keeps the socket open until its
+    // removal completes: a plain close would let connections queue meanwhile.
+    void close() noexcept {
+        if (io_.valid()) ::shutdown(io_.fd(), SHUT_RD);
+        io_.close();
+    }
 
 private:
     explicit basic_listener(int fd) : io_(fd) {}
