@@ -3,8 +3,10 @@
 // Helpers shared by the checker files: probed configs, first-violation notes, event visits and
 // a chi-square bound.
 
+#include <chrono>
 #include <cmath>
 #include <string>
+#include <thread>
 
 #include "blitz/blitz.hpp"
 #include "blitz_testing/settle.hpp"
@@ -28,6 +30,18 @@ inline void note_first(outcome& o, const std::string& what) {
 inline void forbid(outcome& o, const std::string& what) {
     ++o.violations;
     note_first(o, what);
+}
+
+// Polls `done` from a plain thread until it holds or `stall` passes: a hang guard far above what
+// a correct run needs, never a verdict on speed. False when it gave up.
+template <class F>
+bool settled_within(F done, std::chrono::milliseconds stall) {
+    const auto until = std::chrono::steady_clock::now() + stall;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > until) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
 }
 
 // Settles `rt`, takes its probe streams and calls f(event) for every event, worker by worker in

@@ -97,15 +97,10 @@ outcome control_not_here() {
     return o;
 }
 
-// Polls `done` from a plain thread until it holds (a stall guard, never a verdict).
+// The shared stall guard (checker_util.hpp) with this file's limit.
 template <class F>
 bool settled_within(F done) {
-    const auto until = std::chrono::steady_clock::now() + stall;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > until) return false;
-        std::this_thread::sleep_for(1ms);
-    }
-    return true;
+    return conformance::settled_within(std::move(done), stall);
 }
 
 // Runs `blitz __conformance-child args...` (this executable, fresh: fork then exec at once, so

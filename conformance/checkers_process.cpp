@@ -27,12 +27,7 @@ constexpr auto stall = 5s;
 
 template <class F>
 bool settled_within(F done) {
-    const auto until = std::chrono::steady_clock::now() + stall;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > until) return false;
-        std::this_thread::sleep_for(1ms);
-    }
-    return true;
+    return conformance::settled_within(std::move(done), stall);
 }
 
 bool gone(pid_t pid) {
