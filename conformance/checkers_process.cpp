@@ -14,6 +14,7 @@
 
 #include "base/rng.hpp"
 #include "blitz/blitz.hpp"
+#include "blitz_testing/processes.hpp"
 #include "checker_util.hpp"
 #include "registry.hpp"
 
@@ -30,10 +31,7 @@ bool settled_within(F done) {
     return conformance::settled_within(std::move(done), stall);
 }
 
-bool gone(pid_t pid) {
-    struct stat st;
-    return ::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0;
-}
+using workloads::pid_gone;
 
 // O13: a SIGINT raised while every worker is parked (park timeout one hour, so only the
 // delivery can wake them) completes a stream's recv, through the I/O driver; and 100 children
@@ -121,13 +119,13 @@ outcome check_o13(const run_params& p, bool faulty) {
         const bool reaped = settled_within([&] {
             process::reap_orphans();
             for (pid_t pid : r.pids) {
-                if (!gone(pid)) return false;
+                if (!pid_gone(pid)) return false;
             }
             return true;
         });
         if (!reaped) {
             int zombies = 0;
-            for (pid_t pid : r.pids) zombies += !gone(pid);
+            for (pid_t pid : r.pids) zombies += !pid_gone(pid);
             forbid(o, std::string(w.label) + ": " + std::to_string(zombies) +
                           " children still exist (zombies) after the reaper pass");
             for (pid_t pid : r.pids) {  // the control's leftovers: reap them here

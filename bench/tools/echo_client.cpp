@@ -95,6 +95,23 @@ sockaddr_in loopback(int port) {
     return addr;
 }
 
+// epoll_wait for the closed-loop and churn modes: the events (EINTR retried), or -1 after
+// 10 s without any (a stalled server; said on stderr).
+int wait_events(int ep, std::vector<epoll_event>& evs, std::uint64_t done, std::uint64_t total) {
+    for (;;) {
+        const int n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), 10000);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) die("epoll_wait");
+        if (n == 0) {
+            std::fprintf(stderr, "echo_client: no progress for 10 s (%llu of %llu done)\n",
+                         static_cast<unsigned long long>(done),
+                         static_cast<unsigned long long>(total));
+            return -1;
+        }
+        return n;
+    }
+}
+
 // A connected, non-blocking TCP_NODELAY socket (blocking connect: loopback answers at once).
 int connect_nodelay(const sockaddr_in& addr) {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -265,15 +282,8 @@ int churn(int port, std::size_t conns, std::size_t size, std::uint64_t requests,
     for (std::size_t i = 0; i < conns && issued < total; ++i) open_one(i);
     std::vector<epoll_event> evs(std::max<std::size_t>(conns, 16));
     while (done < total) {
-        const int n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), 10000);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            die("epoll_wait");
-        }
-        if (n == 0) {
-            std::fprintf(stderr, "echo_client: churn: no progress for 10 s\n");
-            return 1;
-        }
+        const int n = wait_events(ep, evs, done, total);
+        if (n < 0) return 1;
         for (int k = 0; k < n; ++k) {
             const std::size_t i = evs[k].data.u64;
             cconn& c = cs[i];
@@ -412,17 +422,8 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < conns && issued < total; ++i) start_one(i);
     std::vector<epoll_event> evs(std::max<std::size_t>(conns, 16));
     while (done < total) {
-        const int n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), 10000);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            die("epoll_wait");
-        }
-        if (n == 0) {
-            std::fprintf(stderr, "echo_client: no progress for 10 s (%llu of %llu done)\n",
-                         static_cast<unsigned long long>(done),
-                         static_cast<unsigned long long>(total));
-            return 1;
-        }
+        const int n = wait_events(ep, evs, done, total);
+        if (n < 0) return 1;
         for (int k = 0; k < n; ++k) {
             const std::size_t i = evs[k].data.u64;
             conn& c = cs[i];

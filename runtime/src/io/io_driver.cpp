@@ -173,9 +173,7 @@ void io_driver::ready(scheduled_io* s, std::uint32_t bits) noexcept {
         if (!(bits & io_readable)) return;
 #if BLITZ_FAULTS
         if (io_fault(&testing::runtime_faults::io_signal_no_dispatch)) {  // O13's control
-            std::uint64_t v;
-            while (::read(s->fd(), &v, sizeof v) > 0) {
-            }
+            signal::detail::drain(s->fd());
             return;
         }
 #endif

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
+#include "blitz_testing/processes.hpp"
 
 namespace blitz {
 namespace {
@@ -44,16 +45,12 @@ std::span<const std::byte> bytes_of(const std::string& s) {
     return std::as_bytes(std::span<const char>(s.data(), s.size()));
 }
 
-// True once no process `pid` exists any more (reaped; a zombie still has /proc/<pid>).
-bool gone(pid_t pid) {
-    struct stat st;
-    return ::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0;
-}
+using workloads::pid_gone;
 bool all_gone_within(const std::vector<pid_t>& pids, std::chrono::seconds limit = 20s) {
     const auto until = std::chrono::steady_clock::now() + limit;
     for (;;) {
         bool all = true;
-        for (pid_t p : pids) all = all && gone(p);
+        for (pid_t p : pids) all = all && pid_gone(p);
         if (all) return true;
         if (std::chrono::steady_clock::now() > until) return false;
         process::reap_orphans();

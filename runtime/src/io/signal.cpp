@@ -118,10 +118,14 @@ void cancel_wait(int signo, wait_node& node) noexcept {
 
 // Called by an I/O driver that saw the eventfd readable: drains it and wakes every waiter
 // (each one checks its own signal's count and waits again if nothing is new for it).
-void dispatch(int fd) noexcept {
+void drain(int fd) noexcept {
     std::uint64_t v;
     while (::read(fd, &v, sizeof v) > 0) {
     }
+}
+
+void dispatch(int fd) noexcept {
+    drain(fd);
     registry& r = reg();
     wake_batch b;
     {

@@ -5,6 +5,8 @@
 namespace blitz::signal::detail {
 // The eventfd the signal handler writes (-1 before the first stream), shared by the process.
 int shared_fd() noexcept;
+// Reads the eventfd (or a dup of it) back to zero.
+void drain(int fd) noexcept;
 // A driver saw its registration of the eventfd (a dup of shared_fd()) readable: drains it and
 // wakes the streams' waiters.
 void dispatch(int fd) noexcept;

@@ -191,8 +191,8 @@ std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
                 auto* op = reinterpret_cast<io_op_state*>(c->user_data &
                                                           ((std::uint64_t{1} << gen_shift) - 1) &
                                                           ~(op_bit | removal_bit | waker_tag));
-                // A state is freed only after its final completion, and RECV and SEND complete
-                // once, so the generation always matches; the check guards the invariant.
+                // A state is freed only after its final completion (a multishot receive's last
+                // one), so the generation always matches; the check guards the invariant.
                 if (op->gen != static_cast<std::uint16_t>(c->user_data >> gen_shift)) {
                     counts.bump(counts.stale);
                 } else if (op->kind == io_op_kind::recv_multishot) {

@@ -11,16 +11,14 @@
 #include <thread>
 
 #include "blitz/blitz.hpp"
+#include "blitz_testing/processes.hpp"
 
 namespace blitz {
 namespace {
 
 using namespace std::chrono_literals;
 
-bool gone(pid_t pid) {
-    struct stat st;
-    return ::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0;
-}
+using workloads::pid_gone;
 
 // Tracked tasks finish; an untracked task, a read that never gets data and a task holding a
 // running child (kill_on_drop) are aborted; the child is killed and reaped.
@@ -62,11 +60,11 @@ TEST(ShutdownTimeout, TrackedTasksFinishTheRestIsAborted) {
     EXPECT_TRUE(reader.is_cancelled());
     rt.reset();
     const auto until = std::chrono::steady_clock::now() + 20s;
-    while (!gone(child) && std::chrono::steady_clock::now() < until) {
+    while (!pid_gone(child) && std::chrono::steady_clock::now() < until) {
         process::reap_orphans();
         std::this_thread::sleep_for(2ms);
     }
-    EXPECT_TRUE(gone(child)) << "the child of an aborted task was not killed and reaped";
+    EXPECT_TRUE(pid_gone(child)) << "the child of an aborted task was not killed and reaped";
 }
 
 TEST(ShutdownTimeout, GivesUpAtTheDeadline) {
