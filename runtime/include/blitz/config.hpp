@@ -152,6 +152,10 @@ struct config {
     // Child processes (blitz/process.hpp) are awaited on a pidfd registered with the I/O driver;
     // true forces the SIGCHLD path (a signal stream and waitpid) that kernels without pidfds use.
     bool process_wait_sigchld = false;
+    // File operations (blitz/fs.hpp) run as io_uring operations when the driver is io_uring and
+    // its probe found the opcode (each operation on its own); false runs every one on the
+    // blocking pool, as the epoll backend does.
+    bool fs_io_uring = true;
 
     // Deliberate faults and hooks for the conformance suite's negative controls and for tests.
     // Each fault breaks one invariant on purpose; never set them in production.

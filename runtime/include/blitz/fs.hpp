@@ -8,9 +8,16 @@
 //   auto n = co_await f->read_at(buf, 0);
 //   auto text = co_await fs::read_to_string("config.toml");
 //
-// Every operation runs on the runtime's blocking pool (as Tokio's fs does), one job per call;
-// fs::counts() says how many ran there. (io_uring's file opcodes are the next step: the count
-// of operations that took that path stays 0 until then.)
+// Where it runs, per operation: on io_uring when the runtime's I/O driver is io_uring and its
+// probe found the opcode (OPENAT, READ, WRITE, STATX, FSYNC, CLOSE, RENAMEAT, UNLINKAT), unless
+// config fs_io_uring is off; otherwise on the runtime's blocking pool, one job per call (as
+// Tokio's fs does). create_dir_all and read_dir always take the pool (no opcodes), and so does
+// every call on a runtime with the epoll backend. fs::counts() says how many operations took
+// each path. A file operation in flight keeps the workers reaping the ring, as a socket does.
+//
+// Cancellation: a task aborted during an operation leaves the operation's buffer with the
+// driver (io_uring) or the job (pool), never in its frame; an open it abandoned has its
+// descriptor closed when it arrives. An abandoned write may still have written.
 //
 // Errors: fs::result<T> holds a value or a std::error_code (compare with std::errc::...) and the
 // path it concerns; message() says both ("open /etc/x: No such file or directory"), and value()
@@ -58,8 +65,15 @@ public:
         check();
         return std::move(*v_);
     }
+    const T& value() const& {
+        check();
+        return *v_;
+    }
     T* operator->() { return &value(); }
+    const T* operator->() const { return &value(); }
     T& operator*() & { return value(); }
+    const T& operator*() const& { return value(); }
+    T&& operator*() && { return std::move(*this).value(); }
 
 private:
     void check() const {
@@ -94,7 +108,9 @@ struct dir_entry {
     bool is_dir = false;
 };
 
-// Operations on the blocking pool so far (all fs calls of the process).
+// Operations so far, by path (all fs calls of the process): blocking-pool jobs (one per call)
+// and io_uring operations (one per call, except read and write of a whole file: open, stat,
+// the reads or writes, close).
 struct op_counts {
     std::uint64_t blocking_pool = 0;
     std::uint64_t io_uring = 0;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/atomic.hpp"
+#include "blitz/detail/io_api.hpp"
 
 namespace blitz::detail {
 
@@ -103,7 +104,8 @@ public:
     // released() later (io_uring).
     virtual bool releases_at_once() const noexcept = 0;
     // Waits up to `timeout` (zero: just look; negative: no limit) and reports every event to
-    // `sink`; returns how many readiness events it reported. A wake() ends the wait early.
+    // `sink`; returns how many events (readiness, completions) it reported. A wake() ends the wait
+    // early.
     virtual std::size_t wait(std::chrono::nanoseconds timeout, io_event_sink& sink) noexcept = 0;
     // Makes the current or next wait return. Coalesced: many wakes before the wait sees one
     // cost one eventfd write.
@@ -119,6 +121,8 @@ public:
     virtual void submit(io_op_state* /*op*/) noexcept {}
     virtual void flush() noexcept {}
     virtual void cancel(io_op_state* /*op*/) noexcept {}
+    // True when submit() runs the file operation `kind` (io_uring, when the probe found it).
+    virtual bool runs(io_op_kind /*kind*/) const noexcept { return false; }
     // The provided-buffer pool that recv_multishot operations draw from; null when there is
     // none (epoll, a kernel without buffer rings, or config io_pool_buffers = 0).
     virtual buffer_pool* pool() const noexcept { return nullptr; }

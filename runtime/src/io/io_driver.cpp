@@ -71,6 +71,7 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
     d->pool_ = d->backend_->pool();
     d->pool_size_ = cfg.io_pool_buffer_size;
     d->pool_queue_ = cfg.io_pool_queue;
+    d->file_ops_ = cfg.fs_io_uring;
     return d;
 }
 
@@ -246,14 +247,14 @@ io_op_state* io_driver::alloc_op_locked(scheduled_io* s, io_op_kind kind) {
     op->deferred = false;
     op->from_unread = false;
     op->result = 0;
-    op->fd = s->fd();
+    op->fd = s ? s->fd() : -1;
     op->sio = s;
     op->qnext = nullptr;
     op->prev = nullptr;
     op->next = op_live_;
     if (op_live_) op_live_->prev = op;
     op_live_ = op;
-    ++s->ops;
+    if (s) ++s->ops;
     ++ops_started_;
     ++ops_in_flight_;
     return op;
@@ -306,6 +307,21 @@ io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& bu
         s->set_recv_pending(true);
     }
     backend_->submit(op);  // under ops_mu_: a shutdown or close cancels only submitted states
+    return op;
+}
+
+io_op_state* io_driver::start_file(io_op_kind kind, const io_file_args& a, owned_buffer& buf,
+                                   waker& w) {
+    lock_guard l(ops_mu_);
+    if (ops_shut_) return nullptr;
+    io_op_state* op = alloc_op_locked(nullptr, kind);
+    op->fd = a.fd;
+    op->file = a;
+    op->buf = std::move(buf);
+    op->w = std::move(w);
+    // seq_cst, before the kernel has it: a worker about to park sees it and parks in the driver
+    registered_.fetch_add(1, std::memory_order_seq_cst);
+    backend_->submit(op);
     return op;
 }
 
@@ -412,6 +428,10 @@ void io_driver::abandon(io_op_state* op) noexcept {
 }
 
 void io_driver::settle(io_op_state* op) noexcept {
+    if (op->kind == io_op_kind::file_open && op->result >= 0) {
+        ::close(op->result);  // an open nobody waits for any more: its descriptor is nobody's
+        return;
+    }
     if (op->kind != io_op_kind::recv || op->result <= 0) return;  // a send's bytes are sent
 #if BLITZ_FAULTS
     if (fault_io_drop_orphan_data()) return;  // O5's control
@@ -436,7 +456,9 @@ void io_driver::free_op(io_op_state* op) noexcept {
         if (op->next) op->next->prev = op->prev;
         if (op_live_ == op) op_live_ = op->next;
         --ops_in_flight_;
-        if (s->recv_busy == op) {
+        if (!s) {
+            registered_.fetch_sub(1, std::memory_order_seq_cst);  // a file operation
+        } else if (s->recv_busy == op) {
             s->recv_busy = nullptr;
             promote_locked(s, wakes);
             if (!s->recv_busy) {
@@ -444,7 +466,7 @@ void io_driver::free_op(io_op_state* op) noexcept {
                 readers = true;  // plain reads held back by the receive may go on
             }
         }
-        if (--s->ops == 0 && s->close_fd >= 0) close_fd = std::exchange(s->close_fd, -1);
+        if (s && --s->ops == 0 && s->close_fd >= 0) close_fd = std::exchange(s->close_fd, -1);
         op->w.reset();
         op->sio = nullptr;
         ++op->gen;
@@ -695,6 +717,17 @@ long io_take_unread(scheduled_io* s, void* data, std::size_t n) noexcept {
     return pending ? -EAGAIN : 0;
 }
 bool io_completion_mode(const io_driver& d) noexcept { return d.completion_ops(); }
+io_driver* current_io_if_any() noexcept {
+    const runtime_context* r = current_runtime();
+    return r ? r->io : nullptr;
+}
+bool io_file_op_supported(const io_driver& d, io_op_kind kind) noexcept {
+    return d.runs_file_op(kind);
+}
+io_op_state* io_file_op_start(io_driver& d, io_op_kind kind, const io_file_args& a,
+                              owned_buffer& buf, waker& w) {
+    return d.start_file(kind, a, buf, w);
+}
 io_op_state* io_op_start(io_driver& d, scheduled_io* s, io_op_kind kind, owned_buffer& buf,
                          waker& w) {
     return d.start(s, kind, buf, w);

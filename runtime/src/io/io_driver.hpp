@@ -31,7 +31,7 @@ bool io_fault(bool testing::runtime_faults::* knob) noexcept;
 // Counters for runtime_metrics and the O checkers.
 struct io_driver_stats {
     std::uint64_t turns = 0;          // turns taken (blocking or not)
-    std::uint64_t events = 0;         // readiness events dispatched
+    std::uint64_t events = 0;         // readiness events and completions dispatched
     std::uint64_t registrations = 0;  // descriptors registered so far
     std::uint64_t live = 0;           // registered and not yet deregistered
     std::uint64_t blocks = 0;         // scheduled_io blocks not yet freed (live + pending)
@@ -98,6 +98,10 @@ public:
     bool completion_ops() const noexcept { return backend_->completion_ops(); }
     io_op_state* start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, waker& w);
     long finish(io_op_state* op, owned_buffer& buf) noexcept;
+    bool runs_file_op(io_op_kind kind) const noexcept { return file_ops_ && backend_->runs(kind); }
+    // A file operation: counted as a registration while in flight, so workers park in the
+    // driver (and reap its completion) even when no descriptor is registered.
+    io_op_state* start_file(io_op_kind kind, const io_file_args& a, owned_buffer& buf, waker& w);
     void abandon(io_op_state* op) noexcept;
     long pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out, owned_buffer& heap) noexcept;
     // Why pooled reads have no provided-buffer ring (empty when they have one).
@@ -167,6 +171,7 @@ private:
     // Pooled receives: the backend's pool (or null), sizes from the config, and counters.
     buffer_pool* pool_ = nullptr;
     unsigned pool_size_ = 4096, pool_queue_ = 16;
+    bool file_ops_ = true;  // config fs_io_uring
     bool pool_broken_ BLITZ_GUARDED_BY(ops_mu_) = false;
     std::uint64_t pool_arms_ BLITZ_GUARDED_BY(ops_mu_) = 0;
     std::uint64_t pool_chunks_ BLITZ_GUARDED_BY(ops_mu_) = 0;

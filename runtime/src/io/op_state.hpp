@@ -35,7 +35,8 @@ struct alignas(16) io_op_state {
     bool from_unread = false;
     int result = 0;  // bytes, or -errno; written by the driver before `done`
     int fd = -1;
-    scheduled_io* sio = nullptr;  // holds one of sio's operation references
+    io_file_args file;            // a file operation's arguments (its fd is `fd`)
+    scheduled_io* sio = nullptr;  // holds one of sio's operation references; null: a file op
     owned_buffer buf;
     waker w;  // the awaiting task; taken by the driver at completion
     // The driver's in-flight list, or its free list (next only), under the operation mutex.

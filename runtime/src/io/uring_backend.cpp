@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "io/uring_backend.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -88,6 +90,24 @@ std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_
         if (!io_uring_opcode_supported(probe, o.op)) {
             io_uring_free_probe(probe);
             return failed(EOPNOTSUPP, std::string("opcode ") + o.name);
+        }
+    }
+    // File operations are optional, each on its own: one the kernel lacks runs on the blocking
+    // pool (blitz/fs.hpp).
+    const struct {
+        int op;
+        io_op_kind kind;
+    } file_ops[] = {{IORING_OP_OPENAT, io_op_kind::file_open},
+                    {IORING_OP_READ, io_op_kind::file_read},
+                    {IORING_OP_WRITE, io_op_kind::file_write},
+                    {IORING_OP_STATX, io_op_kind::file_statx},
+                    {IORING_OP_FSYNC, io_op_kind::file_fsync},
+                    {IORING_OP_CLOSE, io_op_kind::file_close},
+                    {IORING_OP_RENAMEAT, io_op_kind::file_rename},
+                    {IORING_OP_UNLINKAT, io_op_kind::file_unlink}};
+    for (const auto& o : file_ops) {
+        if (io_uring_opcode_supported(probe, o.op)) {
+            b->file_ops_ |= 1u << static_cast<unsigned>(o.kind);
         }
     }
     io_uring_free_probe(probe);
@@ -200,8 +220,10 @@ std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
                                            ? static_cast<int>(c->flags >> IORING_CQE_BUFFER_SHIFT)
                                            : -1;
                     sink.multishot(op, c->res, buffer, more);
+                    ++reported;
                 } else if (!more) {
                     sink.completed(op, c->res);
+                    ++reported;  // a parked worker must leave the driver for the task it woke
                 }
                 continue;
             }
@@ -304,6 +326,44 @@ void uring_backend::submit(io_op_state* op) noexcept {
             io_uring_prep_send(sqe, op->fd, op->buf.data(), op->buf.size(), flags);
             break;
         }
+        case io_op_kind::file_open:
+            io_uring_prep_openat(sqe, AT_FDCWD, reinterpret_cast<const char*>(op->buf.data()),
+                                 op->file.flags, op->file.mode);
+            break;
+        case io_op_kind::file_read:
+            io_uring_prep_read(sqe, op->fd, op->buf.data(),
+                               static_cast<unsigned>(op->buf.capacity()), op->file.offset);
+            break;
+        case io_op_kind::file_write:
+            io_uring_prep_write(sqe, op->fd, op->buf.data(), static_cast<unsigned>(op->buf.size()),
+                                op->file.offset);
+            break;
+        case io_op_kind::file_statx: {
+            auto* out = reinterpret_cast<struct statx*>(op->buf.data());
+            const char* path = reinterpret_cast<const char*>(op->buf.data() + sizeof(struct statx));
+            if (*path) {
+                io_uring_prep_statx(sqe, AT_FDCWD, path, op->file.flags, STATX_BASIC_STATS, out);
+            } else {
+                io_uring_prep_statx(sqe, op->fd, path, op->file.flags | AT_EMPTY_PATH,
+                                    STATX_BASIC_STATS, out);
+            }
+            break;
+        }
+        case io_op_kind::file_fsync:
+            io_uring_prep_fsync(sqe, op->fd, 0);
+            break;
+        case io_op_kind::file_close:
+            io_uring_prep_close(sqe, op->fd);
+            break;
+        case io_op_kind::file_rename: {
+            const char* from = reinterpret_cast<const char*>(op->buf.data());
+            io_uring_prep_renameat(sqe, AT_FDCWD, from, AT_FDCWD, from + op->file.aux, 0);
+            break;
+        }
+        case io_op_kind::file_unlink:
+            io_uring_prep_unlinkat(sqe, AT_FDCWD, reinterpret_cast<const char*>(op->buf.data()),
+                                   op->file.flags);
+            break;
     }
     io_uring_sqe_set_data64(sqe, op_user_data(op));
 #if BLITZ_FAULTS

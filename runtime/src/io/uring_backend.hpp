@@ -4,7 +4,9 @@
 // or DEFER_TASKRUN, because any worker submits and any worker may wait, IO.md 0.4), a
 // multishot POLL_ADD armed once per descriptor (edge-triggered, re-armed if the kernel ends it),
 // and an eventfd with its own multishot poll as the waker. Completion operations: RECV and SEND
-// on owned buffers, each naming its io_op_state (with the state's generation) in user_data.
+// on owned buffers, and the file opcodes the probe finds (OPENAT, READ, WRITE, STATX, FSYNC,
+// CLOSE, RENAMEAT, UNLINKAT), each naming its io_op_state (with the state's generation) in
+// user_data.
 
 #include <liburing.h>
 
@@ -45,6 +47,9 @@ public:
     void submit(io_op_state* op) noexcept override;
     void cancel(io_op_state* op) noexcept override;
     void flush() noexcept override;
+    bool runs(io_op_kind kind) const noexcept override {
+        return (file_ops_ >> static_cast<unsigned>(kind)) & 1u;
+    }
     buffer_pool* pool() const noexcept override { return pool_; }
     std::string pool_reason() const override { return pool_reason_; }
 
@@ -60,6 +65,7 @@ private:
 
     io_uring ring_{};
     bool ring_up_ = false;
+    std::uint32_t file_ops_ = 0;   // bit k: the probe found the opcode of io_op_kind k
     buffer_pool* pool_ = nullptr;  // one reference, dropped after the ring is gone
     std::string pool_reason_;
     eventfd_waker waker_;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// blitz/fs.hpp on the blocking pool: each call is one spawn_blocking job around the syscalls.
+// blitz/fs.hpp: each call runs as io_uring operations when the runtime's driver runs the
+// opcodes it needs (io_file_op_supported), and as one blocking-pool job otherwise.
 #include "blitz/fs.hpp"
 
 #include <dirent.h>
@@ -7,16 +8,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "base/atomic.hpp"
 #include "blitz/blocking.hpp"
+#include "blitz/detail/context.hpp"
+#include "blitz/detail/io_api.hpp"
+#include "blitz/detail/task_header.hpp"
 
 namespace blitz::fs {
 namespace {
 
+using detail::io_op_kind;
+
 detail::atomic<std::uint64_t> g_blocking{0};
+detail::atomic<std::uint64_t> g_uring{0};
 
 std::error_code errno_ec(int e) { return std::error_code(e, std::generic_category()); }
 
@@ -26,6 +35,73 @@ template <class F>
 auto on_pool(F f) -> blocking_handle<std::invoke_result_t<F&>> {
     g_blocking.fetch_add(1, std::memory_order_relaxed);
     return spawn_blocking(std::move(f));
+}
+
+// The calling task's I/O driver when it runs every one of `kinds` on io_uring; null otherwise
+// (a plain thread, no driver, epoll, config fs_io_uring off, or an opcode the kernel lacks).
+// A call that takes the ring is counted once.
+std::shared_ptr<detail::io_driver> ring_for(std::initializer_list<io_op_kind> kinds) {
+    detail::io_driver* d = detail::current_io_if_any();
+    if (!d) return nullptr;
+    for (io_op_kind k : kinds) {
+        if (!detail::io_file_op_supported(*d, k)) return nullptr;
+    }
+    g_uring.fetch_add(1, std::memory_order_relaxed);
+    return detail::io_share(*d);
+}
+
+// One file operation on io_uring, awaited: the buffer (with any paths) lives in the driver's
+// operation state until the final completion, so a task aborted meanwhile leaves nothing the
+// kernel can write into, and an open it abandoned has its descriptor closed by the driver.
+// The result is -errno or the operation's value; buffer() has the buffer back.
+class ring_op {
+public:
+    ring_op(std::shared_ptr<detail::io_driver> d, io_op_kind kind, detail::io_file_args a,
+            owned_buffer b) noexcept
+        : d_(std::move(d)), kind_(kind), args_(a), buf_(std::move(b)) {}
+    ring_op(const ring_op&) = delete;
+    ring_op& operator=(const ring_op&) = delete;
+    ~ring_op() {
+        if (op_) detail::io_op_abandon(*d_, op_);
+    }
+
+    bool await_ready() const noexcept { return false; }
+    bool await_suspend(std::coroutine_handle<> h) {
+        detail::task_header* t = detail::suspend_current(h, &ready, this);
+        waker w = t->make_waker();
+        op_ = detail::io_file_op_start(*d_, kind_, args_, buf_, w);
+        if (!op_) {
+            result_ = -ECANCELED;  // the runtime shuts down
+            return false;
+        }
+        return !detail::io_op_done(op_);
+    }
+    long await_resume() noexcept {
+        if (op_) result_ = detail::io_op_finish(*d_, std::exchange(op_, nullptr), buf_);
+        return result_;
+    }
+    owned_buffer& buffer() noexcept { return buf_; }
+
+private:
+    static bool ready(const void* p) noexcept {
+        const auto* a = static_cast<const ring_op*>(p);
+        return a->op_ && detail::io_op_done(a->op_);
+    }
+
+    std::shared_ptr<detail::io_driver> d_;
+    io_op_kind kind_;
+    detail::io_file_args args_;
+    owned_buffer buf_;
+    detail::io_op_state* op_ = nullptr;
+    long result_ = 0;
+};
+
+// Paths as the kernel reads them from a buffer: NUL-terminated, after `skip` bytes.
+owned_buffer path_buffer(const std::string& path, std::size_t skip = 0) {
+    owned_buffer b(skip + path.size() + 1);
+    std::memcpy(b.data() + skip, path.c_str(), path.size() + 1);
+    b.resize(b.capacity());
+    return b;
 }
 
 metadata from_stat(const struct stat& st) {
@@ -42,6 +118,31 @@ metadata from_stat(const struct stat& st) {
     return m;
 }
 
+metadata from_statx(const struct statx& st) {
+    metadata m;
+    m.size = st.stx_size;
+    m.is_file = S_ISREG(st.stx_mode);
+    m.is_dir = S_ISDIR(st.stx_mode);
+    m.is_symlink = S_ISLNK(st.stx_mode);
+    m.mode = st.stx_mode & 07777;
+    m.modified = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::seconds(st.stx_mtime.tv_sec) +
+            std::chrono::nanoseconds(st.stx_mtime.tv_nsec)));
+    return m;
+}
+
+// statx of `path` (empty: of `fd`) on the ring.
+task<long> ring_statx(std::shared_ptr<detail::io_driver> d, int fd, std::string path,
+                      metadata& out) {
+    detail::io_file_args a;
+    a.fd = fd;
+    ring_op op(std::move(d), io_op_kind::file_statx, a, path_buffer(path, sizeof(struct statx)));
+    const long r = co_await op;
+    if (r == 0) out = from_statx(*reinterpret_cast<const struct statx*>(op.buffer().data()));
+    co_return r;
+}
+
 // A syscall's outcome carried back from the pool: a value or an errno.
 template <class T>
 struct outcome {
@@ -49,9 +150,44 @@ struct outcome {
     int err = 0;
 };
 
+// A descriptor opened on the pool, closed unless taken: a job whose task was aborted drops its
+// result, and the descriptor with it.
+class job_fd {
+public:
+    explicit job_fd(int fd) noexcept : fd_(fd) {}
+    job_fd(job_fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+    job_fd& operator=(job_fd&&) = delete;
+    ~job_fd() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    int get() const noexcept { return fd_; }
+    int release() noexcept { return std::exchange(fd_, -1); }
+
+private:
+    int fd_;
+};
+
+int open_flags(const open_options& o) {
+    int flags = O_CLOEXEC;
+    if (o.read && (o.write || o.append)) {
+        flags |= O_RDWR;
+    } else if (o.write || o.append) {
+        flags |= O_WRONLY;
+    } else {
+        flags |= O_RDONLY;
+    }
+    if (o.append) flags |= O_APPEND;
+    if (o.create) flags |= O_CREAT;
+    if (o.create_new) flags |= O_CREAT | O_EXCL;
+    if (o.truncate) flags |= O_TRUNC;
+    return flags;
+}
+
 }  // namespace
 
-op_counts counts() noexcept { return {g_blocking.load(std::memory_order_relaxed), 0}; }
+op_counts counts() noexcept {
+    return {g_blocking.load(std::memory_order_relaxed), g_uring.load(std::memory_order_relaxed)};
+}
 
 file& file::operator=(file&& o) noexcept {
     if (this != &o) {
@@ -67,26 +203,24 @@ file::~file() {
 }
 
 task<result<file>> file::open(std::string path, open_options o) {
-    int flags = O_CLOEXEC;
-    if (o.read && (o.write || o.append)) {
-        flags |= O_RDWR;
-    } else if (o.write || o.append) {
-        flags |= O_WRONLY;
-    } else {
-        flags |= O_RDONLY;
-    }
-    if (o.append) flags |= O_APPEND;
-    if (o.create) flags |= O_CREAT;
-    if (o.create_new) flags |= O_CREAT | O_EXCL;
-    if (o.truncate) flags |= O_TRUNC;
+    const int flags = open_flags(o);
     const mode_t mode = o.mode;
-    auto job = on_pool([path, flags, mode]() -> outcome<int> {
+    if (auto d = ring_for({io_op_kind::file_open})) {
+        detail::io_file_args a;
+        a.flags = flags;
+        a.mode = mode;
+        ring_op op(std::move(d), io_op_kind::file_open, a, path_buffer(path));
+        const long r = co_await op;
+        if (r < 0) co_return result<file>(errno_ec(static_cast<int>(-r)), "open", path);
+        co_return file(static_cast<int>(r), std::move(path));
+    }
+    auto job = on_pool([path, flags, mode]() -> std::pair<job_fd, int> {
         const int fd = ::open(path.c_str(), flags, mode);
-        return {fd, fd < 0 ? errno : 0};
+        return {job_fd(fd), fd < 0 ? errno : 0};
     });
     auto r = co_await job;
-    if (r.err) co_return result<file>(errno_ec(r.err), "open", path);
-    co_return file(r.v, std::move(path));
+    if (r.second) co_return result<file>(errno_ec(r.second), "open", path);
+    co_return file(r.first.release(), std::move(path));
 }
 
 task<result<file>> file::create(std::string path) {
@@ -109,6 +243,21 @@ task<result<std::size_t>> file::read_at(std::span<std::byte> buf, std::uint64_t 
 
 task<buf_result<result<std::size_t>>> file::read_owned_at(owned_buffer b, std::uint64_t offset) {
     const int fd = fd_;
+    using out = buf_result<result<std::size_t>>;
+    if (auto d = ring_for({io_op_kind::file_read})) {
+        detail::io_file_args a;
+        a.fd = fd;
+        a.offset = offset;
+        ring_op op(std::move(d), io_op_kind::file_read, a, std::move(b));
+        const long r = co_await op;
+        owned_buffer& back = op.buffer();
+        back.resize(r > 0 ? static_cast<std::size_t>(r) : 0);
+        if (r < 0) {
+            co_return out{result<std::size_t>(errno_ec(static_cast<int>(-r)), "read", path_),
+                          std::move(back)};
+        }
+        co_return out{result<std::size_t>(static_cast<std::size_t>(r)), std::move(back)};
+    }
     // The buffer travels to the job and back: an abandoned read leaves it with the job.
     auto job = on_pool([fd, b = std::move(b), offset]() mutable {
         const ssize_t n = ::pread(fd, b.data(), b.capacity(), static_cast<off_t>(offset));
@@ -117,16 +266,24 @@ task<buf_result<result<std::size_t>>> file::read_owned_at(owned_buffer b, std::u
     });
     auto r = co_await job;
     if (r.second) {
-        co_return buf_result<result<std::size_t>>{
-            result<std::size_t>(errno_ec(r.second), "read", path_), std::move(r.first)};
+        co_return out{result<std::size_t>(errno_ec(r.second), "read", path_), std::move(r.first)};
     }
     const std::size_t n = r.first.size();
-    co_return buf_result<result<std::size_t>>{result<std::size_t>(n), std::move(r.first)};
+    co_return out{result<std::size_t>(n), std::move(r.first)};
 }
 
 task<result<std::size_t>> file::write_at(std::span<const std::byte> buf, std::uint64_t offset) {
-    // A copy travels with the job, for the same reason as read_at's buffer.
+    // A copy travels with the operation, for the same reason as read_at's buffer.
     const int fd = fd_;
+    if (auto d = ring_for({io_op_kind::file_write})) {
+        detail::io_file_args a;
+        a.fd = fd;
+        a.offset = offset;
+        ring_op op(std::move(d), io_op_kind::file_write, a, owned_buffer::copy_of(buf));
+        const long r = co_await op;
+        if (r < 0) co_return result<std::size_t>(errno_ec(static_cast<int>(-r)), "write", path_);
+        co_return static_cast<std::size_t>(r);
+    }
     auto job = on_pool([fd, data = owned_buffer::copy_of(buf), offset]() -> outcome<std::size_t> {
         const ssize_t n = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
         return {n < 0 ? 0 : static_cast<std::size_t>(n), n < 0 ? errno : 0};
@@ -148,6 +305,14 @@ task<result<ok_t>> file::write_all_at(std::span<const std::byte> buf, std::uint6
 
 task<result<ok_t>> file::sync() {
     const int fd = fd_;
+    if (auto d = ring_for({io_op_kind::file_fsync})) {
+        detail::io_file_args a;
+        a.fd = fd;
+        ring_op op(std::move(d), io_op_kind::file_fsync, a, owned_buffer());
+        const long r = co_await op;
+        if (r < 0) co_return result<ok_t>(errno_ec(static_cast<int>(-r)), "fsync", path_);
+        co_return ok_t{};
+    }
     auto job = on_pool([fd]() -> int { return ::fsync(fd) == 0 ? 0 : errno; });
     auto r = co_await job;
     if (r) co_return result<ok_t>(errno_ec(r), "fsync", path_);
@@ -156,6 +321,12 @@ task<result<ok_t>> file::sync() {
 
 task<result<metadata>> file::stat() {
     const int fd = fd_;
+    if (auto d = ring_for({io_op_kind::file_statx})) {
+        metadata m;
+        const long r = co_await ring_statx(std::move(d), fd, std::string(), m);
+        if (r < 0) co_return result<metadata>(errno_ec(static_cast<int>(-r)), "stat", path_);
+        co_return m;
+    }
     auto job = on_pool([fd]() -> outcome<struct stat> {
         struct stat st{};
         const int rc = ::fstat(fd, &st);
@@ -169,6 +340,14 @@ task<result<metadata>> file::stat() {
 task<result<ok_t>> file::close() {
     const int fd = std::exchange(fd_, -1);
     if (fd < 0) co_return result<ok_t>(errno_ec(EBADF), "close", path_);
+    if (auto d = ring_for({io_op_kind::file_close})) {
+        detail::io_file_args a;
+        a.fd = fd;
+        ring_op op(std::move(d), io_op_kind::file_close, a, owned_buffer());
+        const long r = co_await op;
+        if (r < 0) co_return result<ok_t>(errno_ec(static_cast<int>(-r)), "close", path_);
+        co_return ok_t{};
+    }
     // close(2) of a regular file may flush (NFS): on the pool too.
     auto job = on_pool([fd]() -> int { return ::close(fd) == 0 ? 0 : errno; });
     auto r = co_await job;
@@ -176,7 +355,56 @@ task<result<ok_t>> file::close() {
     co_return ok_t{};
 }
 
+namespace {
+
+// fs::read on the ring: open, size, reads until the end, close (~file closes it if the task is
+// aborted between them).
+task<result<std::vector<std::byte>>> read_on_ring(std::string path) {
+    using out = result<std::vector<std::byte>>;
+    auto f = co_await file::open(path);
+    if (!f) co_return out(f.error(), "read", path);
+    auto size = co_await f->stat();
+    std::vector<std::byte> v;
+    std::size_t chunk = 65536;
+    if (size && size->is_file) {
+        v.reserve(size->size);
+        chunk = std::max<std::size_t>(size->size + 1, 4096);  // one read, and one to see the end
+        chunk = std::min<std::size_t>(chunk, std::size_t{1} << 24);
+    }
+    for (;;) {
+        auto [n, b] = co_await f->read_owned_at(owned_buffer(chunk), v.size());
+        if (!n) co_return out(n.error(), "read", path);
+        if (*n == 0) break;
+        v.insert(v.end(), b.data(), b.data() + *n);
+    }
+    auto c = co_await f->close();
+    if (!c) co_return out(c.error(), "read", path);
+    co_return std::move(v);
+}
+
+task<result<ok_t>> write_on_ring(std::string path, std::string data) {
+    open_options o;
+    o.read = false;
+    o.write = o.create = o.truncate = true;
+    auto f = co_await file::open(path, o);
+    if (!f) co_return result<ok_t>(f.error(), "write", path);
+    auto w = co_await f->write_all_at(std::as_bytes(std::span<const char>(data)), 0);
+    if (!w) co_return result<ok_t>(w.error(), "write", path);
+    auto c = co_await f->close();
+    if (!c) co_return result<ok_t>(c.error(), "write", path);
+    co_return ok_t{};
+}
+
+}  // namespace
+
 task<result<std::vector<std::byte>>> read(std::string path) {
+    if (detail::io_driver* d = detail::current_io_if_any();
+        d && detail::io_file_op_supported(*d, io_op_kind::file_open) &&
+        detail::io_file_op_supported(*d, io_op_kind::file_read) &&
+        detail::io_file_op_supported(*d, io_op_kind::file_close) &&
+        detail::io_file_op_supported(*d, io_op_kind::file_statx)) {
+        co_return co_await read_on_ring(std::move(path));
+    }
     auto job = on_pool([path]() -> outcome<std::vector<std::byte>> {
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) return {{}, errno};
@@ -207,6 +435,12 @@ task<result<std::string>> read_to_string(std::string path) {
 }
 
 task<result<ok_t>> write(std::string path, std::string data) {
+    if (detail::io_driver* d = detail::current_io_if_any();
+        d && detail::io_file_op_supported(*d, io_op_kind::file_open) &&
+        detail::io_file_op_supported(*d, io_op_kind::file_write) &&
+        detail::io_file_op_supported(*d, io_op_kind::file_close)) {
+        co_return co_await write_on_ring(std::move(path), std::move(data));
+    }
     auto job = on_pool([path, data = std::move(data)]() -> int {
         const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0) return errno;
@@ -230,6 +464,12 @@ task<result<ok_t>> write(std::string path, std::string data) {
 }
 
 task<result<metadata>> stat(std::string path) {
+    if (auto d = ring_for({io_op_kind::file_statx})) {
+        metadata m;
+        const long r = co_await ring_statx(std::move(d), AT_FDCWD, path, m);
+        if (r < 0) co_return result<metadata>(errno_ec(static_cast<int>(-r)), "stat", path);
+        co_return m;
+    }
     auto job = on_pool([path]() -> outcome<struct stat> {
         struct stat st{};
         const int rc = ::stat(path.c_str(), &st);
@@ -241,6 +481,20 @@ task<result<metadata>> stat(std::string path) {
 }
 
 task<result<ok_t>> rename(std::string from, std::string to) {
+    if (auto d = ring_for({io_op_kind::file_rename})) {
+        detail::io_file_args a;
+        a.aux = static_cast<unsigned>(from.size() + 1);
+        owned_buffer b(from.size() + to.size() + 2);
+        std::memcpy(b.data(), from.c_str(), from.size() + 1);
+        std::memcpy(b.data() + a.aux, to.c_str(), to.size() + 1);
+        b.resize(b.capacity());
+        ring_op op(std::move(d), io_op_kind::file_rename, a, std::move(b));
+        const long r = co_await op;
+        if (r < 0) {
+            co_return result<ok_t>(errno_ec(static_cast<int>(-r)), "rename", from + " -> " + to);
+        }
+        co_return ok_t{};
+    }
     auto job = on_pool(
         [from, to]() -> int { return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno; });
     auto r = co_await job;
@@ -249,6 +503,20 @@ task<result<ok_t>> rename(std::string from, std::string to) {
 }
 
 task<result<ok_t>> remove(std::string path) {
+    if (auto d = ring_for({io_op_kind::file_unlink})) {
+        // unlink; a directory (EISDIR, or EPERM from some file systems) is removed as one,
+        // and if it is not one the first error stands.
+        ring_op op(d, io_op_kind::file_unlink, {}, path_buffer(path));
+        long r = co_await op;
+        if (r == -EISDIR || r == -EPERM) {
+            detail::io_file_args a;
+            a.flags = AT_REMOVEDIR;
+            ring_op dir(std::move(d), io_op_kind::file_unlink, a, path_buffer(path));
+            if (const long rd = co_await dir; rd != -ENOTDIR) r = rd;
+        }
+        if (r < 0) co_return result<ok_t>(errno_ec(static_cast<int>(-r)), "remove", path);
+        co_return ok_t{};
+    }
     auto job = on_pool([path]() -> int {
         if (::unlink(path.c_str()) == 0) return 0;
         if (errno == EISDIR || errno == EPERM) {

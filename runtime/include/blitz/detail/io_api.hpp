@@ -74,6 +74,24 @@ enum class io_op_kind : std::uint8_t {
     // A descriptor's multishot pooled receive (R7): no awaiter; each completion queues a pool
     // buffer on the descriptor, and read_pooled and the other reads take them.
     recv_multishot,
+    // File operations (blitz/fs.hpp on io_uring): no registered descriptor; what they name is
+    // in io_file_args and in the buffer (paths NUL-terminated). The result is -errno or:
+    file_open,    // openat(AT_FDCWD, path, flags, mode): the new descriptor
+    file_read,    // pread(fd, into the buffer's capacity, offset): bytes
+    file_write,   // pwrite(fd, the buffer's bytes, offset): bytes
+    file_statx,   // statx into the buffer's first sizeof(struct statx) bytes, of the path that
+                  // follows them (AT_FDCWD), or of fd when that path is empty: 0
+    file_fsync,   // fsync(fd): 0
+    file_close,   // close(fd): 0
+    file_rename,  // renameat(path, the second path at buffer offset `aux`): 0
+    file_unlink,  // unlinkat(AT_FDCWD, path, flags): 0
+};
+struct io_file_args {
+    int fd = -1;
+    int flags = 0;
+    unsigned mode = 0;
+    unsigned aux = 0;
+    std::uint64_t offset = 0;
 };
 // True when the driver's backend runs completion operations (io_uring); the epoll backend
 // runs the same operations readiness-based.
@@ -83,6 +101,17 @@ bool io_completion_mode(const io_driver& d) noexcept;
 // closing: the operation then ends with ECANCELED.
 io_op_state* io_op_start(io_driver& d, scheduled_io* s, io_op_kind kind, owned_buffer& buf,
                          waker& w);
+// The I/O driver of the runtime running the calling task; null on a plain thread or when the
+// runtime has none.
+io_driver* current_io_if_any() noexcept;
+// True when `d` runs the file operation `kind` on io_uring: the backend is io_uring, its probe
+// found the opcode, and config fs_io_uring is on.
+bool io_file_op_supported(const io_driver& d, io_op_kind kind) noexcept;
+// Starts the file operation `kind` (a file_* kind that io_file_op_supported accepts), as
+// io_op_start does; null (`buf` and `w` kept by the caller) when the driver is shut down. An
+// abandoned open whose descriptor arrives late has it closed by the driver.
+io_op_state* io_file_op_start(io_driver& d, io_op_kind kind, const io_file_args& a,
+                              owned_buffer& buf, waker& w);
 // True once the final completion arrived (acquire: the result and the buffer are visible).
 bool io_op_done(const io_op_state* op) noexcept;
 // After io_op_done: the result (bytes, or -errno), the buffer back in `buf`; frees the state.
