@@ -30,6 +30,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -120,12 +121,14 @@ op_counts counts() noexcept;
 class file {
 public:
     file() noexcept = default;
-    file(file&& o) noexcept : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)) {}
-    file& operator=(file&& o) noexcept;
+    file(file&&) noexcept = default;
+    file& operator=(file&&) noexcept = default;
     file(const file&) = delete;
     file& operator=(const file&) = delete;
-    // Closes at once if close() was not awaited (close(2) of a regular file does not block).
-    ~file();
+    // If close() was not awaited, the descriptor is closed once neither the file nor an operation
+    // still using it (a blocking-pool job of an aborted task) holds it: a number closed under a
+    // running job could be reused, and the job would read or write someone else's file.
+    ~file() = default;
 
     static task<result<file>> open(std::string path, open_options o = {});
     // Write-only, created or truncated.
@@ -140,14 +143,19 @@ public:
     task<result<ok_t>> write_all_at(std::span<const std::byte> buf, std::uint64_t offset);
     task<result<ok_t>> sync();  // fsync
     task<result<fs::metadata>> stat();
+    // Closes now and reports close(2)'s error; EBADF if already closed. (If an aborted
+    // operation's job still uses the descriptor, it is closed when that job ends.)
     task<result<ok_t>> close();
 
-    int fd() const noexcept { return fd_; }
+    int fd() const noexcept;  // -1 when closed
     const std::string& path() const noexcept { return path_; }
 
+    struct descriptor;  // the open descriptor, shared with the operations using it
+
 private:
-    file(int fd, std::string path) noexcept : fd_(fd), path_(std::move(path)) {}
-    int fd_ = -1;
+    file(std::shared_ptr<descriptor> d, std::string path) noexcept
+        : fd_(std::move(d)), path_(std::move(path)) {}
+    std::shared_ptr<descriptor> fd_;
     std::string path_;
 };
 

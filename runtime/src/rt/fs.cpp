@@ -150,23 +150,6 @@ struct outcome {
     int err = 0;
 };
 
-// A descriptor opened on the pool, closed unless taken: a job whose task was aborted drops its
-// result, and the descriptor with it.
-class job_fd {
-public:
-    explicit job_fd(int fd) noexcept : fd_(fd) {}
-    job_fd(job_fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    job_fd& operator=(job_fd&&) = delete;
-    ~job_fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    int get() const noexcept { return fd_; }
-    int release() noexcept { return std::exchange(fd_, -1); }
-
-private:
-    int fd_;
-};
-
 int open_flags(const open_options& o) {
     int flags = O_CLOEXEC;
     if (o.read && (o.write || o.append)) {
@@ -189,18 +172,18 @@ op_counts counts() noexcept {
     return {g_blocking.load(std::memory_order_relaxed), g_uring.load(std::memory_order_relaxed)};
 }
 
-file& file::operator=(file&& o) noexcept {
-    if (this != &o) {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = std::exchange(o.fd_, -1);
-        path_ = std::move(o.path_);
+// An open descriptor, closed when its last holder (the file, or an operation's job) lets go.
+struct file::descriptor {
+    explicit descriptor(int n) noexcept : fd(n) {}
+    descriptor(const descriptor&) = delete;
+    descriptor& operator=(const descriptor&) = delete;
+    ~descriptor() {
+        if (fd >= 0) ::close(fd);
     }
-    return *this;
-}
+    int fd;
+};
 
-file::~file() {
-    if (fd_ >= 0) ::close(fd_);
-}
+int file::fd() const noexcept { return fd_ ? fd_->fd : -1; }
 
 task<result<file>> file::open(std::string path, open_options o) {
     const int flags = open_flags(o);
@@ -212,15 +195,17 @@ task<result<file>> file::open(std::string path, open_options o) {
         ring_op op(std::move(d), io_op_kind::file_open, a, path_buffer(path));
         const long r = co_await op;
         if (r < 0) co_return result<file>(errno_ec(static_cast<int>(-r)), "open", path);
-        co_return file(static_cast<int>(r), std::move(path));
+        co_return file(std::make_shared<descriptor>(static_cast<int>(r)), std::move(path));
     }
-    auto job = on_pool([path, flags, mode]() -> std::pair<job_fd, int> {
+    // The job's result owns the descriptor: an aborted task drops it, and it is closed.
+    auto job = on_pool([path, flags, mode]() -> std::pair<std::shared_ptr<descriptor>, int> {
         const int fd = ::open(path.c_str(), flags, mode);
-        return {job_fd(fd), fd < 0 ? errno : 0};
+        if (fd < 0) return {nullptr, errno};
+        return {std::make_shared<descriptor>(fd), 0};
     });
     auto r = co_await job;
     if (r.second) co_return result<file>(errno_ec(r.second), "open", path);
-    co_return file(r.first.release(), std::move(path));
+    co_return file(std::move(r.first), std::move(path));
 }
 
 task<result<file>> file::create(std::string path) {
@@ -242,7 +227,8 @@ task<result<std::size_t>> file::read_at(std::span<std::byte> buf, std::uint64_t 
 }
 
 task<buf_result<result<std::size_t>>> file::read_owned_at(owned_buffer b, std::uint64_t offset) {
-    const int fd = fd_;
+    const std::shared_ptr<descriptor> held = fd_;  // the pool's job keeps it open
+    const int fd = held ? held->fd : -1;
     using out = buf_result<result<std::size_t>>;
     if (auto d = ring_for({io_op_kind::file_read})) {
         detail::io_file_args a;
@@ -259,7 +245,7 @@ task<buf_result<result<std::size_t>>> file::read_owned_at(owned_buffer b, std::u
         co_return out{result<std::size_t>(static_cast<std::size_t>(r)), std::move(back)};
     }
     // The buffer travels to the job and back: an abandoned read leaves it with the job.
-    auto job = on_pool([fd, b = std::move(b), offset]() mutable {
+    auto job = on_pool([held, fd, b = std::move(b), offset]() mutable {
         const ssize_t n = ::pread(fd, b.data(), b.capacity(), static_cast<off_t>(offset));
         b.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
         return std::pair<owned_buffer, int>(std::move(b), n < 0 ? errno : 0);
@@ -274,7 +260,8 @@ task<buf_result<result<std::size_t>>> file::read_owned_at(owned_buffer b, std::u
 
 task<result<std::size_t>> file::write_at(std::span<const std::byte> buf, std::uint64_t offset) {
     // A copy travels with the operation, for the same reason as read_at's buffer.
-    const int fd = fd_;
+    const std::shared_ptr<descriptor> held = fd_;  // the pool's job keeps it open
+    const int fd = held ? held->fd : -1;
     if (auto d = ring_for({io_op_kind::file_write})) {
         detail::io_file_args a;
         a.fd = fd;
@@ -284,10 +271,11 @@ task<result<std::size_t>> file::write_at(std::span<const std::byte> buf, std::ui
         if (r < 0) co_return result<std::size_t>(errno_ec(static_cast<int>(-r)), "write", path_);
         co_return static_cast<std::size_t>(r);
     }
-    auto job = on_pool([fd, data = owned_buffer::copy_of(buf), offset]() -> outcome<std::size_t> {
-        const ssize_t n = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
-        return {n < 0 ? 0 : static_cast<std::size_t>(n), n < 0 ? errno : 0};
-    });
+    auto job =
+        on_pool([held, fd, data = owned_buffer::copy_of(buf), offset]() -> outcome<std::size_t> {
+            const ssize_t n = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
+            return {n < 0 ? 0 : static_cast<std::size_t>(n), n < 0 ? errno : 0};
+        });
     auto r = co_await job;
     if (r.err) co_return result<std::size_t>(errno_ec(r.err), "write", path_);
     co_return r.v;
@@ -304,7 +292,8 @@ task<result<ok_t>> file::write_all_at(std::span<const std::byte> buf, std::uint6
 }
 
 task<result<ok_t>> file::sync() {
-    const int fd = fd_;
+    const std::shared_ptr<descriptor> held = fd_;  // the pool's job keeps it open
+    const int fd = held ? held->fd : -1;
     if (auto d = ring_for({io_op_kind::file_fsync})) {
         detail::io_file_args a;
         a.fd = fd;
@@ -313,21 +302,22 @@ task<result<ok_t>> file::sync() {
         if (r < 0) co_return result<ok_t>(errno_ec(static_cast<int>(-r)), "fsync", path_);
         co_return ok_t{};
     }
-    auto job = on_pool([fd]() -> int { return ::fsync(fd) == 0 ? 0 : errno; });
+    auto job = on_pool([held, fd]() -> int { return ::fsync(fd) == 0 ? 0 : errno; });
     auto r = co_await job;
     if (r) co_return result<ok_t>(errno_ec(r), "fsync", path_);
     co_return ok_t{};
 }
 
 task<result<metadata>> file::stat() {
-    const int fd = fd_;
+    const std::shared_ptr<descriptor> held = fd_;  // the pool's job keeps it open
+    const int fd = held ? held->fd : -1;
     if (auto d = ring_for({io_op_kind::file_statx})) {
         metadata m;
         const long r = co_await ring_statx(std::move(d), fd, std::string(), m);
         if (r < 0) co_return result<metadata>(errno_ec(static_cast<int>(-r)), "stat", path_);
         co_return m;
     }
-    auto job = on_pool([fd]() -> outcome<struct stat> {
+    auto job = on_pool([held, fd]() -> outcome<struct stat> {
         struct stat st{};
         const int rc = ::fstat(fd, &st);
         return {st, rc == 0 ? 0 : errno};
@@ -338,8 +328,12 @@ task<result<metadata>> file::stat() {
 }
 
 task<result<ok_t>> file::close() {
-    const int fd = std::exchange(fd_, -1);
-    if (fd < 0) co_return result<ok_t>(errno_ec(EBADF), "close", path_);
+    std::shared_ptr<descriptor> held = std::move(fd_);
+    if (!held) co_return result<ok_t>(errno_ec(EBADF), "close", path_);
+    // Still used by an aborted operation's job: that job closes it when it ends.
+    if (held.use_count() > 1) co_return ok_t{};
+    const int fd = std::exchange(held->fd, -1);
+    held.reset();
     if (auto d = ring_for({io_op_kind::file_close})) {
         detail::io_file_args a;
         a.fd = fd;
