@@ -29,9 +29,11 @@ peers:
 	@$(PEER_CXX) -o build/peers/tbb-peer bench/peers/cpp/tbb_peer.cpp bench/common/alloc_count.cpp -ltbb
 	@echo "peers: build/peers/tbb-peer (oneTBB from libtbb-dev)"
 	@GO111MODULE=off GOCACHE=$(CURDIR)/build/peers/gocache go build -o build/peers/go-echo bench/peers/go-echo/main.go
+	@GO111MODULE=off GOCACHE=$(CURDIR)/build/peers/gocache go build -o build/peers/go-fsproc bench/peers/go-fsproc/main.go
 	@$(PEER_CXX) -o build/peers/asio-echo bench/peers/cpp/asio_echo.cpp
 	@$(PEER_CXX) -DASIO_HAS_IO_URING -DASIO_DISABLE_EPOLL -o build/peers/asio-echo-uring bench/peers/cpp/asio_echo.cpp -luring
 	@echo "peers: echo servers (go-echo, tokio/release/echo, asio-echo, asio-echo-uring) for scripts/bench_io.py"
+	@echo "peers: go-fsproc and tokio/release/fsproc for scripts/bench_fsproc.py"
 
 # build-<preset>: configure and build one CMake preset (build/<preset>/).
 define build_preset
