@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // The umbrella header: everything a blitz user needs.
 
 #include "blitz/blocking.hpp"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::spawn_blocking: run blocking or CPU-heavy code on the runtime's blocking pool (X1).
 
 #include <atomic>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::cancel_shield: defers cancellation of the current task while it is alive (K4).
 
 #include <stdexcept>

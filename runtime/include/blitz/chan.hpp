@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // Channels (issue 6): bounded MPMC, unbounded MPSC, oneshot, broadcast and watch.
 
 #include "blitz/chan/broadcast.hpp"

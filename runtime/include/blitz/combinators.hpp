@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // join, select and race: wait for several things at once and combine their outcomes.
 
 #include <array>

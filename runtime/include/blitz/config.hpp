@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::config: every tunable of the runtime, defaulting to the reference design's constants.
 
 #include <chrono>

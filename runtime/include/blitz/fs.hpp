@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // Files and directories without blocking a worker (issue 17, IO.md 7.5): blitz::fs::file with
 // positioned reads and writes, sync, metadata and close, and whole-file and directory helpers.
 //

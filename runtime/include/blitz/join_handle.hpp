@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::join_handle<T>: the owner's end of a spawned task.
 
 #include <coroutine>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::metrics: counters the runtime keeps per worker and globally (DESIGN.md section 4).
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // Probe events: what the scheduler decided, recorded per worker when config::probes is on.
 // The conformance checkers read these streams (DESIGN.md section 4).
 

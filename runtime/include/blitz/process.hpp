@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // Child processes (issue 17, IO.md 7.5): blitz::process::command builds one, spawn() starts it
 // (posix_spawn), child::wait() awaits its exit without blocking a worker, and a child dropped
 // without wait is reaped anyway: no zombies.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::runtime: the multi-threaded work-stealing runtime, and blitz::spawn.
 
 #include <chrono>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // Unix signals as async streams (issue 17, IO.md 7.5): blitz::signal::ctrl_c() and
 // blitz::signal::signal(kind) -> a stream whose co_await s.recv() completes on the next
 // delivery.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // Async synchronization primitives for tasks (issue 6): semaphore, mutex, rwlock, notify,
 // barrier, once_cell, cancellation_token.
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::task<T>: the lazy coroutine type every blitz task is written as.
 
 #include <coroutine>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::task_scope and blitz::scoped: a group of spawned tasks that cannot outlive the code
 // that started them, so they may borrow from it; and blitz::co_invoke, which keeps a callable
 // alive for as long as the coroutine it made.

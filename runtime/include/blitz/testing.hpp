@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::testing: the negative controls of the conformance suite, for the suite, the stress
 // tests and the unit tests only. Each switch breaks one invariant of docs/INVARIANTS.md on
 // purpose so that its checker is seen to fail. Available in the faults build of the runtime

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // Timers: sleep, sleep_until, interval, timeout and timeout_at.
 
 #include <chrono>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // Topology and placement (issue 5): where each worker runs and where its memory lives.
 
 #include <stdexcept>

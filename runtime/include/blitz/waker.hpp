@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::waker: a type-erased, reference-counted handle that reschedules whoever is waiting.
 
 #include <utility>

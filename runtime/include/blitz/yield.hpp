@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::yield_now(): give the worker to other tasks once.
 
 #include <coroutine>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::broadcast<T>(capacity): every subscriber sees every value sent after it subscribed, in
 // order, or learns how many it missed (X6).
 

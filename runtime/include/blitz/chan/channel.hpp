@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::channel<T>(capacity): a bounded multi-producer, multi-consumer channel (X5).
 
 #include <atomic>

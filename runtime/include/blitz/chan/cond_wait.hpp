@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // cond_awaiter: waits until a condition over a channel's state holds. The building block of the
 // oneshot, unbounded, broadcast and watch channels.
 //

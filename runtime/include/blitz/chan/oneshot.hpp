@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::oneshot<T>(): one value from one sender to one receiver (X6).
 
 #include <atomic>

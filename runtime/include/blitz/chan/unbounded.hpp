@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::unbounded_channel<T>(): many senders, one receiver, no capacity limit.
 
 #include <deque>

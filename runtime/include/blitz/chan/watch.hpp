@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::watch<T>(initial): a versioned latest value; receivers wait for changes (X6).
 
 #include <atomic>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::net::socket_address: an IPv4, IPv6 or Unix-domain socket address.
 
 #include <sys/socket.h>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::io_result<T>: what an I/O operation gives back: a value, or a std::error_code the
 // caller can inspect (ec == std::errc::connection_reset, ...). value() throws std::system_error
 // when there is none.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::net::serve: an accept loop that survives running out of descriptors (issue 16, O8).
 //
 //   co_await net::serve(listener, [](net::tcp_stream s) -> task<void> { ... }, options);

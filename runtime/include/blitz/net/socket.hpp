@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // The socket families' shared parts (issue 16): stream_socket (TCP and Unix streams),
 // basic_listener (their listeners) and datagram_socket (UDP and Unix datagrams).
 //

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // TCP: blitz::net::tcp_listener and blitz::net::tcp_stream (issue 16). What every stream and
 // listener offers (read, write, accept, split, cancel safety, errors) is in net/socket.hpp.
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // UDP: blitz::net::udp_socket (issue 16). What every datagram socket offers (send_to,
 // recv_from, connect, send, recv) is in net/socket.hpp.
 

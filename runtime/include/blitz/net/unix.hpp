@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // Unix-domain sockets: unix_listener, unix_stream and unix_datagram (issue 16). Addresses come
 // from socket_address::unix_path("/path") ("@name" for the abstract namespace). What every
 // stream, listener and datagram socket offers is in net/socket.hpp.

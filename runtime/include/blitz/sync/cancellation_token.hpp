@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::cancellation_token: a cancel signal shared by tasks, with child tokens.
 
 #include <atomic>

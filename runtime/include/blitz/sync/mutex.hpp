@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::mutex and blitz::rwlock: async locks for tasks, built on the FIFO semaphore (X3).
 
 #include <optional>

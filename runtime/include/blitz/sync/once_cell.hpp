@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::once_cell: a value initialized once, by the first caller, possibly asynchronously (X4).
 
 #include <atomic>

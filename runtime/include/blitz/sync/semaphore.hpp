@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include "blitz/detail/requires_cxx20.hpp"
 // blitz::semaphore: a counting, FIFO, async semaphore (X2), and the RAII permit it hands out.
 
 #include <atomic>

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Builds and runs tests/consumer the way a user's project would use blitz (issue 18):
+#   consumer_test.sh install  BUILD_DIR SOURCE_DIR CXX   cmake --install BUILD_DIR into a scratch
+#       prefix, then the consumer through find_package(blitz CONFIG) (static blitz::runtime),
+#       and through pkg-config (the shared library)
+#   consumer_test.sh subdir   BUILD_DIR SOURCE_DIR CXX   the consumer with add_subdirectory of
+#       SOURCE_DIR; blitz's own tests, benchmarks, CLI and examples must stay off
+set -euo pipefail
+mode=$1 build=$2 src=$3 cxx=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+configure() { cmake -S "$src/tests/consumer" -B "$tmp/b" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" \
+                -DCMAKE_BUILD_TYPE=Release "$@" >"$tmp/configure.log" 2>&1 ||
+              { cat "$tmp/configure.log"; exit 1; }; }
+case $mode in
+  install)
+    cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" ||
+      { cat "$tmp/install.log"; exit 1; }
+    for f in include/blitz/blitz.hpp lib/libblitz.a lib/libblitz.so lib/pkgconfig/blitz.pc \
+             lib/cmake/blitz/blitzConfig.cmake lib/cmake/blitz/blitzConfigVersion.cmake; do
+      [ -e "$tmp/prefix/$f" ] || { echo "install: $f missing"; exit 1; }
+    done
+    configure -DCMAKE_PREFIX_PATH="$tmp/prefix"
+    cmake --build "$tmp/b" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
+    "$tmp/b/consumer"
+    # pkg-config, against the shared library
+    flags=$(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --cflags --libs blitz)
+    # shellcheck disable=SC2086
+    "$cxx" -O1 "$src/tests/consumer/main.cpp" $flags -o "$tmp/consumer_pc"
+    LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/consumer_pc"
+    ldd "$tmp/consumer_pc" | grep -q "libblitz.so" || { echo "pkg-config: not linked to libblitz.so"; exit 1; }
+    echo "consumer: install, find_package and pkg-config ok" ;;
+  subdir)
+    configure -DBLITZ_SOURCE="$src"
+    if cmake --build "$tmp/b" --target help | grep -qE "blitz_unit_tests|blitz_bench|example_|^blitz:"; then
+      echo "add_subdirectory: blitz's own tests, benchmarks, CLI or examples were configured"; exit 1
+    fi
+    cmake --build "$tmp/b" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
+    "$tmp/b/consumer"
+    echo "consumer: add_subdirectory ok" ;;
+  *) echo "usage: consumer_test.sh install|subdir BUILD_DIR SOURCE_DIR CXX"; exit 2 ;;
+esac
