@@ -4,9 +4,9 @@
 
 JOBS ?= $(shell nproc)
 CTEST = ctest --no-tests=error -j $(JOBS) $(CTEST_ARGS) --preset
-PRESETS = release debug tsan asan-ubsan
+PRESETS = release release-gcc debug tsan asan-ubsan
 
-.PHONY: mutants all deps peers run test test-release test-tsan test-asan bench format format-check tidy clean \
+.PHONY: mutants all deps peers run test test-release test-tsan test-gcc test-asan bench format format-check tidy clean \
         $(addprefix build-,$(PRESETS))
 
 all: build-release
@@ -59,11 +59,17 @@ mutants: deps
 demo: build-release
 	./build/release/blitz demo
 
-# The house format first (clang-format-19), then every test in a normal build, then again under
-# ThreadSanitizer (clang-19).
-test: format-check build-release build-tsan
+# The house format first (clang-format-19), then every test in the release build (clang-19),
+# again under ThreadSanitizer (clang-19), and the tests again built by g++ 12 (Debian's default
+# compiler, still supported: README, Compilers) except the conformance runs, which the clang
+# builds cover.
+test: format-check build-release build-tsan build-release-gcc
 	$(CTEST) release
 	$(CTEST) tsan
+	$(CTEST) release-gcc -E '^conformance\.'
+
+test-gcc: build-release-gcc
+	$(CTEST) release-gcc -E '^conformance\.'
 
 test-release: build-release
 	$(CTEST) release

@@ -9,6 +9,7 @@
 
 #include "bench.hpp"
 #include "blitz/topology.hpp"
+#include "blitz/version.hpp"
 #include "demo.hpp"
 #include "harness.hpp"
 #include "machine_record.hpp"
@@ -18,9 +19,9 @@
 namespace {
 
 void usage(std::ostream& os) {
-    os << "usage: blitz [demo|bench|conformance|topo] [options]\n"
+    os << "usage: blitz <demo|bench|conformance|topo> [options]    blitz --version\n"
           "  demo          fan-out of 1,000,000 tasks and a chain of 100,000 spawns, then the\n"
-          "                runtime's counters (the default)\n"
+          "                runtime's counters (the default when only options are given)\n"
           "  bench         the benchmark report: blitz and its peers (Tokio, Go, Asio, oneTBB)\n"
           "                interleaved; writes results/<machine>/bench.{md,json} and plots\n"
           "                (its own options: blitz bench --help)\n"
@@ -65,6 +66,14 @@ unsigned long parse_count(const std::string& flag, const std::string& v) {
 
 int main(int argc, char** argv) {
     try {
+        if (argc == 1) {  // as git and cargo do: the usage, not a run
+            usage(std::cout);
+            return 0;
+        }
+        if (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0) {
+            std::cout << "blitz " << BLITZ_VERSION_STRING << "\n";
+            return 0;
+        }
         // The benchmark report and its runner take their own options.
         if (argc > 1 && std::strcmp(argv[1], "bench") == 0)
             return blitz::cli::bench_main(argc - 1, argv + 1);

@@ -15,10 +15,7 @@
 #define BLITZ_PROBES 1  // the runtime target sets 0 when it compiles probes out
 #endif
 #include "bench_workloads.hpp"
-
-#ifndef BLITZ_VERSION
-#define BLITZ_VERSION "unknown"
-#endif
+#include "blitz/version.hpp"
 
 namespace blitz::bench {
 
@@ -31,7 +28,7 @@ int run_workloads(const runner_options& o) {
         report::json_writer js(line);
         js.begin_object()
             .field("peer", o.peer)
-            .field("version", std::string("blitz ") + BLITZ_VERSION +
+            .field("version", std::string("blitz ") + BLITZ_VERSION_STRING +
                                   (BLITZ_PROBES ? "" : " (probes compiled out)"))
             .field("workload", w.name)
             .field("kind", kind_name(w.group))
