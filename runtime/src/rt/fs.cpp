@@ -39,13 +39,18 @@ auto on_pool(F f) -> blocking_handle<std::invoke_result_t<F&>> {
 
 // The calling task's I/O driver when it runs every one of `kinds` on io_uring; null otherwise
 // (a plain thread, no driver, epoll, config fs_io_uring off, or an opcode the kernel lacks).
-// A call that takes the ring is counted once.
-std::shared_ptr<detail::io_driver> ring_for(std::initializer_list<io_op_kind> kinds) {
+// ring_for also counts the operation and shares the driver with its awaiter.
+detail::io_driver* ring_runs(std::initializer_list<io_op_kind> kinds) noexcept {
     detail::io_driver* d = detail::current_io_if_any();
     if (!d) return nullptr;
     for (io_op_kind k : kinds) {
         if (!detail::io_file_op_supported(*d, k)) return nullptr;
     }
+    return d;
+}
+std::shared_ptr<detail::io_driver> ring_for(std::initializer_list<io_op_kind> kinds) {
+    detail::io_driver* d = ring_runs(kinds);
+    if (!d) return nullptr;
     g_uring.fetch_add(1, std::memory_order_relaxed);
     return detail::io_share(*d);
 }
@@ -104,32 +109,24 @@ owned_buffer path_buffer(const std::string& path, std::size_t skip = 0) {
     return b;
 }
 
-metadata from_stat(const struct stat& st) {
+metadata metadata_of(std::uint64_t size, unsigned mode, std::int64_t sec, std::int64_t nsec) {
     metadata m;
-    m.size = static_cast<std::uint64_t>(st.st_size);
-    m.is_file = S_ISREG(st.st_mode);
-    m.is_dir = S_ISDIR(st.st_mode);
-    m.is_symlink = S_ISLNK(st.st_mode);
-    m.mode = st.st_mode & 07777;
+    m.size = size;
+    m.is_file = S_ISREG(mode);
+    m.is_dir = S_ISDIR(mode);
+    m.is_symlink = S_ISLNK(mode);
+    m.mode = mode & 07777;
     m.modified = std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(
-            std::chrono::seconds(st.st_mtim.tv_sec) +
-            std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+            std::chrono::seconds(sec) + std::chrono::nanoseconds(nsec)));
     return m;
 }
-
+metadata from_stat(const struct stat& st) {
+    return metadata_of(static_cast<std::uint64_t>(st.st_size), st.st_mode, st.st_mtim.tv_sec,
+                       st.st_mtim.tv_nsec);
+}
 metadata from_statx(const struct statx& st) {
-    metadata m;
-    m.size = st.stx_size;
-    m.is_file = S_ISREG(st.stx_mode);
-    m.is_dir = S_ISDIR(st.stx_mode);
-    m.is_symlink = S_ISLNK(st.stx_mode);
-    m.mode = st.stx_mode & 07777;
-    m.modified = std::chrono::system_clock::time_point(
-        std::chrono::duration_cast<std::chrono::system_clock::duration>(
-            std::chrono::seconds(st.stx_mtime.tv_sec) +
-            std::chrono::nanoseconds(st.stx_mtime.tv_nsec)));
-    return m;
+    return metadata_of(st.stx_size, st.stx_mode, st.stx_mtime.tv_sec, st.stx_mtime.tv_nsec);
 }
 
 // statx of `path` (empty: of `fd`) on the ring.
@@ -392,11 +389,8 @@ task<result<ok_t>> write_on_ring(std::string path, std::string data) {
 }  // namespace
 
 task<result<std::vector<std::byte>>> read(std::string path) {
-    if (detail::io_driver* d = detail::current_io_if_any();
-        d && detail::io_file_op_supported(*d, io_op_kind::file_open) &&
-        detail::io_file_op_supported(*d, io_op_kind::file_read) &&
-        detail::io_file_op_supported(*d, io_op_kind::file_close) &&
-        detail::io_file_op_supported(*d, io_op_kind::file_statx)) {
+    if (ring_runs({io_op_kind::file_open, io_op_kind::file_read, io_op_kind::file_close,
+                   io_op_kind::file_statx})) {
         co_return co_await read_on_ring(std::move(path));
     }
     auto job = on_pool([path]() -> outcome<std::vector<std::byte>> {
@@ -429,10 +423,7 @@ task<result<std::string>> read_to_string(std::string path) {
 }
 
 task<result<ok_t>> write(std::string path, std::string data) {
-    if (detail::io_driver* d = detail::current_io_if_any();
-        d && detail::io_file_op_supported(*d, io_op_kind::file_open) &&
-        detail::io_file_op_supported(*d, io_op_kind::file_write) &&
-        detail::io_file_op_supported(*d, io_op_kind::file_close)) {
+    if (ring_runs({io_op_kind::file_open, io_op_kind::file_write, io_op_kind::file_close})) {
         co_return co_await write_on_ring(std::move(path), std::move(data));
     }
     auto job = on_pool([path, data = std::move(data)]() -> int {
