@@ -29,7 +29,9 @@ case $mode in
     # shellcheck disable=SC2086
     "$cxx" -O1 "$src/tests/consumer/main.cpp" $flags -o "$tmp/consumer_pc"
     LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/consumer_pc"
-    ldd "$tmp/consumer_pc" | grep -q "libblitz.so" || { echo "pkg-config: not linked to libblitz.so"; exit 1; }
+    # (ldd to a file first: grep -q closing the pipe early would fail ldd under pipefail)
+    ldd "$tmp/consumer_pc" > "$tmp/ldd.txt"
+    grep -q "libblitz.so" "$tmp/ldd.txt" || { echo "pkg-config: not linked to libblitz.so"; exit 1; }
     echo "consumer: install, find_package and pkg-config ok" ;;
   subdir)
     configure -DBLITZ_SOURCE="$src"
