@@ -38,7 +38,9 @@ std::uint32_t bits_from_poll_mask(std::uint32_t e) noexcept;
 // The backends' waker: an eventfd the driver's wait watches. wake() writes it once per
 // reading: the first wake since the driver last drained it writes, the others ride on that
 // write (Go's netpollBreak does the same). A wake that arrives while the driver drains can be
-// absorbed; its target is then the driver's own thread, which checks its parker next.
+// absorbed; its target is then the driver's own thread, which must check its parker next, so a
+// wait that drains the waker returns rather than sleeping (a wake already reaped before the
+// sleep would otherwise be lost, and the sleeper with it).
 class eventfd_waker {
 public:
     eventfd_waker() noexcept : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
@@ -61,7 +63,11 @@ public:
         std::uint64_t v;
         counts.bump(counts.wake_reads);
         (void)!::read(fd_, &v, sizeof v);
-        pending_.store(false, std::memory_order_release);
+        // An RMW, not a store: a wake that rode on the pending write (its exchange read true)
+        // is read here, so this thread then sees what that waker published before waking (its
+        // parker token). A plain release store would let the parker check that follows read
+        // an older token word (store-then-load reordering: the classic store-buffer race).
+        (void)pending_.exchange(false, std::memory_order_acq_rel);
     }
 
 private:

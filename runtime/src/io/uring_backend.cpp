@@ -196,7 +196,7 @@ void uring_backend::submit_removal(scheduled_io* s) {
     submit_locked();
 }
 
-std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
+std::size_t uring_backend::reap(io_event_sink& sink, bool& woken) noexcept {
     std::size_t reported = 0;
     io_uring_cqe* cqes[64];
     for (;;) {
@@ -244,6 +244,7 @@ std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
             }
             if (c->user_data == waker_tag) {
                 waker_.drain(counts);
+                woken = true;
                 if (!more) {
                     lock_guard l(sq_mu_);
                     arm_waker();
@@ -277,9 +278,12 @@ std::size_t uring_backend::reap(io_event_sink& sink) noexcept {
 }
 
 std::size_t uring_backend::wait(std::chrono::nanoseconds timeout, io_event_sink& sink) noexcept {
-    std::size_t reported = reap(sink);
+    bool woken = false;
+    std::size_t reported = reap(sink, woken);
     const bool overflow = IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_CQ_OVERFLOW;
-    if (reported > 0 && !overflow) return reported;
+    // A drained wake ends the wait like an event: its target (the caller, when a parked worker
+    // was claimed) checks its parker before any sleep.
+    if ((reported > 0 || woken) && !overflow) return reported;
     if (timeout.count() == 0 && !overflow) return reported;
     flush();  // nothing staged may wait behind our sleep
     // Wait (or flush overflowed completions) in the kernel; no submissions from here.
@@ -300,7 +304,7 @@ std::size_t uring_backend::wait(std::chrono::nanoseconds timeout, io_event_sink&
     } else {
         enter(ring_.ring_fd, 0, want, flags, nullptr, _NSIG / 8);
     }
-    return reported + reap(sink);
+    return reported + reap(sink, woken);
 }
 
 void uring_backend::wake() noexcept { waker_.wake(counts); }

@@ -61,7 +61,8 @@ private:
     void arm_waker() BLITZ_REQUIRES(sq_mu_);
     void submit_removal(scheduled_io* s) BLITZ_REQUIRES(sq_mu_);
     void submit_locked() BLITZ_REQUIRES(sq_mu_);
-    std::size_t reap(io_event_sink& sink) noexcept;
+    // Reports what the completion queue holds; `woken` is set when it drained the waker.
+    std::size_t reap(io_event_sink& sink, bool& woken) noexcept;
 
     io_uring ring_{};
     bool ring_up_ = false;
