@@ -12,13 +12,27 @@
 namespace blitz::workloads {
 
 // Polls the metrics up to `attempts` times (bounded by count, not by a time verdict); returns the
-// last snapshot, quiescent or not, for the caller to check.
+// last snapshot, quiescent or not, for the caller to check. A snapshot is not atomic: a claim
+// racing it (the last worker to finish notifying a parked one, say) can be half in it, with
+// every worker still counted parked. So quiescence is two snapshots in a row, both fully parked
+// with nobody searching, that agree on the claim, park and notified-wake counts.
 inline runtime_metrics settle(const runtime& rt, int attempts = 100'000) {
-    runtime_metrics m;
+    auto quiet = [&](const runtime_metrics& m) {
+        return m.num_parked == rt.num_workers() && m.num_searching == 0;
+    };
+    auto same = [](const runtime_metrics& a, const runtime_metrics& b) {
+        return a.claims == b.claims &&
+               a.total(&worker_metrics::parks) == b.total(&worker_metrics::parks) &&
+               a.total(&worker_metrics::unparks_notified) ==
+                   b.total(&worker_metrics::unparks_notified);
+    };
+    runtime_metrics m = rt.metrics();
     for (int i = 0; i < attempts; ++i) {
-        m = rt.metrics();
-        if (m.num_parked == rt.num_workers() && m.num_searching == 0) break;
         std::this_thread::sleep_for(std::chrono::microseconds(100));
+        runtime_metrics next = rt.metrics();
+        const bool settled = quiet(m) && quiet(next) && same(m, next);
+        m = std::move(next);
+        if (settled) break;
     }
     return m;
 }
