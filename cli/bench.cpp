@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "args.hpp"
 #include "bench_workloads.hpp"
 #include "blitz/topology.hpp"
 #include "collect.hpp"
@@ -36,7 +37,8 @@ int run_bench(const bench_options& o) {
     const std::regex re(o.filter);
     if (std::none_of(bench::workloads().begin(), bench::workloads().end(),
                      [&](const bench::workload& w) { return std::regex_search(w.name, re); })) {
-        throw std::invalid_argument("bench: --filter '" + o.filter + "' matches no workload");
+        throw usage_error("bench: --filter '" + o.filter +
+                          "' matches no workload (blitz bench --list shows them)");
     }
     const std::vector<bench::impl> impls = bench::implementations(o);
     const std::vector<bench::run_data> runs = bench::collect(o, impls);
@@ -48,15 +50,21 @@ int run_bench(const bench_options& o) {
     const bench::report_input in{o, impls, runs, m, secs};
     const std::string dir =
         !o.out_dir.empty() ? o.out_dir : "results/" + m.id + (o.quick ? "/quick" : "");
-    const bool write = o.out_dir != "-";
+    // --out - and --format json own stdout (files then only with an explicit --out DIR);
+    // --smoke writes nothing.
+    const bool md_stdout = o.out_dir == "-";
+    const bool write = !md_stdout && !o.smoke && !(o.json_stdout && o.out_dir.empty());
+    std::ostream& human = md_stdout || o.json_stdout ? std::cerr : std::cout;
     if (write) fs::create_directories(dir);
     const std::string md = bench::render_markdown(in, write && o.plots ? dir : "");
+    if (md_stdout) std::cout << md;
+    if (o.json_stdout) bench::write_json(std::cout, in);
 
-    std::cout << "\nBenchmarks (" << o.repetitions
-              << " interleaved repetitions; ratio = blitz time / peer time, median of pairs)\n\n";
+    human << "\nBenchmarks (" << o.repetitions
+          << " interleaved repetitions; ratio = blitz time / peer time, median of pairs)\n\n";
     table summary(bench::summary_header(in));
     for (auto& row : bench::summary_rows(in)) summary.add(row);
-    summary.print(std::cout);
+    summary.print(human);
     if (write) {
         std::ofstream(dir + "/bench.md") << md;
         std::ofstream js(dir + "/bench.json");
@@ -65,8 +73,8 @@ int run_bench(const bench_options& o) {
             std::ofstream(dir + "/topology.xml") << m.topology_xml;
         }
         const bool plots = md.find("](plots/") != std::string::npos;
-        std::cout << "\nwrote " << dir << "/bench.md and bench.json" << (plots ? " and plots" : "")
-                  << "\n";
+        human << "\nwrote " << dir << "/bench.md and bench.json" << (plots ? " and plots" : "")
+              << "\n";
     }
     bool blitz_failed = false;
     for (const auto& d : runs) {
@@ -81,41 +89,73 @@ int run_bench(const bench_options& o) {
     return blitz_failed ? 1 : 0;
 }
 
+namespace {
+
+void bench_help() {
+    std::cout
+        << "usage: blitz bench [--filter RE] [--peers LIST] [--workers N[,N...]] [--pin POLICY]\n"
+           "                   [--repetitions N] [--quick] [--smoke] [--out DIR|-] [--format "
+           "text|json]\n"
+           "                   [--no-plots] [--timeout S] [--baseline PATH] [--list]\n"
+           "  --filter       only workloads matching the regular expression (see --list)\n"
+           "  --list         the workloads: name, kind and operations per repetition\n"
+           "  --peers        tokio,go,asio,tbb,noprobes (default: all), or none; spin20 and\n"
+           "                 spin100 add blitz spinning that many us before parking\n"
+           "  --workers      worker counts (default: 4 and one per hardware thread)\n"
+           "  --pin          placement of blitz's workers: none (default), compact, scatter\n"
+           "  --repetitions  timed repetitions per implementation (default 5)\n"
+           "  --quick        3 repetitions, 4 workers (make run); writes results/<machine>/quick/\n"
+           "  --smoke        every blitz workload once at a hundredth of its size, no peers, no "
+           "files\n"
+           "  --out DIR      report directory (default results/<machine-id>); - prints bench.md "
+           "on\n"
+           "                 stdout and writes no files\n"
+           "  --format json  bench.json on stdout (the summary goes to stderr)\n"
+           "  --timeout S    seconds one child process may take before it is killed (default "
+           "60;\n"
+           "                 300 with --smoke (sizes shrunk a hundredfold), a hang guard)\n"
+           "  --baseline     another build's blitz-runner (or blitz binary), run as peer\n"
+           "                 blitz-baseline in the same interleaved run (before/after)\n"
+           "exit status: 0 every blitz row ran, 1 a blitz row failed, 2 a wrong command line\n";
+}
+
+void list_workloads() {
+    for (const bench::workload& w : bench::workloads()) {
+        std::cout << w.name << "\t" << bench::kind_name(w.group) << "\t" << w.ops << "\n";
+    }
+}
+
+}  // namespace
+
 int bench_main(int argc, char** argv) {
     bench_options o;
-    std::ostringstream cmd;
-    cmd << "blitz";
-    for (int i = 0; i < argc; ++i) cmd << ' ' << argv[i];
-    o.command = cmd.str();
+    args a("blitz bench", argc, argv, 1);
+    o.command = a.command_line();
     bool peers_given = false;
     bool timeout_given = false;
+    std::string format = "text";
     std::vector<unsigned> workers;
-    auto count = [](const std::string& flag, const std::string& v) {
-        std::size_t used = 0;
-        unsigned long n = 0;
-        try {
-            n = std::stoul(v, &used);
-        } catch (const std::exception&) {
-            used = 0;
+    while (!a.done()) {
+        const std::string f = a.next();
+        if (f == "-h" || f == "--help") {
+            bench_help();
+            return 0;
         }
-        if (used != v.size() || n == 0 || n > 4096) {
-            throw std::invalid_argument(flag + " expects a positive integer, got '" + v + "'");
+        if (f == "--list") {
+            a.no_value();
+            list_workloads();
+            return 0;
         }
-        return static_cast<unsigned>(n);
-    };
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-            return argv[++i];
-        };
-        if (a == "--filter") {
-            o.filter = value();
-            (void)std::regex(o.filter);  // a bad expression fails here, before any run
-        } else if (a == "--peers") {
+        if (f == "--filter") {
+            o.filter = a.value();
+            try {
+                (void)std::regex(o.filter);  // a bad expression fails here, before any run
+            } catch (const std::regex_error&) {
+                throw usage_error("bench: --filter: not a regular expression: '" + o.filter + "'");
+            }
+        } else if (f == "--peers") {
             peers_given = true;
-            const std::string list = value();
-            std::istringstream in(list);
+            std::istringstream in(a.value());
             for (std::string p; std::getline(in, p, ',');) {
                 if (p == "none" || p.empty()) continue;
                 if (p == "all") {
@@ -126,71 +166,58 @@ int bench_main(int argc, char** argv) {
                         known_peers().end() &&
                     std::find(extra_peers().begin(), extra_peers().end(), p) ==
                         extra_peers().end()) {
-                    throw std::invalid_argument(
-                        "--peers: unknown peer '" + p +
+                    throw usage_error(
+                        "bench: --peers: unknown peer '" + p +
                         "' (known: tokio, go, asio, tbb, noprobes, spin20, spin100, all, none)");
                 }
                 o.peers.push_back(p);
             }
-        } else if (a == "--workers") {
-            std::istringstream in(value());
-            for (std::string w; std::getline(in, w, ',');) workers.push_back(count("--workers", w));
-        } else if (a == "--pin") {
-            o.topology.policy = parse_placement_policy(value());
+        } else if (f == "--workers") {
+            workers = a.counts(4096);
+        } else if (f == "--pin") {
+            o.topology.policy = parse_placement_policy(a.value());
             if (o.topology.policy == placement_policy::list)
-                throw std::invalid_argument("--pin: list needs PUs; use compact or scatter");
-        } else if (a == "--repetitions") {
-            o.repetitions = count(a, value());
-        } else if (a == "--timeout") {
-            o.timeout_s = count(a, value());
+                throw usage_error("bench: --pin: list needs PUs; use compact or scatter");
+        } else if (f == "--repetitions") {
+            o.repetitions = static_cast<unsigned>(a.count(100'000));
+        } else if (f == "--timeout") {
+            o.timeout_s = static_cast<unsigned>(a.count(86'400));
             timeout_given = true;
-        } else if (a == "--out") {
-            o.out_dir = value();
-        } else if (a == "--baseline") {
-            o.baseline = value();
+        } else if (f == "--out") {
+            o.out_dir = a.value();
+            check_output_dir("--out", o.out_dir);
+        } else if (f == "--format") {
+            format = a.value();
+            if (format != "text" && format != "json") {
+                throw usage_error("bench: --format takes text or json, got '" + format + "'");
+            }
+        } else if (f == "--baseline") {
+            o.baseline = a.value();
             if (!fs::exists(o.baseline))
-                throw std::invalid_argument("--baseline: no such file '" + o.baseline + "'");
-        } else if (a == "--no-plots") {
+                throw usage_error("bench: --baseline: no such file '" + o.baseline + "'");
+        } else if (f == "--no-plots") {
+            a.no_value();
             o.plots = false;
-        } else if (a == "--quick") {
+        } else if (f == "--quick") {
+            a.no_value();
             o.quick = true;
             o.repetitions = 3;
             if (workers.empty()) workers = {4};
-        } else if (a == "--smoke") {
+        } else if (f == "--smoke") {
             // Every blitz workload once, no peers, nothing written: catches bit-rot in seconds.
+            a.no_value();
             o.repetitions = 1;
             o.smoke = true;
-            o.out_dir = "-";
             peers_given = true;
             o.peers.clear();
             if (workers.empty()) workers = {2};
-        } else if (a == "-h" || a == "--help") {
-            std::cout
-                << "usage: blitz bench [--filter RE] [--peers LIST] [--workers N[,N...]] [--pin "
-                   "POLICY]\n"
-                   "                   [--repetitions N] [--quick] [--smoke] [--out DIR] "
-                   "[--no-plots] [--timeout S]\n"
-                   "                   [--baseline PATH]\n"
-                   "  --peers      tokio,go,asio,tbb,noprobes (default: all), or none; spin20 and\n"
-                   "               spin100 add blitz spinning that many us before parking\n"
-                   "  --workers    worker counts (default: 4 and one per hardware thread)\n"
-                   "  --pin        placement of blitz's workers: none (default), compact, scatter\n"
-                   "  --quick      3 repetitions, 4 workers (make run); writes "
-                   "results/<machine>/quick/\n"
-                   "  --smoke      every blitz workload once at a hundredth of its size, no peers, "
-                   "no files\n"
-                   "  --out        report directory (default results/<machine-id>; - writes "
-                   "nothing)\n"
-                   "  --timeout    seconds one child process may take before it is killed (default "
-                   "60;\n"
-                   "               300 with --smoke (sizes shrunk a hundredfold), a hang guard)\n"
-                   "  --baseline   another build's blitz-runner (or blitz binary), run as peer\n"
-                   "               blitz-baseline in the same interleaved run (before/after)\n";
-            return 0;
         } else {
-            throw std::invalid_argument("bench: unknown argument '" + a +
-                                        "' (see blitz bench --help)");
+            a.unknown();
         }
+    }
+    o.json_stdout = format == "json";
+    if (o.json_stdout && o.out_dir == "-") {
+        throw usage_error("bench: only one of --format json and --out - can use stdout");
     }
     if (!peers_given) o.peers = known_peers();
     // A smoke run checks that each workload completes, not how fast: the runner shrinks every

@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: MIT
-// The blitz binary: the demo, the benchmark report and the conformance suite.
+// The blitz binary: the demo, the benchmark report, the conformance suite, the topology map and
+// the comparison of two reports. Each subcommand reads its own options (cli/args.hpp) and has
+// its own --help; exit statuses are cli::exit_status.
 
-#include <cstring>
+#include <unistd.h>
+
 #include <exception>
 #include <iostream>
 #include <sstream>
 #include <string>
 
+#include "args.hpp"
 #include "bench.hpp"
+#include "blitz/config.hpp"
 #include "blitz/topology.hpp"
 #include "blitz/version.hpp"
+#include "checker.hpp"
+#include "compare.hpp"
 #include "demo.hpp"
 #include "harness.hpp"
 #include "machine_record.hpp"
@@ -18,179 +25,324 @@
 
 namespace {
 
+using blitz::cli::args;
+using blitz::cli::usage_error;
+
+const char* const exit_codes =
+    "exit status: 0 passed, 1 a check failed, 2 a wrong command line (nothing ran), 3 a run "
+    "hung\n";
+
 void usage(std::ostream& os) {
-    os << "usage: blitz <demo|bench|conformance|topo> [options]    blitz --version\n"
+    os << "usage: blitz <command> [options]          blitz <command> --help\n"
+          "commands:\n"
           "  demo          fan-out of 1,000,000 tasks and a chain of 100,000 spawns, then the\n"
           "                runtime's counters (the default when only options are given)\n"
-          "  bench         the benchmark report: blitz and its peers (Tokio, Go, Asio, oneTBB)\n"
+          "  conformance   every invariant checker with its negative control; writes\n"
+          "                results/<machine>/conformance.{md,json}\n"
+          "  bench         blitz and its peers (Tokio, Go, Asio, oneTBB) on the same workloads,\n"
           "                interleaved; writes results/<machine>/bench.{md,json} and plots\n"
-          "                (its own options: blitz bench --help)\n"
-          "  conformance   invariant checkers with their negative controls; writes\n"
-          "                results/<machine>/conformance.{md,json}; exit 1 on any failure\n"
-          "  topo          the machine (or --topology) and the worker -> PU -> core -> node map\n"
-          "options:\n"
-          "  --quick              smaller runs (demo, conformance)\n"
-          "  --full               conformance: the full suite\n"
-          "  --workers N|LIST     worker threads; conformance takes a list such as 1,2,4,8,16\n"
-          "  --fanout N --chain N demo sizes\n"
-          "  --seed N             conformance seed (same seed and config, same decisions)\n"
-          "  --filter ID...       conformance: only these invariant ids\n"
-          "  --out DIR            conformance: where to write the tables\n"
-          "  --hang-limit S       conformance: a run without progress for S s is a hang\n"
-          "                       (default 30 with --quick, 120 with --full)\n"
-          "  --max-hangs N        conformance: stop after N hangs outside negative controls\n"
-          "                       (default: never; scripts/mutate.py passes 1)\n"
-          "  --hang-selftest      conformance: run only H0, which hangs on purpose\n"
-          "placement (demo, topo; conformance: --policy takes a list of passes such as\n"
-          "none,compact (--full's default) and --topology adds shapes for the N checkers):\n"
-          "  --topology T         hwloc synthetic string (\"pack:2 numa:2 core:8 pu:2\"), *.xml\n"
-          "                       export or *.synth file; default: this machine\n"
-          "  --policy P           none|compact|scatter|list (topo defaults to compact)\n"
-          "  --pus LIST           policy list: OS PU numbers, one per worker (0,2,4)\n"
-          "  --one-pu-per-core    compact/scatter skip SMT siblings\n"
-          "  --numa-stealing      thieves try their own node first\n"
-          "  --best-effort        a worker that cannot bind runs unbound instead of failing\n";
+          "  compare       per-row ratios of two bench.json reports, with a significance test\n"
+          "  topo          the machine (or a synthetic topology) and the worker -> PU map\n"
+          "  --version     the version\n"
+          "Options take `--flag value` or `--flag=value`; `-` as an output means stdout.\n"
+       << exit_codes;
 }
 
-unsigned long parse_count(const std::string& flag, const std::string& v) {
-    try {
-        std::size_t used = 0;
-        unsigned long n = std::stoul(v, &used);
-        if (used == v.size() && n > 0) return n;
-    } catch (const std::exception&) {
+const char* const placement_help =
+    "placement:\n"
+    "  --topology T         hwloc synthetic string (\"pack:2 numa:2 core:8 pu:2\"), *.xml\n"
+    "                       export or *.synth file; default: this machine\n"
+    "  --policy P           none|compact|scatter|list\n"
+    "  --pus LIST           policy list: OS PU numbers, one per worker (0,2,4)\n"
+    "  --one-pu-per-core    compact/scatter skip SMT siblings\n"
+    "  --numa-stealing      thieves try their own node first\n"
+    "  --best-effort        a worker that cannot bind runs unbound instead of failing\n";
+
+// The placement options demo and topo share. `f` is the flag just read; false if it is not one.
+struct placement_args {
+    blitz::topology_options t;
+    bool policy_given = false;
+
+    bool take(const std::string& f, args& a) {
+        if (f == "--topology") {
+            t.source = a.value();
+        } else if (f == "--policy") {
+            t.policy = blitz::parse_placement_policy(a.value());
+            policy_given = true;
+        } else if (f == "--pus") {
+            t.pus = blitz::cli::parse_pu_list(f, a.value());
+        } else if (f == "--one-pu-per-core") {
+            a.no_value();
+            t.one_pu_per_core = true;
+        } else if (f == "--numa-stealing") {
+            a.no_value();
+            t.numa_stealing = true;
+        } else if (f == "--best-effort") {
+            a.no_value();
+            t.best_effort = true;
+        } else {
+            return false;
+        }
+        return true;
     }
-    throw std::invalid_argument(flag + " expects a positive integer, got '" + v + "'");
+    // --pus alone implies policy list.
+    void finish(blitz::placement_policy fallback) {
+        if (!policy_given) t.policy = t.pus.empty() ? fallback : blitz::placement_policy::list;
+    }
+};
+
+bool is_help(const std::string& f) { return f == "-h" || f == "--help"; }
+
+int demo_main(args& a) {
+    blitz::cli::demo_options o;
+    placement_args pl;
+    while (!a.done()) {
+        const std::string f = a.next();
+        if (is_help(f)) {
+            std::cout << "usage: blitz demo [--quick] [--workers N] [--fanout N] [--chain N] "
+                         "[placement]\n"
+                         "  --quick      a fan-out of 10,000 and a chain of 1,000\n"
+                         "  --workers    worker threads (default: one per hardware thread)\n"
+                         "  --fanout N   tasks in the fan-out (default 1,000,000)\n"
+                         "  --chain N    spawns in the chain (default 100,000)\n"
+                      << placement_help << exit_codes;
+            return 0;
+        }
+        if (f == "--quick") {
+            a.no_value();
+            o.fanout = 10'000;
+            o.chain = 1'000;
+        } else if (f == "--workers") {
+            o.workers = static_cast<unsigned>(a.count(4096));
+        } else if (f == "--fanout") {
+            o.fanout = a.count();
+        } else if (f == "--chain") {
+            o.chain = a.count();
+        } else if (!pl.take(f, a)) {
+            a.unknown();
+        }
+    }
+    pl.finish(blitz::placement_policy::none);
+    o.topology = pl.t;
+    return blitz::cli::run_demo(o);
+}
+
+int topo_main(args& a) {
+    blitz::cli::topo_options o;
+    placement_args pl;
+    while (!a.done()) {
+        const std::string f = a.next();
+        if (is_help(f)) {
+            std::cout << "usage: blitz topo [--workers N] [placement]\n"
+                         "  --workers    workers to place (default: one per eligible PU)\n"
+                      << placement_help << "  (topo's --policy defaults to compact)\n"
+                      << exit_codes;
+            return 0;
+        }
+        if (f == "--workers") {
+            o.workers = static_cast<unsigned>(a.count(4096));
+        } else if (!pl.take(f, a)) {
+            a.unknown();
+        }
+    }
+    pl.finish(blitz::placement_policy::compact);
+    o.topology = pl.t;
+    return blitz::cli::run_topo(o);
+}
+
+void list_checkers() {
+    for (const auto& c : blitz::conformance::all_checkers()) {
+        std::cout << c.id << "\t" << c.statement << "\n";
+    }
+}
+
+int conformance_main(args& a) {
+    blitz::conformance::harness_options o;
+    bool workers_given = false, policy_given = false, out_given = false;
+    std::string format = "text";
+    while (!a.done()) {
+        const std::string f = a.next();
+        if (is_help(f)) {
+            std::cout
+                << "usage: blitz conformance [--quick|--full] [--workers LIST] [--filter ID...]\n"
+                   "                         [--out DIR|-] [--junit FILE|-] [--format "
+                   "text|json] [--list] ...\n"
+                   "  --quick          smaller runs at 1, 2 and 4 workers (the default)\n"
+                   "  --full           the full suite: 1, 2, 4, 8, 16 workers, unpinned and "
+                   "compact\n"
+                   "  --workers LIST   worker counts, such as 1,2,4,8,16\n"
+                   "  --filter ID...   only these invariant ids (see --list)\n"
+                   "  --list           the checkers: id and property, one per line\n"
+                   "  --seed N         the seed (same seed and config, same decisions)\n"
+                   "  --out DIR        where conformance.{md,json} go (default\n"
+                   "                   results/<machine>); - prints the Markdown on stdout\n"
+                   "  --junit FILE     JUnit XML: one test case per checker and configuration, "
+                   "the\n"
+                   "                   first violation as the failure message (- for stdout)\n"
+                   "  --format json    the JSON report on stdout (the table goes to stderr)\n"
+                   "  --policy LIST    placement passes, such as none,compact (--full's "
+                   "default)\n"
+                   "  --topology T     another shape for the N checkers (repeatable)\n"
+                   "  --hang-limit S   a run without progress for S s is a hang (default 30 "
+                   "with\n"
+                   "                   --quick, 120 with --full)\n"
+                   "  --max-hangs N    stop after N hangs outside negative controls\n"
+                   "  --hang-selftest  run only H0, which hangs on purpose\n"
+                << exit_codes;
+            return 0;
+        }
+        if (f == "--quick") {
+            a.no_value();
+            o.quick = true;
+        } else if (f == "--full") {
+            a.no_value();
+            o.quick = false;
+        } else if (f == "--list") {
+            a.no_value();
+            list_checkers();
+            return 0;
+        } else if (f == "--workers") {
+            o.workers = a.counts(4096);
+            workers_given = true;
+        } else if (f == "--seed") {
+            o.seed = a.count(~0ul >> 1);
+        } else if (f == "--out") {
+            o.out_dir = a.value();
+            out_given = true;
+        } else if (f == "--junit") {
+            o.junit = a.value();
+        } else if (f == "--format") {
+            format = a.value();
+            if (format != "text" && format != "json") {
+                throw usage_error("conformance: --format takes text or json, got '" + format + "'");
+            }
+        } else if (f == "--hang-limit") {
+            o.hang_limit_s = static_cast<unsigned>(a.count(86'400));
+        } else if (f == "--max-hangs") {
+            o.max_hangs = static_cast<unsigned>(a.count(1'000'000));
+        } else if (f == "--hang-selftest") {
+            a.no_value();
+            o.hang_selftest = true;
+        } else if (f == "--filter") {
+            // --filter O4 O2, --filter O4,O2 or --filter=O4,O2.
+            auto add = [&](const std::string& v) {
+                std::istringstream in(v);
+                for (std::string id; std::getline(in, id, ',');) {
+                    if (!id.empty()) o.filter.push_back(id);
+                }
+            };
+            if (a.has_inline_value()) {
+                add(a.value());
+            } else {
+                while (a.peek_positional()) add(a.value());
+            }
+            if (o.filter.empty()) throw usage_error("conformance: --filter needs ids");
+        } else if (f == "--topology") {
+            o.topologies.push_back(a.value());
+        } else if (f == "--policy") {
+            o.policies.clear();
+            std::istringstream in(a.value());
+            for (std::string p; std::getline(in, p, ',');) {
+                o.policies.push_back(blitz::parse_placement_policy(p));
+            }
+            policy_given = true;
+        } else {
+            a.unknown();
+        }
+    }
+    // The ids must exist: a typo would otherwise run nothing and fail as an empty suite.
+    for (const std::string& id : o.filter) {
+        bool known = id == "H0";
+        for (const auto& c : blitz::conformance::all_checkers()) known = known || c.id == id;
+        if (!known) {
+            throw usage_error("conformance: --filter: no checker '" + id +
+                              "' (blitz conformance --list shows them)");
+        }
+    }
+    if (!workers_given && !o.quick) o.workers = {1, 2, 4, 8, 16};
+    if (!policy_given && !o.quick) {
+        o.policies = {blitz::placement_policy::none, blitz::placement_policy::compact};
+    }
+    o.json_stdout = format == "json";
+    const int claims = (o.json_stdout ? 1 : 0) + (o.junit == "-" ? 1 : 0) + (o.out_dir == "-");
+    if (claims > 1) {
+        throw usage_error(
+            "conformance: only one of --format json, --junit - and --out - can use stdout");
+    }
+    // The default folder only when stdout is not already the report (as Google Benchmark's
+    // --benchmark_format writes no file unless --benchmark_out names one).
+    if (!out_given && claims == 0) o.out_dir = "results/" + blitz::report::machine_id();
+    if (!o.out_dir.empty()) blitz::cli::check_output_dir("--out", o.out_dir);
+    if (!o.junit.empty()) blitz::cli::check_output_file("--junit", o.junit);
+    o.command = a.command_line();
+    return blitz::conformance::run_harness(o);
+}
+
+int dispatch(int argc, char** argv) {
+    if (argc == 1) {  // as git and cargo do: the usage, not a run
+        usage(std::cout);
+        return 0;
+    }
+    const std::string first = argv[1];
+    if (first == "--version" || first == "version" || first == "-V") {
+        std::cout << "blitz " << BLITZ_VERSION_STRING << "\n";
+        return 0;
+    }
+    if (is_help(first) || first == "help") {
+        if (first == "help" && argc > 2) {  // `blitz help conformance`
+            char help[] = "--help";
+            char* sub[] = {argv[0], argv[2], help};
+            return dispatch(3, sub);
+        }
+        usage(std::cout);
+        return 0;
+    }
+    // Internal: the benchmark's runner and a checker's child process.
+    if (first == "bench-run") return blitz::bench::runner_main(argc - 1, argv + 1);
+    if (first == "__conformance-child") {
+        return blitz::conformance::run_child(std::vector<std::string>(argv + 2, argv + argc));
+    }
+    if (first == "bench") return blitz::cli::bench_main(argc - 1, argv + 1);
+    if (first == "compare") {
+        args a("blitz compare", argc, argv, 2);
+        return blitz::cli::compare_main(a);
+    }
+    if (first == "conformance") {
+        args a("blitz conformance", argc, argv, 2);
+        return conformance_main(a);
+    }
+    if (first == "topo") {
+        args a("blitz topo", argc, argv, 2);
+        return topo_main(a);
+    }
+    if (first == "demo") {
+        args a("blitz demo", argc, argv, 2);
+        return demo_main(a);
+    }
+    if (first.size() > 1 && first[0] == '-') {  // only options: the demo
+        args a("blitz demo", argc, argv, 1);
+        return demo_main(a);
+    }
+    throw usage_error("unknown command '" + first + "'");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     try {
-        if (argc == 1) {  // as git and cargo do: the usage, not a run
-            usage(std::cout);
-            return 0;
-        }
-        if (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0) {
-            std::cout << "blitz " << BLITZ_VERSION_STRING << "\n";
-            return 0;
-        }
-        // The benchmark report and its runner take their own options.
-        if (argc > 1 && std::strcmp(argv[1], "bench") == 0)
-            return blitz::cli::bench_main(argc - 1, argv + 1);
-        if (argc > 1 && std::strcmp(argv[1], "bench-run") == 0)
-            return blitz::bench::runner_main(argc - 1, argv + 1);
-        // A checker's child process (conformance/checkers_io.cpp runs some checks in a fresh
-        // process: a seccomp filter, SIGPIPE at its default action).
-        if (argc > 1 && std::strcmp(argv[1], "__conformance-child") == 0)
-            return blitz::conformance::run_child(std::vector<std::string>(argv + 2, argv + argc));
-        blitz::cli::demo_options demo;
-        blitz::conformance::harness_options conf;
-        blitz::cli::topo_options topo;
-        bool policy_given = false;
-        std::string policy_arg;
-        std::string mode = "demo";
-        std::string workers_arg;
-        bool out_given = false;
-        std::ostringstream cmd;
-        cmd << "blitz";
-        for (int i = 1; i < argc; ++i) cmd << ' ' << argv[i];
-        for (int i = 1; i < argc; ++i) {
-            const std::string a = argv[i];
-            auto value = [&]() -> std::string {
-                if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-                return argv[++i];
-            };
-            if (a == "demo" || a == "conformance" || a == "topo") {
-                mode = a;
-            } else if (a == "--quick") {
-                demo.fanout = 10'000;
-                demo.chain = 1'000;
-                conf.quick = true;
-            } else if (a == "--full") {
-                conf.quick = false;
-            } else if (a == "--workers") {
-                workers_arg = value();
-            } else if (a == "--fanout") {
-                demo.fanout = parse_count(a, value());
-            } else if (a == "--chain") {
-                demo.chain = parse_count(a, value());
-            } else if (a == "--seed") {
-                conf.seed = parse_count(a, value());
-            } else if (a == "--out") {
-                conf.out_dir = value();
-                out_given = true;
-            } else if (a == "--hang-limit") {
-                conf.hang_limit_s = static_cast<unsigned>(parse_count(a, value()));
-            } else if (a == "--max-hangs") {
-                conf.max_hangs = static_cast<unsigned>(parse_count(a, value()));
-            } else if (a == "--hang-selftest") {
-                conf.hang_selftest = true;
-            } else if (a == "--filter") {
-                while (i + 1 < argc && argv[i + 1][0] != '-') conf.filter.push_back(argv[++i]);
-                if (conf.filter.empty())
-                    throw std::invalid_argument("--filter needs invariant ids");
-            } else if (a == "--topology") {
-                topo.topology.source = value();
-                conf.topologies.push_back(topo.topology.source);
-            } else if (a == "--policy") {
-                policy_arg = value();
-                policy_given = true;
-            } else if (a == "--pus") {
-                topo.topology.pus = blitz::cli::parse_pu_list(a, value());
-            } else if (a == "--one-pu-per-core") {
-                topo.topology.one_pu_per_core = true;
-            } else if (a == "--numa-stealing") {
-                topo.topology.numa_stealing = true;
-            } else if (a == "--best-effort") {
-                topo.topology.best_effort = true;
-            } else if (a == "-h" || a == "--help" || a == "help") {
-                usage(std::cout);
-                return 0;
-            } else {
-                std::cerr << "blitz: unknown argument '" << a << "'\n";
-                usage(std::cerr);
-                return 2;
-            }
-        }
-        if (!workers_arg.empty()) {
-            conf.workers.clear();
-            std::istringstream in(workers_arg);
-            for (std::string w; std::getline(in, w, ',');) {
-                conf.workers.push_back(static_cast<unsigned>(parse_count("--workers", w)));
-            }
-            demo.workers = conf.workers.front();
-        }
-        if (workers_arg.empty() && !conf.quick) conf.workers = {1, 2, 4, 8, 16};
-        if (policy_given && mode == "conformance") {
-            conf.policies.clear();
-            std::istringstream in(policy_arg);
-            for (std::string p; std::getline(in, p, ',');) {
-                conf.policies.push_back(blitz::parse_placement_policy(p));
-            }
-        } else if (policy_given) {
-            topo.topology.policy = blitz::parse_placement_policy(policy_arg);
-        }
-        if (!policy_given && !conf.quick) {
-            conf.policies = {blitz::placement_policy::none, blitz::placement_policy::compact};
-        }
-        if (!topo.topology.pus.empty() && !policy_given) {
-            topo.topology.policy = blitz::placement_policy::list;
-            policy_given = true;
-        }
-        if (mode == "topo") {
-            if (!policy_given) topo.topology.policy = blitz::placement_policy::compact;
-            if (!workers_arg.empty()) topo.workers = conf.workers.front();
-            return blitz::cli::run_topo(topo);
-        }
-        demo.topology = topo.topology;
-        if (mode == "conformance") {
-            if (!out_given) conf.out_dir = "results/" + blitz::report::machine_id();
-            conf.command = cmd.str();
-            return blitz::conformance::run_harness(conf);
-        }
-        return blitz::cli::run_demo(demo);
+        return dispatch(argc, argv);
+    } catch (const usage_error& e) {
+        std::cerr << "blitz: " << e.what() << "\n"
+                  << "(blitz --help lists the commands; blitz <command> --help their options)\n";
+        return blitz::cli::exit_usage;
+    } catch (const blitz::config_error& e) {
+        std::cerr << "blitz: " << e.what() << "\n";
+        return blitz::cli::exit_usage;
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "blitz: " << e.what() << "\n";
+        return blitz::cli::exit_usage;
     } catch (const std::exception& e) {
         std::cerr << "blitz: " << e.what() << "\n";
-        return 2;
+        return blitz::cli::exit_failed;
     }
 }

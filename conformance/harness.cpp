@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +27,27 @@
 
 namespace blitz::conformance {
 namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Progress on stderr: on a terminal one line rewritten in place; in a log (not a TTY) one line
+// per step, so a CI log shows how far the suite got.
+bool progress_tty() {
+    static const bool tty = ::isatty(STDERR_FILENO) == 1;
+    return tty;
+}
+void progress(const std::string& step) {
+    if (progress_tty()) {
+        std::cerr << "\r[conformance] " << step << "            " << std::flush;
+    } else {
+        std::cerr << "[conformance] " << step << "\n" << std::flush;
+    }
+}
+void progress_done() {
+    if (progress_tty()) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
+}
 
 // Ends the process when one checker run exceeds its limit: a hang (a lost wakeup with nothing
 // left to rescue it, a deadlock) is a forbidden outcome, reported rather than waited out.
@@ -244,8 +266,9 @@ suite_run run_checkers(const harness_options& o) {
         const auto row_started = std::chrono::steady_clock::now();
         auto one = [&](const run_params& p, const std::string& label) {
             if (stopped()) return;
-            std::cerr << "\r[conformance] " << c.id << " " << label << "            " << std::flush;
+            progress(c.id + " " + label);
             dog.arm(c.id + " " + label);
+            const auto started = std::chrono::steady_clock::now();
             guarded g = run_guarded(c, p, /*faulty=*/false, label, hang_limit);
             out.hangs += g.hung;
             checker_hangs += g.hung;
@@ -254,6 +277,7 @@ suite_run run_checkers(const harness_options& o) {
                 if (r.na_reason.empty()) r.na_reason = x.note;
                 return;
             }
+            r.configs.push_back({label, x, seconds_since(started), false});
             r.applicable = true;
             r.total.runs += x.runs;
             r.total.events += x.events;
@@ -304,7 +328,7 @@ suite_run run_checkers(const harness_options& o) {
             rows.push_back(std::move(r));
             continue;
         }
-        std::cerr << "\r[conformance] " << c.id << " negative control      " << std::flush;
+        progress(c.id + " negative control");
         // Controls run unpinned with at least 4 workers: some faults (e.g. I2's) need 3 to show.
         const unsigned cw = std::max(4u, o.workers.empty() ? 4u : o.workers.back());
         if (c.per_topology) {
@@ -312,11 +336,14 @@ suite_run run_checkers(const harness_options& o) {
             unsigned applicable = 0, caught = 0;
             for (const std::string& t : topologies) {
                 dog.arm(c.id + " negative control on " + topology_label(t));
+                const auto started = std::chrono::steady_clock::now();
                 guarded g = run_guarded(c, run_params{cw, o.seed, o.quick, t}, /*faulty=*/true,
                                         "negative control on " + topology_label(t), hang_limit);
                 out.hangs += g.hung;
                 outcome x = std::move(g.o);
                 if (!x.applicable) continue;
+                r.configs.push_back(
+                    {"negative control on " + topology_label(t), x, seconds_since(started), true});
                 ++applicable;
                 if (x.violations > 0) ++caught;
                 r.control.violations += x.violations;
@@ -329,10 +356,15 @@ suite_run run_checkers(const harness_options& o) {
         } else {
             dog.arm(c.id + " negative control");
             // A hang under the fault is the fault caught.
+            const auto started = std::chrono::steady_clock::now();
             guarded g = run_guarded(c, run_params{cw, o.seed, o.quick, {}}, /*faulty=*/true,
                                     "negative control", hang_limit);
             out.hangs += g.hung;
             r.control = std::move(g.o);
+            if (r.control.applicable) {
+                r.configs.push_back({"negative control W=" + std::to_string(cw), r.control,
+                                     seconds_since(started), true});
+            }
             r.control_na = !r.control.applicable;
             r.caught = r.control.violations > 0 || r.control_na;
         }
@@ -341,7 +373,8 @@ suite_run run_checkers(const harness_options& o) {
         r.pass = r.total.violations == 0 && r.total.events > 0 && r.caught;
         rows.push_back(std::move(r));
     }
-    std::cerr << "\r" << std::string(60, ' ') << "\r";
+    progress_done();
+    out.checker_hangs = checker_hangs;
     out.topologies = topologies;
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return out;
@@ -364,7 +397,9 @@ bool suite_run::all_pass() const {
 
 int run_harness(const harness_options& o) {
     const suite_run r = run_checkers(o);
-    const int status = report_run(o, r);
+    int status = report_run(o, r);
+    // 3 when a run hung outside the negative controls (README "exit status").
+    if (status != 0 && r.checker_hangs > 0) status = 3;
     if (r.hangs > 0) {
         // An abandoned run's threads still use its runtime: end without destructors.
         std::cout.flush();

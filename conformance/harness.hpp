@@ -33,6 +33,11 @@ struct harness_options {
     // hangs every checker would otherwise cost the hang limit once per run; mutation testing
     // needs only the first.
     unsigned max_hangs = 0;
+    // JUnit XML (one test case per checker and configuration): a file, "-" for stdout, or
+    // empty for none.
+    std::string junit;
+    // The JSON report on stdout (the human table then goes to stderr).
+    bool json_stdout = false;
 };
 
 // A checker's work in a child process (`blitz __conformance-child NAME ARGS...`): returns the
@@ -44,8 +49,18 @@ int run_child(const std::vector<std::string>& args);
 int run_harness(const harness_options& o);
 
 // One checker's row: its totals over every config and its negative control's outcome.
+// One run of a checker: a configuration ("compact W=2", "xeon-2c-kvm.xml W=1") or its
+// negative control, for the per-configuration reports (JUnit).
+struct config_outcome {
+    std::string label;
+    outcome o;
+    double seconds = 0;
+    bool control = false;  // the negative control (it passes when violations were reported)
+};
+
 struct checker_row {
     const checker* c = nullptr;
+    std::vector<config_outcome> configs;  // every applicable run, in order
     outcome total;
     outcome control;
     bool caught = false;
@@ -64,6 +79,7 @@ struct suite_run {
     std::vector<std::string> topologies;  // "" (this machine) first, then the shapes
     unsigned max_pinned = 0;              // this machine's PUs
     unsigned hangs = 0;                   // runs abandoned as hangs (each is also a violation)
+    unsigned checker_hangs = 0;           // of those, outside negative controls
     unsigned not_run = 0;                 // checkers skipped after max_hangs hangs
     double seconds = 0;
     // True if some checker applied and every applicable one passed.

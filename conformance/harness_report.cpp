@@ -38,27 +38,35 @@ std::string placement_text(const harness_options& o, unsigned max_pinned) {
     return text;
 }
 
-void write_files(const harness_options& o, const suite_run& run, const std::string& table_text,
-                 const std::string& notes) {
-    std::filesystem::create_directories(o.out_dir);
-    report::machine_record m = report::read_machine_record(BLITZ_BUILD_FLAGS);
-    report::fill_io_backend(m);
-    if (!m.topology_xml.empty()) std::ofstream(o.out_dir + "/topology.xml") << m.topology_xml;
+// Everything a report says about the run besides the rows.
+struct run_header {
+    report::machine_record m;
+    std::string workers, topologies, placed;
+};
+
+run_header header_of(const harness_options& o, const suite_run& run) {
+    run_header h;
+    h.m = report::read_machine_record(BLITZ_BUILD_FLAGS);
+    report::fill_io_backend(h.m);
     std::ostringstream workers;
     for (std::size_t i = 0; i < o.workers.size(); ++i) workers << (i ? "," : "") << o.workers[i];
-    std::string topo_text = "this machine";
+    h.workers = workers.str();
+    h.topologies = "this machine";
     for (std::size_t i = 1; i < run.topologies.size(); ++i) {
-        topo_text += ", " + topology_label(run.topologies[i]);
+        h.topologies += ", " + topology_label(run.topologies[i]);
     }
-    const std::string placed = placement_text(o, run.max_pinned);
+    h.placed = placement_text(o, run.max_pinned);
+    return h;
+}
 
-    std::ofstream md(o.out_dir + "/conformance.md");
+void write_markdown(std::ostream& md, const harness_options& o, const suite_run& run,
+                    const run_header& h, const std::string& table_text, const std::string& notes) {
     md << "# Conformance (" << (o.quick ? "quick" : "full") << ")\n\n"
        << "| field | value |\n|---|---|\n";
-    report::write_markdown_rows(md, m);
-    md << "| seed | " << o.seed << " |\n| workers | " << workers.str() << " |\n"
-       << "| placement | " << placed << " |\n"
-       << "| topologies (N checkers) | " << topo_text << " |\n"
+    report::write_markdown_rows(md, h.m);
+    md << "| seed | " << o.seed << " |\n| workers | " << h.workers << " |\n"
+       << "| placement | " << h.placed << " |\n"
+       << "| topologies (N checkers) | " << h.topologies << " |\n"
        << "| duration | " << run.seconds << " s |\n| command | `" << o.command << "` |\n\n```\n"
        << table_text << "```\n\n"
        << "Rows: runs = workload rounds over all worker configs; events = probe events, "
@@ -68,18 +76,21 @@ void write_files(const harness_options& o, const suite_run& run, const std::stri
           "machine, e.g. it breaks io_uring where io_uring is unavailable; see the notes).\n\n"
        << "Notes:\n\n```\n"
        << notes << "```\n";
+}
 
-    std::ofstream js(o.out_dir + "/conformance.json");
+void write_json(std::ostream& js, const harness_options& o, const suite_run& run,
+                const run_header& h, bool topology_file) {
     report::json_writer w(js, /*pretty=*/true);
     w.begin_object().key("machine");
-    report::write_json(w, m);
-    w.field("topology_xml", m.topology_xml.empty() ? "" : "topology.xml")
-        .field("placement", placed)
-        .field("topologies", topo_text)
+    report::write_json(w, h.m);
+    w.field("topology_xml", topology_file && !h.m.topology_xml.empty() ? "topology.xml" : "")
+        .field("placement", h.placed)
+        .field("topologies", h.topologies)
         .field("seed", static_cast<unsigned long long>(o.seed))
         .field("mode", o.quick ? "quick" : "full")
         .field("duration_s", run.seconds)
         .field("command", o.command)
+        .field("pass", run.all_pass())
         .key("checkers")
         .begin_array();
     for (const checker_row& r : run.rows) {
@@ -90,6 +101,7 @@ void write_files(const harness_options& o, const suite_run& run, const std::stri
             .field("events", r.total.events)
             .field("violations", r.total.violations)
             .field("interesting", r.total.interesting)
+            .field("first_violation", r.total.detail)
             .field("note", r.total.note)
             .field("control", r.c->control)
             .field("control_violations", r.control.violations)
@@ -100,7 +112,113 @@ void write_files(const harness_options& o, const suite_run& run, const std::stri
             .end_object();
     }
     w.end_array().end_object();
-    std::cout << "wrote " << o.out_dir << "/conformance.md and conformance.json\n";
+    js << "\n";
+}
+
+std::string xml_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&apos;";
+                break;
+            default:
+                // XML 1.0 allows no other control characters than tab, newline and return.
+                if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+                    out += ' ';
+                } else {
+                    out += c;
+                }
+        }
+    }
+    return out;
+}
+
+// JUnit XML as Jenkins, GitLab and GitHub's test reporters read it: one testsuite per checker,
+// one testcase per configuration and one for the negative control; a failed case carries the
+// first violation (or, for a control, that the fault went unnoticed).
+void write_junit(std::ostream& x, const suite_run& run) {
+    std::size_t tests = 0, failures = 0;
+    for (const checker_row& r : run.rows) {
+        for (const config_outcome& c : r.configs) {
+            ++tests;
+            failures += c.control ? c.o.violations == 0 : c.o.violations > 0;
+        }
+    }
+    x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites name=\"blitz conformance\" tests=\"" << tests << "\" failures=\"" << failures
+      << "\" time=\"" << run.seconds << "\">\n";
+    for (const checker_row& r : run.rows) {
+        std::size_t f = 0;
+        double secs = 0;
+        for (const config_outcome& c : r.configs) {
+            f += c.control ? c.o.violations == 0 : c.o.violations > 0;
+            secs += c.seconds;
+        }
+        x << "  <testsuite name=\"conformance." << xml_escape(r.c->id) << "\" tests=\""
+          << r.configs.size() << "\" failures=\"" << f << "\" skipped=\"0\" time=\"" << secs
+          << "\">\n";
+        if (r.configs.empty()) {
+            x << "    <!-- not applicable: "
+              << xml_escape(r.na_reason.empty() ? "with these worker counts" : r.na_reason)
+              << " -->\n";
+        }
+        for (const config_outcome& c : r.configs) {
+            x << "    <testcase classname=\"conformance." << xml_escape(r.c->id) << "\" name=\""
+              << xml_escape(c.label) << "\" time=\"" << c.seconds << "\"";
+            const bool failed = c.control ? c.o.violations == 0 : c.o.violations > 0;
+            if (!failed) {
+                x << "/>\n";
+                continue;
+            }
+            const std::string msg =
+                c.control ? "negative control not caught (" + r.c->control + ")"
+                          : std::to_string(c.o.violations) + " violation(s): " + c.o.detail;
+            x << ">\n      <failure message=\"" << xml_escape(msg) << "\" type=\""
+              << (c.control ? "uncaught-control" : "violation") << "\">"
+              << xml_escape(r.c->statement) << "</failure>\n    </testcase>\n";
+        }
+        x << "  </testsuite>\n";
+    }
+    x << "</testsuites>\n";
+}
+
+void write_outputs(const harness_options& o, const suite_run& run, const std::string& table_text,
+                   const std::string& notes, std::ostream& human) {
+    if (o.out_dir.empty() && o.junit.empty() && !o.json_stdout) return;
+    const run_header h = header_of(o, run);
+    if (o.out_dir == "-") {
+        write_markdown(std::cout, o, run, h, table_text, notes);
+    } else if (!o.out_dir.empty()) {
+        std::filesystem::create_directories(o.out_dir);
+        if (!h.m.topology_xml.empty())
+            std::ofstream(o.out_dir + "/topology.xml") << h.m.topology_xml;
+        std::ofstream md(o.out_dir + "/conformance.md");
+        write_markdown(md, o, run, h, table_text, notes);
+        std::ofstream js(o.out_dir + "/conformance.json");
+        write_json(js, o, run, h, true);
+        human << "wrote " << o.out_dir << "/conformance.md and conformance.json\n";
+    }
+    if (o.json_stdout) write_json(std::cout, o, run, h, false);
+    if (o.junit == "-") {
+        write_junit(std::cout, run);
+    } else if (!o.junit.empty()) {
+        std::ofstream x(o.junit);
+        write_junit(x, run);
+        human << "wrote " << o.junit << " (JUnit)\n";
+    }
 }
 
 }  // namespace
@@ -118,9 +236,12 @@ int report_run(const harness_options& o, const suite_run& run) {
                             : "NO",
                std::to_string(static_cast<int>(r.seconds + 0.5)), r.pass ? "PASS" : "FAIL"});
     }
+    // stdout belongs to a machine-readable output when one was asked for there.
+    std::ostream& human =
+        o.json_stdout || o.junit == "-" || o.out_dir == "-" ? std::cerr : std::cout;
     std::ostringstream table_text;
     t.print(table_text);
-    std::cout << table_text.str();
+    human << table_text.str();
     std::ostringstream notes;
     for (const checker_row& r : run.rows) {
         if (!r.total.detail.empty()) notes << r.c->id << ": " << r.total.detail << "\n";
@@ -135,7 +256,7 @@ int report_run(const harness_options& o, const suite_run& run) {
             notes << r.c->id << " control: " << r.control.detail << "\n";
         }
     }
-    std::cout << notes.str();
+    human << notes.str();
     const bool all_pass = run.all_pass();
     const auto not_applicable = std::count_if(run.rows.begin(), run.rows.end(),
                                               [](const checker_row& r) { return !r.applicable; });
@@ -152,18 +273,17 @@ int report_run(const harness_options& o, const suite_run& run) {
         if (r.total.violations == 0 && r.caught) failed += "empty check";
         failed += ")";
     }
-    std::cout << (all_pass
-                      ? "all applicable checkers passed, every negative control caught" +
-                            (controls_na ? " or n/a here (" + std::to_string(controls_na) + ")"
-                                         : std::string())
-                      : "FAILED: a forbidden outcome, an empty check or an uncaught control: " +
-                            failed)
-              << (not_applicable ? " (" + std::to_string(not_applicable) + " not applicable)" : "")
-              << (run.not_run ? " (stopped after a hang: " + std::to_string(run.not_run) +
-                                    " checkers not run)"
-                              : "")
-              << " (" << run.seconds << " s)\nreproduce: " << o.command << "\n";
-    if (!o.out_dir.empty()) write_files(o, run, table_text.str(), notes.str());
+    human << (all_pass
+                  ? "all applicable checkers passed, every negative control caught" +
+                        (controls_na ? " or n/a here (" + std::to_string(controls_na) + ")"
+                                     : std::string())
+                  : "FAILED: a forbidden outcome, an empty check or an uncaught control: " + failed)
+          << (not_applicable ? " (" + std::to_string(not_applicable) + " not applicable)" : "")
+          << (run.not_run
+                  ? " (stopped after a hang: " + std::to_string(run.not_run) + " checkers not run)"
+                  : "")
+          << " (" << run.seconds << " s)\nreproduce: " << o.command << "\n";
+    write_outputs(o, run, table_text.str(), notes.str(), human);
     return all_pass ? 0 : 1;
 }
 

@@ -235,10 +235,12 @@ def sync_tree(frm, to):
 def conformance_killers(code, out):
     if code == "timeout":
         return ["hang (no verdict within the guard)"]
-    if code == 3:
-        m = re.search(r"FORBIDDEN: (.*)", out)
-        return ["hang: " + (m.group(1)[:80] if m else "watchdog")]
+    # Exit 3 is a hang: a run the harness abandoned (the FAILED line names the rows) or the
+    # suite's own watchdog (no FAILED line).
     m = re.search(r"FAILED: [^:]*: (.*) \([\d.]+ s\)", out)
+    if code == 3 and not m:
+        f = re.search(r"FORBIDDEN: (.*)", out)
+        return ["hang: " + (f.group(1)[:80] if f else "watchdog")]
     if code != 0 and m:
         hung = set(re.findall(r"FORBIDDEN: hang: ([A-Z]\d+) ", out))
         ids = re.findall(r"([A-Z]\d+) \(", m.group(1))

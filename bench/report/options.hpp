@@ -16,11 +16,12 @@ struct bench_options {
     topology_options topology;       // placement of blitz's workers (--pin POLICY)
     unsigned repetitions = 5;        // timed repetitions per implementation
     unsigned timeout_s = 60;         // one child process longer than this is killed
-    std::string out_dir;             // default results/<machine-id>; "-" = write nothing
+    std::string out_dir;             // default results/<machine-id>; "-": bench.md on stdout
     bool plots = true;
-    bool smoke = false;   // blitz only, once each, no warm-up, nothing written
-    bool quick = false;   // make run's pass: written to results/<machine>/quick/
-    std::string command;  // the command line, recorded in the report
+    bool smoke = false;        // blitz only, once each, no warm-up, nothing written
+    bool json_stdout = false;  // --format json: bench.json on stdout
+    bool quick = false;        // make run's pass: written to results/<machine>/quick/
+    std::string command;       // the command line, recorded in the report
     // --baseline PATH: another build's runner (a blitz-runner, or a blitz binary, run as
     // `blitz bench-run`), interleaved as peer "blitz-baseline" for before/after comparisons.
     std::string baseline;
