@@ -12,16 +12,29 @@
 namespace blitz::report {
 
 struct machine_record {
-    std::string id;   // short id, e.g. "epyc-2c": the results/ folder name
-    std::string cpu;  // model name from /proc/cpuinfo
+    std::string id;  // short id, e.g. "epyc-2c": the results/ folder name (not unique)
+    // Unique per machine (installation): a hash of /etc/machine-id (or of the hostname and the
+    // boot id when there is none), so two machines with the same short id are told apart.
+    std::string uid;
+    std::string date;     // when the record was read, UTC, ISO 8601
+    std::string cpu;      // model name from /proc/cpuinfo
+    std::string cpu_mhz;  // "cpu MHz" of the first CPU in /proc/cpuinfo ("unknown" if absent)
     long logical_cpus = 0;
-    std::string hypervisor;    // "none" on bare metal
+    std::string caches;  // from hwloc, e.g. "L1d 48 KiB x2, L2 1 MiB x2, L3 32 MiB x1"
+    std::string memory;  // MemTotal
+    // "none" without the cpuinfo hypervisor flag; else the vendor CPUID leaf 0x40000000
+    // names (KVM, bhyve, Hyper-V, VMware, Xen, ...).
+    std::string hypervisor;
+    std::string governor;      // cpufreq scaling governor of CPU 0, or "n/a (no cpufreq)"
+    std::string load_average;  // 1, 5 and 15 minute load averages when the record was read
     std::string topology;      // hwloc's one-line summary
     std::string topology_xml;  // hwloc's XML export ("" when hwloc could not load)
+    std::string os;            // PRETTY_NAME from /etc/os-release
     std::string kernel;
     std::string compiler;
     std::string build_flags;
     std::string commit;
+    bool dirty = false;  // the work tree had uncommitted changes
     // The I/O backend a runtime with io_backend = automatic picks here, and why (O1). The
     // report library does not link the runtime: the caller fills these in.
     std::string io_backend = "unknown";
