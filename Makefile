@@ -6,7 +6,8 @@ JOBS ?= $(shell nproc)
 CTEST = ctest --no-tests=error -j $(JOBS) $(CTEST_ARGS) --preset
 PRESETS = release release-gcc debug tsan asan-ubsan
 
-.PHONY: mutants all deps peers run test test-release test-tsan test-gcc test-asan bench format format-check tidy clean \
+.PHONY: mutants all deps peers run test test-release test-tsan test-gcc test-asan bench docs format format-check tidy \
+        clean \
         $(addprefix build-,$(PRESETS))
 
 all: build-release
@@ -85,6 +86,14 @@ test-asan: build-asan-ubsan
 # The Google Benchmark suites stay available as ./build/release/blitz_bench.
 bench: build-release peers
 	./build/release/blitz bench
+
+# The API reference from the headers' comments (Doxygen, installed on first use) with the
+# guides of docs/guide/ as its pages: build/docs/html/index.html.
+docs:
+	@bash scripts/deps.sh docs
+	@mkdir -p build/docs
+	@doxygen docs/Doxyfile
+	@echo "docs: build/docs/html/index.html ($$(wc -l < build/docs/warnings.log) warnings in build/docs/warnings.log)"
 
 format: deps
 	@bash scripts/check_format.sh --fix

@@ -4,10 +4,12 @@
 # Quiet and fast (one dpkg-query) when everything is present; safe without a terminal.
 # `deps.sh peers` installs the benchmark peers' toolchains instead (make peers / make bench):
 # Go, Asio, oneTBB and Rust with Debian's packaged Tokio crate, and the outside load tools of
-# the I/O rows (wrk, iperf3).
+# the I/O rows (wrk, iperf3). `deps.sh docs` installs Doxygen (make docs).
 set -euo pipefail
 
-if [ "${1:-}" = "peers" ]; then
+if [ "${1:-}" = "docs" ]; then
+  packages=(doxygen)  # make docs: the API reference
+elif [ "${1:-}" = "peers" ]; then
   packages=(golang-go libasio-dev libtbb-dev cargo rustc librust-tokio-dev librust-tokio-macros-dev gnuplot-nox
             wrk iperf3)
 else
