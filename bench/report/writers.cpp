@@ -169,38 +169,53 @@ void write_plots(const run_data& d, const std::vector<impl>& impls, const std::s
     const std::string w = std::to_string(d.workers);
     const std::string base = dir + "/plots";
     fs::create_directories(base);
-    // Ratios: one column per peer, one row per workload; log scale, lines at 1 and 0.5.
-    std::ofstream dat(base + "/ratios-w" + w + ".dat");
-    dat << "workload";
+    // Ratios: one bar per (workload, peer), placed explicitly: workload r's bar for peer c sits
+    // at x = r * (peers + 1) + c, so labels ("not run") land exactly where a bar is missing.
+    // One data block per peer (gnuplot's `index`), lines "x ratio"; log scale.
     std::vector<std::string> cols;
     for (const auto& i : impls) {
         if (i.name != "blitz") cols.push_back(i.name);
     }
-    for (const auto& c : cols) dat << ' ' << c;
-    dat << '\n';
-    int rows = 0;
+    struct bar_row {
+        std::string name;
+        std::vector<double> ratio;  // NaN: not run
+    };
+    std::vector<bar_row> bars;
     for (const auto& name : d.names) {
         if (d.is_latency(name)) continue;
         const series& b = d.s.at({name, "blitz"});
-        std::ostringstream line;
-        line << name;
+        bar_row row{name, {}};
         bool any = false;
         for (const auto& c : cols) {
             auto it = d.s.find({name, c});
             const auto r = it == d.s.end() ? std::vector<double>{} : pair_ratios(b, it->second);
-            if (r.empty()) {
-                line << " NaN";
-            } else {
-                line << ' ' << quantile(r, 0.5);
-                any = true;
-            }
+            row.ratio.push_back(r.empty() ? std::nan("") : quantile(r, 0.5));
+            any = any || !r.empty();
         }
-        if (any) {
-            dat << line.str() << '\n';
-            ++rows;
+        if (any) bars.push_back(std::move(row));
+    }
+    const int rows = static_cast<int>(bars.size());
+    const std::size_t stride = cols.size() + 1;
+    // A peer with no bar at all is only its "not run" labels (gnuplot does not count an empty
+    // data block, so it gets none); block[c] is peer c's data block, -1 for none.
+    std::vector<int> block(cols.size(), -1);
+    {
+        std::ofstream dat(base + "/ratios-w" + w + ".dat");
+        int next = 0;
+        for (std::size_t c = 0; c < cols.size(); ++c) {
+            bool ran = false;
+            for (const bar_row& r : bars) ran = ran || !std::isnan(r.ratio[c]);
+            if (!ran) continue;
+            block[c] = next++;
+            dat << "# vs " << cols[c] << "\n";
+            for (std::size_t r = 0; r < bars.size(); ++r) {
+                if (!std::isnan(bars[r].ratio[c])) {
+                    dat << r * stride + c << ' ' << bars[r].ratio[c] << '\n';
+                }
+            }
+            dat << "\n\n";
         }
     }
-    dat.close();
     // Latency distributions: the sorted samples of each implementation (an empirical CDF).
     std::ofstream lat(base + "/latency-w" + w + ".dat");
     std::vector<std::pair<std::string, int>> blocks;
@@ -222,34 +237,65 @@ void write_plots(const run_data& d, const std::vector<impl>& impls, const std::s
     }
     lat.close();
     std::ofstream gp(base + "/plots-w" + w + ".gp");
-    gp << "set terminal pngcairo size 1800,800 noenhanced\nset datafile missing 'NaN'\n";
+    // One panel per metric (ratios; latency), axes labelled with their units, the legend
+    // outside the data, fill patterns and dash types as well as colours, the reference lines in
+    // the legend, and "not run" written where a bar is missing.
+    gp << "set terminal pngcairo size 1800,900 noenhanced font ',11'\nset datafile missing 'NaN'\n";
     if (rows > 0) {
-        gp << "set output '" << base << "/ratios-w" << w << ".png'\n"
-           << "set title 'blitz time / peer time, " << w
-           << " workers (median of the pairs of one run; below 1: blitz faster)'\n"
-           << "set style data histograms\nset style histogram clustered gap 1\nset style fill "
-              "solid 0.8 border -1\n"
-           << "set logscale y\nset yrange [0.01:100]\nset xtics rotate by 45 right scale 0\nset "
-              "key top left\nset grid ytics\n"
-           << "set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead lw 2 lc rgb 'black'\n"
-           << "set arrow 2 from graph 0, first 0.5 to graph 1, first 0.5 nohead dt 2 lc rgb 'red'\n"
-           << "plot ";
-        for (std::size_t c = 0; c < cols.size(); ++c) {
-            gp << (c ? ", " : "") << "'" << base << "/ratios-w" << w << ".dat' using " << c + 2
-               << ":xtic(1) title columnheader";
+        double lo = 0.5, hi = 1.0;
+        for (const bar_row& r : bars) {
+            for (double v : r.ratio) {
+                if (std::isnan(v)) continue;
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
         }
-        gp << "\nunset arrow 1\nunset arrow 2\nunset logscale y\nunset yrange\nunset xtics\nset "
-              "xtics\n";
+        // A decade-aligned range around the data, so bars never run off the panel.
+        const double ylo = std::pow(10.0, std::floor(std::log10(lo * 0.8)));
+        const double yhi = std::pow(10.0, std::ceil(std::log10(hi * 1.25)));
+        gp << "set output '" << base << "/ratios-w" << w << ".png'\n"
+           << "set title 'blitz time / peer time at " << w
+           << " workers: median of the repetition pairs of one run (below 1: blitz is faster)'\n"
+           << "set style fill pattern border -1\nset boxwidth 0.9\n"
+           << "set logscale y\nset yrange [" << ylo << ":" << yhi << "]\n"
+           << "set xrange [-1:" << rows * stride - 1 << "]\n"
+           << "set ylabel 'blitz time / peer time (ratio, log scale)'\nset xlabel 'workload'\n"
+           << "set grid ytics\nset key outside right top vertical box\nset xtics rotate by 45 "
+              "right scale 0 (";
+        for (std::size_t r = 0; r < bars.size(); ++r) {
+            gp << (r ? ", " : "") << "'" << bars[r].name << "' "
+               << double(r * stride) + double(cols.size() - 1) / 2;
+        }
+        gp << ")\n";
+        for (std::size_t r = 0; r < bars.size(); ++r) {
+            for (std::size_t c = 0; c < cols.size(); ++c) {
+                if (!std::isnan(bars[r].ratio[c])) continue;
+                gp << "set label 'not run' at " << r * stride + c << ", " << ylo * 1.15
+                   << " rotate by 90 left font ',8' tc rgb 'gray40'\n";
+            }
+        }
+        gp << "plot ";
+        for (std::size_t c = 0; c < cols.size(); ++c) {
+            if (block[c] < 0) continue;
+            gp << "'" << base << "/ratios-w" << w << ".dat' index " << block[c]
+               << " using 1:2 with boxes fs pattern " << c % 8 << " title 'vs " << cols[c] << "', ";
+        }
+        gp << "1 with lines lw 2 lc rgb 'black' title 'parity (1x)'"
+           << ", 0.5 with lines dt 2 lw 2 lc rgb 'red' title 'target (0.5x)'\n"
+           << "unset label\nunset logscale y\nunset yrange\nunset xrange\nset xtics auto\n"
+           << "unset xlabel\nunset ylabel\n";
     }
     if (!blocks.empty()) {
         gp << "set output '" << base << "/latency-w" << w << ".png'\n"
-           << "set title 'latency distributions, " << w << " workers (empirical CDF)'\n"
-           << "set style data lines\nset logscale x\nset xlabel 'microseconds'\nset ylabel "
-              "'fraction of samples'\nset key bottom right\n"
-           << "plot ";
+           << "set title 'latency distributions at " << w
+           << " workers (empirical CDF: the fraction of samples at or below each latency)'\n"
+           << "set style data lines\nset logscale x\nset yrange [0:1]\n"
+           << "set xlabel 'latency (microseconds, log scale)'\nset ylabel 'fraction of samples'\n"
+           << "set grid\nset key outside right top vertical box\nplot ";
         for (std::size_t b = 0; b < blocks.size(); ++b) {
             gp << (b ? ", " : "") << "'" << base << "/latency-w" << w << ".dat' index "
-               << blocks[b].second << " using 1:2 lw 2 title '" << blocks[b].first << "'";
+               << blocks[b].second << " using 1:2 lw 2 dt " << (b % 5) + 1 << " title '"
+               << blocks[b].first << "'";
         }
         gp << "\n";
     }
