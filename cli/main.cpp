@@ -20,6 +20,7 @@
 #include "demo.hpp"
 #include "harness.hpp"
 #include "machine_record.hpp"
+#include "report_page.hpp"
 #include "runner.hpp"
 #include "topo.hpp"
 
@@ -42,6 +43,7 @@ void usage(std::ostream& os) {
           "  bench         blitz and its peers (Tokio, Go, Asio, oneTBB) on the same workloads,\n"
           "                interleaved; writes results/<machine>/bench.{md,json} and plots\n"
           "  compare       per-row ratios of two bench.json reports, with a significance test\n"
+          "  report        the results folder's tables and plots as one static HTML page\n"
           "  topo          the machine (or a synthetic topology) and the worker -> PU map\n"
           "  --version     the version\n"
           "Options take `--flag value` or `--flag=value`; `-` as an output means stdout.\n"
@@ -306,6 +308,10 @@ int dispatch(int argc, char** argv) {
     if (first == "compare") {
         args a("blitz compare", argc, argv, 2);
         return blitz::cli::compare_main(a);
+    }
+    if (first == "report") {
+        args a("blitz report", argc, argv, 2);
+        return blitz::cli::report_main(a);
     }
     if (first == "conformance") {
         args a("blitz conformance", argc, argv, 2);

@@ -27,7 +27,7 @@ expect() {
 expect 0 'usage: blitz <command>'                           # alone: the usage, exit 0
 expect 0 '^blitz [0-9]+\.[0-9]+\.[0-9]+'  --version
 expect 0 'usage: blitz <command>'         --help
-for sub in demo conformance bench compare topo; do
+for sub in demo conformance bench compare report topo; do
   expect 0 "usage: blitz $sub"            "$sub" --help    # every subcommand has its own help
 done
 expect 0 'usage: blitz conformance'       help conformance
