@@ -13,6 +13,7 @@
 #include "json_writer.hpp"
 #include "machine_record.hpp"
 #include "machine_record_io.hpp"
+#include "markdown_html.hpp"
 #include "table.hpp"
 
 namespace blitz::conformance {
@@ -115,35 +116,13 @@ void write_json(std::ostream& js, const harness_options& o, const suite_run& run
     js << "\n";
 }
 
-std::string xml_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&apos;";
-                break;
-            default:
-                // XML 1.0 allows no other control characters than tab, newline and return.
-                if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-                    out += ' ';
-                } else {
-                    out += c;
-                }
-        }
+// Text for XML attributes and elements: HTML's escapes, and no control characters (XML 1.0
+// allows none but tab, newline and return).
+std::string xml_escape(std::string s) {
+    for (char& c : s) {
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') c = ' ';
     }
-    return out;
+    return report::html_escape(s);
 }
 
 // JUnit XML as Jenkins, GitLab and GitHub's test reporters read it: one testsuite per checker,
