@@ -173,7 +173,7 @@ int bench_main(int argc, char** argv) {
                 o.peers.push_back(p);
             }
         } else if (f == "--workers") {
-            workers = a.counts(4096);
+            workers = a.counts(config::max_workers);
         } else if (f == "--pin") {
             o.topology.policy = parse_placement_policy(a.value());
             if (o.topology.policy == placement_policy::list)

@@ -115,7 +115,7 @@ int demo_main(args& a) {
             o.fanout = 10'000;
             o.chain = 1'000;
         } else if (f == "--workers") {
-            o.workers = static_cast<unsigned>(a.count(4096));
+            o.workers = static_cast<unsigned>(a.count(blitz::config::max_workers));
         } else if (f == "--fanout") {
             o.fanout = a.count();
         } else if (f == "--chain") {
@@ -204,7 +204,7 @@ int conformance_main(args& a) {
             list_checkers();
             return 0;
         } else if (f == "--workers") {
-            o.workers = a.counts(4096);
+            o.workers = a.counts(blitz::config::max_workers);
             workers_given = true;
         } else if (f == "--seed") {
             o.seed = a.count(~0ul >> 1);
