@@ -2,6 +2,7 @@
 #include "collect.hpp"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -95,6 +96,7 @@ std::vector<run_data> collect(const bench_options& o, const std::vector<impl>& i
     std::vector<run_data> runs;
     const std::regex re(o.filter);
     const auto timeout = std::chrono::seconds(o.timeout_s);
+    const bool tty = ::isatty(STDERR_FILENO) == 1;
     for (unsigned workers : o.workers) {
         run_data d;
         d.workers = workers;
@@ -102,8 +104,16 @@ std::vector<run_data> collect(const bench_options& o, const std::vector<impl>& i
             if (!std::regex_search(w.name, re)) continue;
             d.names.push_back(w.name);
             d.kinds[w.name] = bench::kind_name(w.group);
-            std::cerr << "bench: " << w.name << " (" << workers << " workers)" << std::flush;
+            // Progress: on a terminal one line rewritten in place (workload and repetition); in a
+            // log one line per workload, a dot per repetition.
+            const std::string step =
+                "bench: " + w.name + " (" + std::to_string(workers) + " workers)";
+            if (!tty) std::cerr << step << std::flush;
             for (unsigned rep = 0; rep < o.repetitions; ++rep) {
+                if (tty) {
+                    std::cerr << "\r\033[K" << step << " repetition " << rep + 1 << "/"
+                              << o.repetitions << std::flush;
+                }
                 for (const auto& i : impls) {
                     series& s = d.s[{w.name, i.name}];
                     if (!i.missing.empty()) {
@@ -160,12 +170,13 @@ std::vector<run_data> collect(const bench_options& o, const std::vector<impl>& i
                         s.not_run = why;
                     }
                 }
-                std::cerr << '.' << std::flush;
+                if (!tty) std::cerr << '.' << std::flush;
             }
-            std::cerr << '\n';
+            if (!tty) std::cerr << '\n';
         }
         runs.push_back(std::move(d));
     }
+    if (tty) std::cerr << "\r\033[K" << std::flush;
     return runs;
 }
 
