@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 CTEST = ctest --no-tests=error -j $(JOBS) $(CTEST_ARGS) --preset
 PRESETS = release release-gcc debug tsan asan-ubsan
 
-.PHONY: mutants all deps peers run test test-release test-tsan test-gcc test-asan bench docs format format-check tidy \
+.PHONY: mutants results all deps peers run test test-release test-tsan test-gcc test-asan bench docs format format-check tidy \
         clean \
         $(addprefix build-,$(PRESETS))
 
@@ -54,6 +54,11 @@ run: build-release peers
 # Mutation testing (issue 15): 33 source defects, each rebuilt and run through the conformance
 # suite and the unit tests; writes results/<machine>/mutants.{md,json}. On demand only (about
 # two minutes per mutant on 2 cores); not part of `make test`.
+# Every committed result of this machine, regenerated at the current (clean) commit, with each
+# step's wall time in results/<machine>/regenerated.md. About 2 hours; run it on a quiet machine.
+results: deps
+	@bash scripts/regenerate_results.sh
+
 mutants: deps
 	python3 scripts/mutate.py
 

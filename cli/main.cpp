@@ -135,10 +135,16 @@ int topo_main(args& a) {
     while (!a.done()) {
         const std::string f = a.next();
         if (is_help(f)) {
-            std::cout << "usage: blitz topo [--workers N] [placement]\n"
-                         "  --workers    workers to place (default: one per eligible PU)\n"
+            std::cout << "usage: blitz topo [--workers N] [placement]     blitz topo --machine-id\n"
+                         "  --workers     workers to place (default: one per eligible PU)\n"
+                         "  --machine-id  print this machine's short id (the results/ folder)\n"
                       << placement_help << "  (topo's --policy defaults to compact)\n"
                       << exit_codes;
+            return 0;
+        }
+        if (f == "--machine-id") {
+            a.no_value();
+            std::cout << blitz::report::machine_id() << "\n";
             return 0;
         }
         if (f == "--workers") {

@@ -50,6 +50,7 @@ expect 2 'text or json'                   bench --format yaml
 expect 2 'matches no workload'            bench --smoke --filter '^nothing$'
 expect 2 'expects two reports'            compare only-one.json
 expect 0 '^Q1[[:space:]]'                 conformance --list
+expect 0 '^[a-z0-9]+-[0-9]+c'             topo --machine-id
 expect 0 '^spawn_many_local[[:space:]]'   bench --list
 # --flag=value and --flag value are the same; - is stdout.
 expect 0 '"pass": true'                   conformance --quick --filter=Q1 --workers=1 --format=json
