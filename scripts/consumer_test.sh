@@ -6,6 +6,8 @@
 #       and through pkg-config (the shared library)
 #   consumer_test.sh subdir   BUILD_DIR SOURCE_DIR CXX   the consumer with add_subdirectory of
 #       SOURCE_DIR; blitz's own tests, benchmarks, CLI and examples must stay off
+#   consumer_test.sh fetch    BUILD_DIR SOURCE_DIR CXX   the consumer with FetchContent from
+#       SOURCE_DIR's git repository at its current commit (a local clone: no network)
 set -euo pipefail
 mode=$1 build=$2 src=$3 cxx=$4
 tmp=$(mktemp -d)
@@ -41,5 +43,14 @@ case $mode in
     cmake --build "$tmp/b" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
     "$tmp/b/consumer"
     echo "consumer: add_subdirectory ok" ;;
-  *) echo "usage: consumer_test.sh install|subdir BUILD_DIR SOURCE_DIR CXX"; exit 2 ;;
+  fetch)
+    commit=$(git -C "$src" rev-parse HEAD)
+    configure -DBLITZ_FETCH_REPO="$src" -DBLITZ_FETCH_TAG="$commit"
+    if cmake --build "$tmp/b" --target help | grep -qE "blitz_unit_tests|blitz_bench|example_|^blitz:"; then
+      echo "FetchContent: blitz's own tests, benchmarks, CLI or examples were configured"; exit 1
+    fi
+    cmake --build "$tmp/b" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
+    "$tmp/b/consumer"
+    echo "consumer: FetchContent of ${commit:0:12} ok" ;;
+  *) echo "usage: consumer_test.sh install|subdir|fetch BUILD_DIR SOURCE_DIR CXX"; exit 2 ;;
 esac
