@@ -40,13 +40,14 @@ int run_bench(const bench_options& o) {
         throw usage_error("bench: --filter '" + o.filter +
                           "' matches no workload (blitz bench --list shows them)");
     }
+    // The machine as the run starts (its date and load average are the start's).
+    report::machine_record m = report::read_machine_record(BLITZ_BUILD_FLAGS);
+    report::fill_io_backend(m);
     const std::vector<bench::impl> impls = bench::implementations(o);
     const std::vector<bench::run_data> runs = bench::collect(o, impls);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-    report::machine_record m = report::read_machine_record(BLITZ_BUILD_FLAGS);
-    report::fill_io_backend(m);
     const bench::report_input in{o, impls, runs, m, secs};
     const std::string dir =
         !o.out_dir.empty() ? o.out_dir : "results/" + m.id + (o.quick ? "/quick" : "");

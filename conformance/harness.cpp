@@ -21,6 +21,7 @@
 #include "blitz/topology.hpp"
 #include "blitz_testing/suite.hpp"
 #include "blitz_testing/test_event.hpp"
+#include "machine_record_io.hpp"
 #include "sched/scheduler.hpp"
 #include "task/alloc_stats.hpp"
 #include "topo/machine.hpp"
@@ -248,6 +249,8 @@ suite_run run_checkers(const harness_options& o) {
     watchdog dog(std::chrono::seconds(o.quick ? 600 : 3600));
     const std::chrono::seconds hang_limit(o.hang_limit_s ? o.hang_limit_s : o.quick ? 30 : 120);
     suite_run out;
+    out.machine = report::read_machine_record(BLITZ_BUILD_FLAGS);
+    report::fill_io_backend(out.machine);
     out.max_pinned = max_pinned;
     std::vector<checker_row>& rows = out.rows;
     unsigned checker_hangs = 0;  // outside negative controls

@@ -9,6 +9,7 @@
 
 #include "blitz/config.hpp"
 #include "checker.hpp"
+#include "machine_record.hpp"
 
 namespace blitz::conformance {
 
@@ -75,6 +76,7 @@ struct checker_row {
 
 // What a run of the suite produced, before anything is printed or written.
 struct suite_run {
+    report::machine_record machine;  // read as the run starts (date, load average)
     std::vector<checker_row> rows;
     std::vector<std::string> topologies;  // "" (this machine) first, then the shapes
     unsigned max_pinned = 0;              // this machine's PUs

@@ -47,8 +47,7 @@ struct run_header {
 
 run_header header_of(const harness_options& o, const suite_run& run) {
     run_header h;
-    h.m = report::read_machine_record(BLITZ_BUILD_FLAGS);
-    report::fill_io_backend(h.m);
+    h.m = run.machine;
     std::ostringstream workers;
     for (std::size_t i = 0; i < o.workers.size(); ++i) workers << (i ? "," : "") << o.workers[i];
     h.workers = workers.str();
