@@ -254,7 +254,12 @@ machine_record read_machine_record(const std::string& build_flags) {
     if (m.commit.empty()) {
         m.commit = "unknown";
     } else {
-        m.dirty = !run_command("git status --porcelain --untracked-files=no 2>/dev/null").empty();
+        // Changes to results/ do not count: a run that writes several reports would otherwise
+        // call every report after the first one dirty.
+        m.dirty = !run_command(
+                       "git status --porcelain --untracked-files=no -- . ':(exclude)results' "
+                       "2>/dev/null")
+                       .empty();
     }
     m.hypervisor = hypervisor();
     return m;

@@ -34,7 +34,7 @@ struct machine_record {
     std::string compiler;
     std::string build_flags;
     std::string commit;
-    bool dirty = false;  // the work tree had uncommitted changes
+    bool dirty = false;  // the work tree had uncommitted changes (outside results/)
     // The I/O backend a runtime with io_backend = automatic picks here, and why (O1). The
     // report library does not link the runtime: the caller fills these in.
     std::string io_backend = "unknown";
