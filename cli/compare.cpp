@@ -1,39 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include "compare.hpp"
 
-#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <regex>
 
 #include "bench_compare.hpp"
 #include "json_writer.hpp"
+#include "stats.hpp"
 #include "table.hpp"
 
 namespace blitz::cli {
 namespace {
-
-std::string fixed(const char* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
-
-// Three or four significant digits in the largest unit that keeps the number at least 1.
-std::string duration(double ns) {
-    const char* unit = "ns";
-    double v = ns;
-    if (ns >= 1e9) {
-        unit = "s";
-        v = ns / 1e9;
-    } else if (ns >= 1e6) {
-        unit = "ms";
-        v = ns / 1e6;
-    } else if (ns >= 1e3) {
-        unit = "us";
-        v = ns / 1e3;
-    }
-    return fixed(v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v) + " " + unit;
-}
 
 void help() {
     std::cout
@@ -141,8 +119,9 @@ int compare_main(args& a) {
     std::cout << "A: " << files[0] << "\nB: " << files[1] << "\n\n";
     table t({"workload", "workers", "implementation", "A median", "B median", "B/A", "p", "B is"});
     for (const auto* r : rows) {
-        t.add({r->workload, std::to_string(r->workers), r->implementation, duration(r->median_a),
-               duration(r->median_b), fixed("%.3f", r->ratio), fixed("%.4f", r->p), verdict(*r)});
+        t.add({r->workload, std::to_string(r->workers), r->implementation, bench::dur(r->median_a),
+               bench::dur(r->median_b), bench::fmt("%.3f", r->ratio), bench::fmt("%.4f", r->p),
+               verdict(*r)});
     }
     t.print(std::cout);
     std::cout << "\nB/A: ratio of the medians over the repetitions; p: two-sided Mann-Whitney U; "

@@ -2,6 +2,7 @@
 #include "report_page.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>

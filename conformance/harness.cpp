@@ -316,18 +316,14 @@ suite_run run_checkers(const harness_options& o) {
             // This row hung: it fails without running its control, and the suite ends here.
             r.control.detail = "not run: the suite stopped after " + std::to_string(checker_hangs) +
                                " hang(s) (--max-hangs)";
-            r.seconds =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started)
-                    .count();
+            r.seconds = seconds_since(row_started);
             rows.push_back(std::move(r));
             continue;
         }
         if (!r.applicable) {
             // E.g. Q7 with at most two workers: nothing to check, and nothing to catch. Shown as
             // n/a; it neither passes nor fails the run.
-            r.seconds =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started)
-                    .count();
+            r.seconds = seconds_since(row_started);
             rows.push_back(std::move(r));
             continue;
         }
@@ -371,8 +367,7 @@ suite_run run_checkers(const harness_options& o) {
             r.control_na = !r.control.applicable;
             r.caught = r.control.violations > 0 || r.control_na;
         }
-        r.seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started).count();
+        r.seconds = seconds_since(row_started);
         r.pass = r.total.violations == 0 && r.total.events > 0 && r.caught;
         rows.push_back(std::move(r));
     }

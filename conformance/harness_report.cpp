@@ -127,12 +127,17 @@ std::string xml_escape(std::string s) {
 // JUnit XML as Jenkins, GitLab and GitHub's test reporters read it: one testsuite per checker,
 // one testcase per configuration and one for the negative control; a failed case carries the
 // first violation (or, for a control, that the fault went unnoticed).
+// A configuration's test case fails on a violation; a negative control's fails without one.
+bool junit_failed(const config_outcome& c) {
+    return c.control ? c.o.violations == 0 : c.o.violations > 0;
+}
+
 void write_junit(std::ostream& x, const suite_run& run) {
     std::size_t tests = 0, failures = 0;
     for (const checker_row& r : run.rows) {
         for (const config_outcome& c : r.configs) {
             ++tests;
-            failures += c.control ? c.o.violations == 0 : c.o.violations > 0;
+            failures += junit_failed(c);
         }
     }
     x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -142,7 +147,7 @@ void write_junit(std::ostream& x, const suite_run& run) {
         std::size_t f = 0;
         double secs = 0;
         for (const config_outcome& c : r.configs) {
-            f += c.control ? c.o.violations == 0 : c.o.violations > 0;
+            f += junit_failed(c);
             secs += c.seconds;
         }
         x << "  <testsuite name=\"conformance." << xml_escape(r.c->id) << "\" tests=\""
@@ -156,7 +161,7 @@ void write_junit(std::ostream& x, const suite_run& run) {
         for (const config_outcome& c : r.configs) {
             x << "    <testcase classname=\"conformance." << xml_escape(r.c->id) << "\" name=\""
               << xml_escape(c.label) << "\" time=\"" << c.seconds << "\"";
-            const bool failed = c.control ? c.o.violations == 0 : c.o.violations > 0;
+            const bool failed = junit_failed(c);
             if (!failed) {
                 x << "/>\n";
                 continue;

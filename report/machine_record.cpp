@@ -32,14 +32,6 @@ std::string run_command(const char* cmd) {
     return out;
 }
 
-std::string cpu_model() {
-    std::ifstream f("/proc/cpuinfo");
-    for (std::string line; std::getline(f, line);) {
-        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-    }
-    return "unknown";
-}
-
 // lscpu's "Hypervisor vendor" (empty when it names none): the short id's suffix, kept as it
 // was so results/ folder names stay stable.
 std::string lscpu_hypervisor() {
@@ -56,6 +48,11 @@ std::string cpuinfo_field(const std::string& key) {
         }
     }
     return "";
+}
+
+std::string cpu_model() {
+    const std::string m = cpuinfo_field("model name");
+    return m.empty() ? "unknown" : m;
 }
 
 std::string hypervisor() {

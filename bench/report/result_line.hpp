@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // Reads the result lines the runners print (one flat JSON object per line: strings, numbers,
-// arrays of numbers), blitz's and every peer's alike.
+// arrays of numbers), blitz's and every peer's alike, through report::json_value.
 
 #include <map>
 #include <optional>
