@@ -15,6 +15,8 @@ if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
   echo "regenerate_results: the tree has uncommitted changes; results must name a clean commit" >&2
   exit 2
 fi
+# Fail now, not after the benchmarks, if a mutant no longer applies to the tree.
+[ $mutants -eq 1 ] && python3 scripts/mutate.py --check
 make build-release build-release-gcc peers
 out=results/$(./build/release/blitz topo --machine-id)
 log=$out/regenerated.md
