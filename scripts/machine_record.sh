@@ -6,7 +6,9 @@ cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1)
 echo "| field | value |"
 echo "|---|---|"
 echo "| date (UTC) | $(date -u '+%Y-%m-%d %H:%M') |"
-echo "| commit | $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (dirty)') |"
+# Dirty: tracked changes outside results/ (a run writes several reports there in turn).
+dirty=$(git status --porcelain --untracked-files=no -- . ':(exclude)results' 2>/dev/null)
+echo "| commit | $(git rev-parse --short HEAD 2>/dev/null)${dirty:+ (dirty)} |"
 echo "| CPU | ${cpu} |"
 echo "| logical CPUs | $(nproc) |"
 echo "| NUMA nodes | $(lscpu | sed -n 's/^NUMA node(s):[[:space:]]*//p') |"
@@ -17,4 +19,4 @@ echo "| io_uring | kernel.io_uring_disabled = $(cat /proc/sys/kernel/io_uring_di
 echo "| OS | $(. /etc/os-release; echo "$PRETTY_NAME") |"
 echo "| g++ | $(g++ --version | head -1) |"
 echo "| clang++-19 | $(clang++-19 --version 2>/dev/null | head -1) |"
-echo "| build | release preset: -O2 -g -DNDEBUG (g++) |"
+echo "| build | release preset (clang++-19): -O2 -g -DNDEBUG |"
