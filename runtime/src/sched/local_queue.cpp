@@ -24,7 +24,8 @@ local_queue::push_result local_queue::push(task_header* t, global_queue& g,
         if (tail - bound < capacity) {
             // relaxed: the release store of tail_ below publishes the slot
             slots_[tail & mask].store(t, std::memory_order_relaxed);
-            tail_.store(tail + 1, std::memory_order_release);  // release: publishes the slot
+            // release: publishes the slot (the model's ring_publish control weakens it)
+            tail_.store(tail + 1, BLITZ_ORDER(ring_publish, std::memory_order_release));
             return {};
         }
         if (steal != real_of(h)) {

@@ -42,7 +42,13 @@ class global_queue;
 // thief (which owns `dst`); len() from anywhere (approximate).
 class local_queue {
 public:
+#ifdef BLITZ_MODEL_RING_CAPACITY
+    // The model checker's build shrinks the ring so that full rings and overflow are reached
+    // within a few operations.
+    static constexpr std::uint32_t capacity = BLITZ_MODEL_RING_CAPACITY;
+#else
     static constexpr std::uint32_t capacity = 256;
+#endif
     static constexpr std::uint32_t mask = capacity - 1;
     static_assert((capacity & mask) == 0, "capacity is a power of two");
 

@@ -298,8 +298,9 @@ bool task_header::transition_to_scheduled(bool consume, bool fault_enqueue_runni
                 if (consume) unref();
                 return false;
         }
-        // acq_rel: the waker's writes reach whoever runs the task next
-        if (state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel,
+        // acq_rel: the waker's writes reach whoever runs the task next (the model's task_wake
+        // control weakens it)
+        if (state_.compare_exchange_weak(s, ns, BLITZ_ORDER(task_wake, std::memory_order_acq_rel),
                                          std::memory_order_acquire)) {
             return enqueue;
         }

@@ -3,7 +3,13 @@
 // The one place every lock-free word of the runtime takes its atomics from: the task state word,
 // ring indices, the idle state, parkers, semaphore permits, channel turns, oneshot flags. A
 // model-checking build defines BLITZ_MODEL_ATOMIC_HEADER to swap in an instrumented atomic with
-// the same interface, and so drives all of them.
+// the same interface (stress/model/facade.hpp), together with the futex, the monotonic clock
+// the parker times out by, and the mutex (blitz/detail/mutex.hpp), and so drives all of them
+// under the model checker.
+//
+// BLITZ_ORDER(site, order) marks a memory order that a model's negative control weakens: it is
+// `order` in every build but the model build, where the control named `site` makes it relaxed
+// to show that the model notices.
 
 #ifdef BLITZ_MODEL_ATOMIC_HEADER
 #include BLITZ_MODEL_ATOMIC_HEADER
@@ -13,4 +19,5 @@ namespace blitz::detail {
 template <class T>
 using atomic = std::atomic<T>;
 }  // namespace blitz::detail
+#define BLITZ_ORDER(site, order) (order)
 #endif

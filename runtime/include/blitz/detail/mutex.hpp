@@ -7,6 +7,14 @@
 
 #include <mutex>
 
+#ifdef BLITZ_MODEL_ATOMIC_HEADER
+#include BLITZ_MODEL_ATOMIC_HEADER  // defines blitz::detail::mutex_impl (a model mutex)
+#else
+namespace blitz::detail {
+using mutex_impl = std::mutex;
+}  // namespace blitz::detail
+#endif
+
 #if defined(__clang__)
 #define BLITZ_TSA(x) __attribute__((x))
 #else
@@ -33,7 +41,7 @@ public:
     bool try_lock() BLITZ_TRY_ACQUIRE(true) { return m_.try_lock(); }
 
 private:
-    std::mutex m_;
+    mutex_impl m_;
 };
 
 // Holds `m` for its scope.

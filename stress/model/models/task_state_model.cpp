@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+// Model: the task state word (K1-K5). Wakes racing a poll are never lost (a wake that lands
+// while the task runs makes it run again, and that poll sees the waker's writes); a task is in
+// at most one queue entry and run by one runner at a time; reference counts are exact (the
+// block is freed once, by the last holder, after completion, join and wakers in any order).
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "blitz/detail/task_header.hpp"
+#include "model.hpp"
+#include "model_report.hpp"
+#include "task/alloc_stats.hpp"
+#include "task/schedule.hpp"
+
+namespace blitz::model {
+namespace {
+
+using detail::task_header;
+namespace st = detail::state;
+
+// The allocation statistics are thread_local counters outside the model: touch them before the
+// exploration so they are made (and stay) plain.
+void alloc_stats_warm_up() {
+    (void)detail::alloc_stats::mine();
+    (void)detail::alloc_stats::read();
+}
+
+// The queue of the model: entries created by wakes, taken by the runner.
+struct model_scheduler final : detail::task_scheduler {
+    atomic<int> entries{0};
+    void spawn(task_header*) noexcept override { entries.fetch_add(1, std::memory_order_acq_rel); }
+    void schedule(task_header*, bool) noexcept override {
+        entries.fetch_add(1, std::memory_order_acq_rel);
+    }
+    bool release(task_header*) noexcept override { return false; }
+    void unhandled_exception(task_header*) noexcept override {}
+};
+
+// A fresh spawned header in a heap block the last reference frees (release_block).
+task_header* spawn_header(model_scheduler& s) {
+    void* frame = detail::allocate_task_frame(0, 0);
+    task_header* h = detail::header_of_frame(frame);
+    h->init_spawned(&s, std::noop_coroutine());  // a noop root: destroying it does nothing
+    return h;
+}
+
+// One poll: take the queue entry, run, look at what the wakers wrote, finish the poll.
+// Returns whether the task was rescheduled (its entry kept).
+bool poll_once(task_header* h, const std::vector<atomic<int>*>& data, std::vector<int>& seen) {
+    BLITZ_MODEL_CHECK(st::lifecycle_of(h->load_state()) == st::lifecycle::scheduled);  // K4
+    h->transition_to_running();
+    for (std::size_t i = 0; i < data.size(); ++i)
+        seen[i] = data[i]->load(std::memory_order_relaxed);
+    return h->transition_after_poll() == task_header::after_poll::rescheduled;
+}
+
+// `wakers` threads each write their datum and wake the task (consuming a waker reference);
+// the runner polls while it has entries. Afterwards the last poll must have seen every datum.
+std::function<void()> wake_body(int wakers, bool fault_enqueue_running) {
+    return [=] {
+        model_scheduler s;
+        task_header* h = spawn_header(s);  // SCHEDULED, one entry: the spawn's
+        s.entries.store(1, std::memory_order_relaxed);
+        std::vector<atomic<int>*> data;
+        for (int i = 0; i < wakers; ++i) data.push_back(new atomic<int>(0));
+        std::vector<int> seen(static_cast<std::size_t>(wakers), 0);
+        std::vector<std::unique_ptr<thread>> ts;
+        for (int i = 0; i < wakers; ++i) {
+            auto& datum = *data[static_cast<std::size_t>(i)];
+            if (fault_enqueue_running) {
+                // K2's negative control: a wake that enqueues the task even while it runs.
+                h->ref();  // the wake's reference, taken before it races the poll
+                ts.push_back(std::make_unique<thread>([&datum, h] {
+                    datum.store(1, std::memory_order_relaxed);
+                    if (h->transition_to_scheduled(true, true)) h->scheduler()->schedule(h, false);
+                }));
+            } else {
+                blitz::waker w = h->make_waker();  // taken before the wake races the poll
+                ts.push_back(std::make_unique<thread>([&datum, w = std::move(w)]() mutable {
+                    datum.store(1, std::memory_order_relaxed);
+                    std::move(w).wake();
+                }));
+            }
+        }
+        // The runner: the spawn's entry, then whatever the wakes create.
+        auto run_entries = [&] {
+            while (s.entries.load(std::memory_order_acquire) > 0) {
+                s.entries.fetch_sub(1, std::memory_order_acq_rel);
+                while (poll_once(h, data, seen)) {
+                }
+            }
+        };
+        thread runner(run_entries);
+        for (auto& t : ts) t->join();
+        runner.join();
+        run_entries();  // entries created after the runner stopped looking
+        for (int i = 0; i < wakers; ++i) BLITZ_MODEL_CHECK(seen[static_cast<std::size_t>(i)] == 1);
+        const auto state = h->load_state();
+        BLITZ_MODEL_CHECK(st::lifecycle_of(state) == st::lifecycle::idle);
+        BLITZ_MODEL_CHECK(st::refs_of(state) == 2);  // handle and list: every waker's is gone
+        for (auto* d : data) delete d;
+        h->unref(2);
+    };
+}
+
+TEST(ModelTaskState, WakesRacingAPollAreNeverLost) {
+    alloc_stats_warm_up();
+    expect_holds("task state: two wakes racing the poll", options{}, wake_body(2, false));
+}
+
+TEST(ModelTaskState, ControlEnqueueingARunningTaskIsCaught) {
+    alloc_stats_warm_up();
+    expect_caught("task state control: a wake enqueues a running task", options{},
+                  wake_body(1, true));
+}
+
+TEST(ModelTaskState, ControlRelaxedWakeIsCaught) {
+    alloc_stats_warm_up();
+    options o;
+    o.weaken = "task_wake";
+    expect_caught("task state control: the wake's transition relaxed", o, wake_body(1, false));
+}
+
+// Completion, the join side and a waker race; the block is freed exactly once, last.
+std::function<void()> refs_body() {
+    return [] {
+        model_scheduler s;
+        task_header* h = spawn_header(s);
+        const auto frees_before = detail::alloc_stats::read().frees;
+        blitz::waker w = h->make_waker();
+        thread completer([&] {
+            h->transition_to_running();
+            h->complete(false, 2);  // the queue entry's and the list's references
+        });
+        thread joiner([&] { h->drop_handle(true); });
+        thread waker_thread([&, w = std::move(w)]() mutable { std::move(w).wake(); });
+        completer.join();
+        joiner.join();
+        waker_thread.join();
+        BLITZ_MODEL_CHECK(detail::alloc_stats::read().frees == frees_before + 1);
+    };
+}
+
+TEST(ModelTaskState, TheLastReferenceFreesTheBlockOnce) {
+    alloc_stats_warm_up();
+    expect_holds("task state: complete, drop handle and wake race", options{}, refs_body());
+}
+
+}  // namespace
+}  // namespace blitz::model
