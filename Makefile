@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 CTEST = ctest --no-tests=error -j $(JOBS) $(CTEST_ARGS) --preset
 PRESETS = release release-gcc debug tsan asan-ubsan
 
-.PHONY: mutants results all deps peers run test test-release test-tsan test-gcc test-asan bench docs format format-check tidy \
+.PHONY: stress mutants results all deps peers run test test-release test-tsan test-gcc test-asan bench docs format format-check tidy \
         clean \
         $(addprefix build-,$(PRESETS))
 
@@ -85,6 +85,12 @@ test-tsan: build-tsan
 
 test-asan: build-asan-ubsan
 	$(CTEST) asan-ubsan
+
+# Ten minutes of `blitz stress` (randomized mixed workloads with exactly-once oracles) under
+# ThreadSanitizer; STRESS_SECONDS=N for another length. `make test` runs 20 s in each build.
+STRESS_SECONDS ?= 600
+stress: build-tsan
+	./build/tsan/blitz stress --seconds $(STRESS_SECONDS)
 
 # The full benchmark report: every workload at 4 workers and at one per hardware thread, blitz
 # and every peer interleaved, 5 repetitions (results/<machine>/bench.{md,json} and plots/).

@@ -22,6 +22,7 @@
 #include "machine_record.hpp"
 #include "report_page.hpp"
 #include "runner.hpp"
+#include "stress.hpp"
 #include "topo.hpp"
 
 namespace {
@@ -44,6 +45,8 @@ void usage(std::ostream& os) {
           "                interleaved; writes results/<machine>/bench.{md,json} and plots\n"
           "  compare       per-row ratios of two bench.json reports, with a significance test\n"
           "  report        the results folder's tables and plots as one static HTML page\n"
+          "  stress        randomized mixed workloads with exactly-once oracles, for a time or a\n"
+          "                number of rounds, on runtimes built and shut down again and again\n"
           "  topo          the machine (or a synthetic topology) and the worker -> PU map\n"
           "  --version     the version\n"
           "Options take `--flag value` or `--flag=value`; `-` as an output means stdout.\n"
@@ -322,6 +325,10 @@ int dispatch(int argc, char** argv) {
     if (first == "conformance") {
         args a("blitz conformance", argc, argv, 2);
         return conformance_main(a);
+    }
+    if (first == "stress") {
+        args a("blitz stress", argc, argv, 2);
+        return blitz::cli::stress_main(a);
     }
     if (first == "topo") {
         args a("blitz topo", argc, argv, 2);

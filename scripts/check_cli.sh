@@ -27,7 +27,7 @@ expect() {
 expect 0 'usage: blitz <command>'                           # alone: the usage, exit 0
 expect 0 '^blitz [0-9]+\.[0-9]+\.[0-9]+'  --version
 expect 0 'usage: blitz <command>'         --help
-for sub in demo conformance bench compare report topo; do
+for sub in demo conformance bench compare report stress topo; do
   expect 0 "usage: blitz $sub"            "$sub" --help    # every subcommand has its own help
 done
 expect 0 'usage: blitz conformance'       help conformance
@@ -52,6 +52,10 @@ expect 2 'expects two reports'            compare only-one.json
 expect 0 '^Q1[[:space:]]'                 conformance --list
 expect 0 '^[a-z0-9]+-[0-9]+c'             topo --machine-id
 expect 0 '^spawn_many_local[[:space:]]'   bench --list
+expect 0 '^spawn_tree$'                   stress --list
+expect 2 'matches no workload'            stress --only nothing
+expect 2 'list-faults'                    stress --fault nothing
+expect 2 'positive integer.*-1'           stress --seconds -1
 # --flag=value and --flag value are the same; - is stdout.
 expect 0 '"pass": true'                   conformance --quick --filter=Q1 --workers=1 --format=json
 expect 0 '<testcase classname="conformance.Q1" name="W=1"' \

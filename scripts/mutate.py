@@ -137,7 +137,7 @@ CATALOGUE = [
      "        push_ring(prev);  // I9: visible to thieves now, so a parked worker may help",
      "a worker that pushes work to its ring never wakes a parked peer (I9)"),
     ("unpark-without-futex-wake", "runtime/src/sched/parker.cpp",
-     "if (prev == parked && !BLITZ_FAULT(fault_skip_wake_)) futex_wake_one(&word_);",
+     "if (prev == parked && !BLITZ_FAULT(fault_skip_wake_)) futex_wake_one(word_);",
      "if (prev == parked && !BLITZ_FAULT(fault_skip_wake_)) (void)0;",
      "an unpark stores the token but never wakes the futex (I5)"),
     ("global-queue-lifo", "runtime/src/sched/global_queue.cpp",

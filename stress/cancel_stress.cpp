@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
+#include "blitz_testing/counted_payload.hpp"
 #include "stress_scale.hpp"
 
 namespace blitz {
@@ -25,23 +26,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::atomic<long> g_live{0};  // payload objects alive
-
-struct payload {
-    std::uint32_t id = 0;
-    bool owns = false;
-    explicit payload(std::uint32_t i) : id(i), owns(true) { g_live.fetch_add(1); }
-    payload(payload&& o) noexcept : id(o.id), owns(std::exchange(o.owns, false)) {}
-    payload& operator=(payload&& o) noexcept {
-        if (owns) g_live.fetch_sub(1);
-        id = o.id;
-        owns = std::exchange(o.owns, false);
-        return *this;
-    }
-    ~payload() {
-        if (owns) g_live.fetch_sub(1);
-    }
-};
+using payload = workloads::counted_payload;
 
 struct tally {
     std::vector<std::atomic<std::uint8_t>> seen;
@@ -145,8 +130,8 @@ TEST_P(CancelStress, EveryValueDeliveredOnceOrLeftUnderAbortSelectAndTimeout) {
     EXPECT_EQ(t.duplicates.load(), 0);
     EXPECT_EQ(t.end_with_value.load(), 0);
     EXPECT_EQ(sent.load(), t.delivered.load() + left);
-    EXPECT_EQ(left, 0);           // the last consumer drained both channels
-    EXPECT_EQ(g_live.load(), 0);  // every payload destroyed exactly once
+    EXPECT_EQ(left, 0);                  // the last consumer drained both channels
+    EXPECT_EQ(payload::live.load(), 0);  // every payload destroyed exactly once
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, CancelStress, ::testing::Values(1u, 2u, 4u, 8u));

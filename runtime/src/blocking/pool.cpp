@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "base/os.hpp"
 #include "blitz/detail/faults.hpp"
+#include "blitz/testing/fault_injection.hpp"
 #include "task/context_internal.hpp"
 
 namespace blitz::detail {
@@ -30,6 +32,7 @@ blocking_pool::~blocking_pool() { shutdown(); }
 
 void blocking_pool::submit(std::shared_ptr<blocking_job> job) {
     bool start = false;
+    const blocking_job* raw = job.get();
     {
         std::lock_guard<std::mutex> l(mu_);
         if (shutdown_) {
@@ -49,7 +52,32 @@ void blocking_pool::submit(std::shared_ptr<blocking_job> job) {
     }
     if (start) {
         try {
+            if (BLITZ_INJECTED_FAILURE(blocking_thread)) {  // faults build only
+                throw std::system_error(
+                    std::make_error_code(std::errc::resource_unavailable_try_again),
+                    "injected failure");
+            }
             std::thread([this] { thread_main(); }).detach();
+        } catch (const std::system_error& e) {
+            // No new thread. With a thread still in the pool, the job stays queued and runs in
+            // its turn; with none, nothing would ever run it: it leaves the queue and the caller
+            // gets the error. Either way it is never both failed and run, nor lost.
+            std::lock_guard<std::mutex> l(mu_);
+            --threads_;
+            exit_cv_.notify_all();
+            if (threads_ > 0 || shutdown_) {
+                work_cv_.notify_one();
+                return;
+            }
+            for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+                if (it->get() == raw) {
+                    queue_.erase(it);
+                    break;
+                }
+            }
+            throw std::system_error(e.code(),
+                                    "blitz::spawn_blocking: cannot start a blocking-pool "
+                                    "thread and none is running");
         } catch (...) {
             std::lock_guard<std::mutex> l(mu_);
             --threads_;  // the job stays queued for an existing thread, or for shutdown

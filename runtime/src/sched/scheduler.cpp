@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 #include "base/rng.hpp"
 #include "blitz/detail/faults.hpp"
+#include "blitz/testing/fault_injection.hpp"
 #include "task/alloc_stats.hpp"
 #include "task/context_internal.hpp"
 
@@ -59,10 +61,21 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
     global_.set_fault_locked_empty(BLITZ_FAULT(cfg.debug.locked_global_empty));
     make_workers();
     threads_.reserve(nworkers_);
+    unsigned started = 0;
     try {
-        for (unsigned i = 0; i < nworkers_; ++i) {
-            threads_.emplace_back([w = workers_[i].get()] { w->run(); });
+        for (; started < nworkers_; ++started) {
+            if (BLITZ_INJECTED_FAILURE(worker_thread)) {  // faults build only
+                throw std::system_error(
+                    std::make_error_code(std::errc::resource_unavailable_try_again),
+                    "injected failure");
+            }
+            threads_.emplace_back([w = workers_[started].get()] { w->run(); });
         }
+    } catch (const std::system_error& e) {
+        shutdown();  // joins the workers already started: no thread is left behind
+        throw std::system_error(e.code(), "blitz::runtime: cannot start worker thread " +
+                                              std::to_string(started + 1) + " of " +
+                                              std::to_string(nworkers_));
     } catch (...) {
         shutdown();
         throw;

@@ -10,6 +10,7 @@
 #include "blitz/detail/faults.hpp"
 #include "blitz/detail/spawn.hpp"
 #include "blitz/join_handle.hpp"
+#include "blitz/testing/fault_injection.hpp"
 #include "task/alloc_stats.hpp"
 #include "task/context_internal.hpp"
 #include "task/schedule.hpp"
@@ -102,6 +103,7 @@ private:
 thread_local block_cache tl_blocks;
 
 void* allocate_task_frame(std::size_t frame_size, std::size_t slot_bytes) {
+    if (BLITZ_INJECTED_FAILURE(task_alloc)) throw std::bad_alloc();  // faults build only
     const std::size_t total = slot_bytes + header_prefix_size + frame_size;
     void* block = nullptr;
     const std::size_t c = block_cache::class_of(total);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "blitz/detail/task_header.hpp"
+#include "blitz/testing/fault_injection.hpp"
 #include "model.hpp"
 #include "model_report.hpp"
 #include "task/alloc_stats.hpp"
@@ -20,11 +21,12 @@ namespace {
 using detail::task_header;
 namespace st = detail::state;
 
-// The allocation statistics are thread_local counters outside the model: touch them before the
-// exploration so they are made (and stay) plain.
+// The allocation statistics and the fault-injection switches are statics outside the model:
+// touch them before the exploration so they are made (and stay) plain.
 void alloc_stats_warm_up() {
     (void)detail::alloc_stats::mine();
     (void)detail::alloc_stats::read();
+    testing::clear_failures();
 }
 
 // The queue of the model: entries created by wakes, taken by the runner.

@@ -14,6 +14,7 @@
 
 #include "blitz/detail/atomic.hpp"
 #include "blitz/sync/semaphore.hpp"
+#include "blitz/testing/fault_injection.hpp"
 
 namespace blitz {
 
@@ -316,6 +317,7 @@ std::pair<sender<T>, receiver<T>> channel(std::size_t capacity) {
     if (capacity == 0) {
         throw std::invalid_argument("blitz::channel: capacity must be at least 1");
     }
+    if (BLITZ_INJECTED_FAILURE(channel_alloc)) throw std::bad_alloc();  // faults build only
     auto s = std::make_shared<detail::chan_state<T>>(capacity);
     return {sender<T>(s), receiver<T>(s)};
 }
