@@ -5,7 +5,8 @@
 # results/<machine>/regenerated.md with the commit, so the README can quote both.
 #   scripts/regenerate_results.sh [--skip-mutants]
 # About 2 hours on epyc-2c (2 vCPUs): conformance --full, the full and quick benchmark
-# reports, the I/O and file/process rows, the compiler comparison and the mutation run.
+# reports, the I/O and file/process rows, the compiler comparison, the model checker's models
+# and the mutation run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -41,6 +42,7 @@ step fsproc python3 scripts/bench_fsproc.py --out "$out"
 # (results/<machine>/compilers.md quotes its table: update the numbers there from it).
 step compilers ./build/release-gcc/blitz bench --quick --peers tokio \
   --baseline build/release/blitz-runner --out "$out/compilers"
+step model bash scripts/model_report.sh build/release "$out"
 [ $mutants -eq 1 ] && step mutants python3 scripts/mutate.py
 step report ./build/release/blitz report
 echo "regenerate_results: done; see $log"

@@ -28,3 +28,5 @@ inline std::chrono::nanoseconds monotonic_now() noexcept { return ::blitz::model
 
 // One memory order the negative controls may weaken to relaxed (see blitz/detail/atomic.hpp).
 #define BLITZ_ORDER(site, mo) (::blitz::model::weakened(#site) ? ::std::memory_order_relaxed : (mo))
+// One step a negative control leaves out (see blitz/detail/atomic.hpp).
+#define BLITZ_MODEL_DEFECT(site) (::blitz::model::weakened(#site))

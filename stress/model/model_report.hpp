@@ -33,8 +33,17 @@ inline void append_row(const char* name, const options& o, const report& r, bool
     }
 }
 
+// BLITZ_MODEL_BOUND=N runs every model with preemption bound N instead of its own (-1: none).
+inline options with_env_bound(options o) {
+    if (const char* b = std::getenv("BLITZ_MODEL_BOUND"); b && *b)
+        o.preemption_bound = std::atoi(b);
+    return o;
+}
+
 // The model must hold over its whole bounded space.
-inline report expect_holds(const char* name, const options& o, const std::function<void()>& body) {
+inline report expect_holds(const char* name, const options& given,
+                           const std::function<void()>& body) {
+    const options o = with_env_bound(given);
     const report r = explore(o, body);
     append_row(name, o, r, false);
     EXPECT_FALSE(r.failed) << name << ": " << r.failure << "\nschedule " << r.schedule << "\n"
@@ -44,7 +53,9 @@ inline report expect_holds(const char* name, const options& o, const std::functi
 }
 
 // A negative control: the defect must be found, and its schedule must replay to the same failure.
-inline report expect_caught(const char* name, const options& o, const std::function<void()>& body) {
+inline report expect_caught(const char* name, const options& given,
+                            const std::function<void()>& body) {
+    const options o = with_env_bound(given);
     const report r = explore(o, body);
     append_row(name, o, r, true);
     EXPECT_TRUE(r.failed) << name << ": the defect was not found; " << summary(r);

@@ -40,7 +40,9 @@ struct oneshot_state {
     }
     // The sender is done (prev: the flags before it said so): wake a registered receiver.
     void wake_receiver(std::uint32_t prev) noexcept {
-        if (prev & rx_waiting) static_cast<waker&&>(rx_waker).wake();
+        // (the model's oneshot_skip_wake control leaves the wake out)
+        if ((prev & rx_waiting) && !BLITZ_MODEL_DEFECT(oneshot_skip_wake))
+            static_cast<waker&&>(rx_waker).wake();
     }
 };
 }  // namespace detail

@@ -9,7 +9,8 @@
 //
 // BLITZ_ORDER(site, order) marks a memory order that a model's negative control weakens: it is
 // `order` in every build but the model build, where the control named `site` makes it relaxed
-// to show that the model notices.
+// to show that the model notices. BLITZ_MODEL_DEFECT(site) marks a step such a control leaves
+// out: false in every build but the model build, where the control named `site` makes it true.
 
 #ifdef BLITZ_MODEL_ATOMIC_HEADER
 #include BLITZ_MODEL_ATOMIC_HEADER
@@ -20,4 +21,5 @@ template <class T>
 using atomic = std::atomic<T>;
 }  // namespace blitz::detail
 #define BLITZ_ORDER(site, order) (order)
+#define BLITZ_MODEL_DEFECT(site) false
 #endif

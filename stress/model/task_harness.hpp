@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Real blitz tasks inside a model (issue 19): a scheduler whose queue is a model mutex and list,
+// and a worker thread that polls what it pops, so the awaitables of the sync primitives and
+// channels run their own code under the explorer. Only the worker thread polls tasks, so the
+// runtime's thread-locals (the current task, the cooperative budget) are used by one fiber
+// only; the other model threads play plain threads (senders, aborters, joiners).
+
+#include <deque>
+#include <vector>
+
+#include "blitz/detail/spawn.hpp"
+#include "blitz/detail/task_header.hpp"
+#include "blitz/task.hpp"
+#include "model.hpp"
+#include "task/schedule.hpp"
+
+namespace blitz::model {
+
+class task_harness final : public detail::task_scheduler {
+public:
+    task_harness() = default;
+    task_harness(const task_harness&) = delete;
+    task_harness& operator=(const task_harness&) = delete;
+    ~task_harness() {
+        // The owner's list reference of every spawned task, as a runtime's shutdown sweep drops it.
+        for (detail::task_header* t : spawned_) t->unref();
+    }
+
+    template <class T>
+    join_handle<T> spawn(task<T> t) {
+        return detail::spawn_on(this, std::move(t));
+    }
+
+    // The worker: polls queued tasks until stop() and an empty queue. Run it in a model thread.
+    void run_worker() {
+        for (;;) {
+            detail::task_header* t = nullptr;
+            {
+                mu_.lock();
+                if (!queue_.empty()) {
+                    t = queue_.front();
+                    queue_.pop_front();
+                }
+                mu_.unlock();
+            }
+            if (t) {
+                bool stray = false;
+                const auto r = t->poll(128, false, stray);
+                if (r == detail::task_header::poll_outcome::rescheduled) push(t);
+                continue;
+            }
+            if (stop_.load(std::memory_order_acquire)) return;
+            yield();  // nothing to run: let the other threads go on
+        }
+    }
+    void stop() { stop_.store(true, std::memory_order_release); }
+
+    void spawn(detail::task_header* t) noexcept override {
+        spawned_.push_back(t);
+        push(t);
+    }
+    void schedule(detail::task_header* t, bool) noexcept override { push(t); }
+    bool release(detail::task_header*) noexcept override { return false; }
+    void unhandled_exception(detail::task_header*) noexcept override {}
+
+private:
+    void push(detail::task_header* t) {
+        mu_.lock();
+        queue_.push_back(t);
+        mu_.unlock();
+    }
+
+    mutex mu_;
+    std::deque<detail::task_header*> queue_;  // under mu_
+    atomic<bool> stop_{false};
+    std::vector<detail::task_header*> spawned_;  // the spawning thread's only
+};
+
+}  // namespace blitz::model
