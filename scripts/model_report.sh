@@ -16,14 +16,17 @@ mkdir -p "$out"
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
 status=0
-# Each model at its own bound (what make test runs), then at bound 2 for the one model that
-# make test keeps at 1, and every model at bound 3 except the two largest (the two-thief ring
-# and the semaphore with its lock-free path: 37,930 and 257,504 executions at bound 2).
+# Each model at its own bound (what make test runs), then at bound 2 for the two models that
+# make test keeps at 1, and every model at bound 3 except the three largest (the two-thief ring,
+# the semaphore with its lock-free path and the channel: 37,930, 257,504 and 148,471
+# executions at bound 2).
 filter='Model*-ModelLitmus.*:ModelExplorer.*'
 large='ModelRing.TwoThievesAndTheOwner:ModelSemaphore.TwoWaitersAndTheLockFreePathShareOnePermit'
+large="$large:ModelChannel.ValuesArriveOnceAndInOrderThroughAFullChannel"
 BLITZ_MODEL_REPORT=$rows "$bin" --gtest_brief=1 --gtest_filter="$filter" || status=$?
 BLITZ_MODEL_REPORT=$rows BLITZ_MODEL_BOUND=2 "$bin" --gtest_brief=1 \
-  --gtest_filter='ModelSemaphore.TwoWaitersAndTheLockFreePathShareOnePermit' || status=$?
+  --gtest_filter='ModelSemaphore.TwoWaitersAndTheLockFreePathShareOnePermit:ModelChannel.ValuesArriveOnceAndInOrderThroughAFullChannel' \
+  || status=$?
 BLITZ_MODEL_REPORT=$rows BLITZ_MODEL_BOUND=3 "$bin" --gtest_brief=1 \
   --gtest_filter="$filter:$large" || status=$?
 {
