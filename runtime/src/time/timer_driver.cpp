@@ -74,7 +74,9 @@ bool timer_driver::disarm(timer_slot& s) noexcept {
         } else if (s.linked()) {
             wheel_.remove(&s);
         } else {
-            return false;  // never armed, or fired (its wake is on its way or done)
+            // never armed, or fired (its wake is on its way or done); the model's
+            // timer_disarm_fired control claims it was disarmed anyway
+            return BLITZ_MODEL_DEFECT(timer_disarm_fired);
         }
         dropped = std::move(s.w);
         publish_next();
