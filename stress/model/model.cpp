@@ -7,8 +7,12 @@
 // prefix and takes the next alternative at its last open choice (depth-first, stateless, as in
 // CHESS and loom). A path that cannot be extended any more means the bounded space is done.
 
+// _longjmp between fiber stacks is what the fibers do on purpose; the fortified longjmp would
+// take it for a corrupted stack.
+#undef _FORTIFY_SOURCE
 #include "model.hpp"
 
+#include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -164,7 +168,9 @@ enum class run_state : std::uint8_t { runnable, futex, mutex, joining, finished 
 constexpr std::size_t stack_size = 256 * 1024;
 
 struct fiber_thread {
-    ucontext_t ctx{};
+    ucontext_t ctx{};  // the entry point, used once (setcontext)
+    jmp_buf jb{};      // where the fiber continues after its first switch
+    bool started = false;
     void* stack = nullptr;
     std::function<void()> fn;
     run_state state = run_state::finished;
@@ -223,7 +229,7 @@ struct explorer {
     std::vector<trace_line> trace;
     bool failed = false;
     std::uint64_t generation = 0;  // counts executions over the process's life
-    ucontext_t sched_ctx{};
+    jmp_buf sched_jb{};            // the explorer's side of every switch
 };
 
 explorer* ex = nullptr;  // the running exploration (explore() is not reentrant)
@@ -234,6 +240,22 @@ explorer* ex = nullptr;  // the running exploration (explore() is not reentrant)
 }
 
 fiber_thread& self() { return ex->threads[static_cast<std::size_t>(ex->current)]; }
+
+// Context switches. swapcontext saves and restores the signal mask with a system call on every
+// switch; _setjmp/_longjmp do not. A fiber is entered once through its ucontext (setcontext)
+// and switched by jump buffers from then on.
+void to_explorer(fiber_thread& me) {
+    if (_setjmp(me.jb) == 0) _longjmp(ex->sched_jb, 1);
+}
+[[noreturn]] void leave_for_good() { _longjmp(ex->sched_jb, 1); }
+void resume(fiber_thread& th) {
+    if (_setjmp(ex->sched_jb) != 0) return;  // back from the fiber
+    if (!th.started) {
+        th.started = true;
+        setcontext(&th.ctx);
+    }
+    _longjmp(th.jb, 1);
+}
 
 std::string describe(const trace_line& t) {
     std::ostringstream o;
@@ -409,11 +431,11 @@ int pick_next() {
 void schedule(op_kind kind, int loc, std::memory_order mo) {
     if (ex->failed) {
         // The execution is over; park this fiber for good.
-        swapcontext(&self().ctx, &ex->sched_ctx);
+        leave_for_good();
     }
     fiber_thread& me = self();
     me.op = pending_op{kind, loc, mo};
-    swapcontext(&me.ctx, &ex->sched_ctx);
+    to_explorer(me);
     // Our turn: the operation executes now, in the caller.
     ++ex->threads[static_cast<std::size_t>(ex->current)]
           .clock.c[static_cast<std::size_t>(ex->current)];
@@ -482,7 +504,7 @@ void trampoline() {
     me.fn = nullptr;
     me.state = run_state::finished;
     me.op = pending_op{};
-    swapcontext(&me.ctx, &ex->sched_ctx);
+    leave_for_good();
 }
 
 int start_thread(std::function<void()> fn, const vclock* parent) {
@@ -506,6 +528,7 @@ int start_thread(std::function<void()> fn, const vclock* parent) {
     th.wait_loc = -1;
     th.timed = false;
     th.timed_out = false;
+    th.started = false;
     getcontext(&th.ctx);
     th.ctx.uc_stack.ss_sp = th.stack;
     th.ctx.uc_stack.ss_size = stack_size;
@@ -552,7 +575,7 @@ void run_execution() {
         const int next = pick_next();
         if (next < 0) break;
         fiber_thread& th = ex->threads[static_cast<std::size_t>(next)];
-        swapcontext(&ex->sched_ctx, &th.ctx);
+        resume(th);
     }
     ex->rep.steps += ex->steps;
     ex->rep.max_depth = std::max<std::uint64_t>(ex->rep.max_depth, ex->steps);
@@ -634,7 +657,7 @@ void check(bool ok, const char* what, const char* file, int line) {
     }
     fail(std::string("check failed: ") + what + " (" + file + ":" + std::to_string(line) + ")");
     // Leave this fiber; the explorer ends the execution.
-    swapcontext(&self().ctx, &ex->sched_ctx);
+    leave_for_good();
 }
 
 void yield() {
@@ -813,7 +836,7 @@ bool futex_wait(int loc, bits expected, std::chrono::nanoseconds timeout) {
     me.deadline = ex->vtime + (me.timed ? timeout : std::chrono::nanoseconds{0});
     me.timed_out = false;
     // Blocked: the explorer resumes this fiber after a wake or a timeout.
-    swapcontext(&me.ctx, &ex->sched_ctx);
+    to_explorer(me);
     fiber_thread& again = self();
     again.wait_loc = -1;
     catch_up();

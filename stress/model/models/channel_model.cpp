@@ -77,11 +77,7 @@ void warm_up() {
 
 TEST(ModelChannel, ValuesArriveOnceAndInOrderThroughAFullChannel) {
     warm_up();
-    // Bound 1 here: at bound 2 this model takes 148,471 executions (about a minute), too long
-    // for every make test; model_report.sh runs it at 2 as well.
-    options o;
-    o.preemption_bound = 1;
-    expect_holds("channel: capacity 1, a producer task, a consumer task and try_recv", o,
+    expect_holds("channel: capacity 1, a producer task, a consumer task and try_recv", options{},
                  channel_body(false));
 }
 

@@ -82,11 +82,7 @@ void warm_up() {
 
 TEST(ModelSemaphore, TwoWaitersAndTheLockFreePathShareOnePermit) {
     warm_up();
-    // Bound 1: at bound 2 this model takes 257,504 executions (about a minute), too long for
-    // every make test; model_report.sh runs it at 2 as well.
-    options o;
-    o.preemption_bound = 1;
-    expect_holds("semaphore: two waiting tasks and a try_acquire on one permit", o,
+    expect_holds("semaphore: two waiting tasks and a try_acquire on one permit", options{},
                  semaphore_body(true, false, {}));
 }
 
