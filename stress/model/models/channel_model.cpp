@@ -13,6 +13,7 @@
 #include "blitz/testing/fault_injection.hpp"
 #include "model.hpp"
 #include "model_report.hpp"
+#include "runtime_statics.hpp"
 #include "task/alloc_stats.hpp"
 #include "task_harness.hpp"
 
@@ -69,20 +70,14 @@ std::function<void()> channel_body(bool drop_waiting_send) {
     };
 }
 
-void warm_up() {
-    (void)detail::alloc_stats::mine();
-    (void)detail::alloc_stats::read();
-    testing::clear_failures();
-}
-
 TEST(ModelChannel, ValuesArriveOnceAndInOrderThroughAFullChannel) {
-    warm_up();
+    make_runtime_statics();
     expect_holds("channel: capacity 1, a producer task, a consumer task and try_recv", options{},
                  channel_body(false));
 }
 
 TEST(ModelChannel, ControlWaitingSendDroppedIsCaught) {
-    warm_up();
+    make_runtime_statics();
     options o;
     o.max_steps = 5000;
     expect_caught("channel control: a send that had to wait is dropped (X5)", o,

@@ -10,6 +10,7 @@
 #include "blitz_testing/counted_payload.hpp"
 #include "model.hpp"
 #include "model_report.hpp"
+#include "runtime_statics.hpp"
 #include "task/alloc_stats.hpp"
 #include "task_harness.hpp"
 
@@ -68,32 +69,26 @@ std::function<void()> oneshot_body(sender_does what, bool abort_receiver) {
     };
 }
 
-void warm_up() {
-    (void)detail::alloc_stats::mine();
-    (void)detail::alloc_stats::read();
-    testing::clear_failures();
-}
-
 TEST(ModelOneshot, SendRacingTheReceiversWait) {
-    warm_up();
+    make_runtime_statics();
     expect_holds("oneshot: send against the receiving task", options{},
                  oneshot_body(sender_does::send, false));
 }
 
 TEST(ModelOneshot, DropRacingTheReceiversWait) {
-    warm_up();
+    make_runtime_statics();
     expect_holds("oneshot: sender dropped against the receiving task", options{},
                  oneshot_body(sender_does::drop, false));
 }
 
 TEST(ModelOneshot, SendRacingAnAbortOfTheReceiver) {
-    warm_up();
+    make_runtime_statics();
     expect_holds("oneshot: send against an abort of the receiving task", options{},
                  oneshot_body(sender_does::send, true));
 }
 
 TEST(ModelOneshot, ControlSenderThatDoesNotWakeIsCaught) {
-    warm_up();
+    make_runtime_statics();
     options o;
     o.weaken = "oneshot_skip_wake";
     o.max_steps = 5000;  // the receiver never runs again: the worker idles until the limit

@@ -12,6 +12,7 @@
 #include "blitz/yield.hpp"
 #include "model.hpp"
 #include "model_report.hpp"
+#include "runtime_statics.hpp"
 #include "task/alloc_stats.hpp"
 #include "task_harness.hpp"
 
@@ -74,26 +75,20 @@ std::function<void()> semaphore_body(bool plain_thread, bool abort_one,
     };
 }
 
-void warm_up() {
-    (void)detail::alloc_stats::mine();
-    (void)detail::alloc_stats::read();
-    testing::clear_failures();
-}
-
 TEST(ModelSemaphore, TwoWaitersAndTheLockFreePathShareOnePermit) {
-    warm_up();
+    make_runtime_statics();
     expect_holds("semaphore: two waiting tasks and a try_acquire on one permit", options{},
                  semaphore_body(true, false, {}));
 }
 
 TEST(ModelSemaphore, AnAbortedWaiterGivesItsGrantBack) {
-    warm_up();
+    make_runtime_statics();
     expect_holds("semaphore: two waiting tasks, one aborted", options{},
                  semaphore_body(false, true, {}));
 }
 
 TEST(ModelSemaphore, ControlLostAbandonedGrantIsCaught) {
-    warm_up();
+    make_runtime_statics();
     testing::semaphore_faults f;
     f.lose_abandoned_grant = true;
     options o;

@@ -12,6 +12,7 @@
 #include "blitz/testing/fault_injection.hpp"
 #include "model.hpp"
 #include "model_report.hpp"
+#include "runtime_statics.hpp"
 #include "task/alloc_stats.hpp"
 #include "task/schedule.hpp"
 
@@ -20,14 +21,6 @@ namespace {
 
 using detail::task_header;
 namespace st = detail::state;
-
-// The allocation statistics and the fault-injection switches are statics outside the model:
-// touch them before the exploration so they are made (and stay) plain.
-void alloc_stats_warm_up() {
-    (void)detail::alloc_stats::mine();
-    (void)detail::alloc_stats::read();
-    testing::clear_failures();
-}
 
 // The queue of the model: entries created by wakes, taken by the runner.
 struct model_scheduler final : detail::task_scheduler {
@@ -108,18 +101,18 @@ std::function<void()> wake_body(int wakers, bool fault_enqueue_running) {
 }
 
 TEST(ModelTaskState, WakesRacingAPollAreNeverLost) {
-    alloc_stats_warm_up();
+    make_runtime_statics();
     expect_holds("task state: two wakes racing the poll", options{}, wake_body(2, false));
 }
 
 TEST(ModelTaskState, ControlEnqueueingARunningTaskIsCaught) {
-    alloc_stats_warm_up();
+    make_runtime_statics();
     expect_caught("task state control: a wake enqueues a running task", options{},
                   wake_body(1, true));
 }
 
 TEST(ModelTaskState, ControlRelaxedWakeIsCaught) {
-    alloc_stats_warm_up();
+    make_runtime_statics();
     options o;
     o.weaken = "task_wake";
     expect_caught("task state control: the wake's transition relaxed", o, wake_body(1, false));
@@ -146,7 +139,7 @@ std::function<void()> refs_body() {
 }
 
 TEST(ModelTaskState, TheLastReferenceFreesTheBlockOnce) {
-    alloc_stats_warm_up();
+    make_runtime_statics();
     expect_holds("task state: complete, drop handle and wake race", options{}, refs_body());
 }
 

@@ -11,6 +11,7 @@
 #include "blitz/testing/fault_injection.hpp"
 #include "model.hpp"
 #include "model_report.hpp"
+#include "runtime_statics.hpp"
 #include "task/alloc_stats.hpp"
 #include "time/timer_driver.hpp"
 
@@ -62,19 +63,13 @@ std::function<void()> timer_body() {
     };
 }
 
-void warm_up() {
-    (void)detail::alloc_stats::mine();
-    (void)detail::alloc_stats::read();
-    testing::clear_failures();
-}
-
 TEST(ModelTimer, ArmDisarmAndFireFromThreeThreads) {
-    warm_up();
+    make_runtime_statics();
     expect_holds("timer driver: arm, disarm and fire racing", options{}, timer_body());
 }
 
 TEST(ModelTimer, ControlDisarmClaimingAFiredTimerIsCaught) {
-    warm_up();
+    make_runtime_statics();
     options o;
     o.weaken = "timer_disarm_fired";
     expect_caught("timer control: disarm reports success for a fired timer", o, timer_body());
