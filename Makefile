@@ -66,13 +66,16 @@ demo: build-release
 	./build/release/blitz demo
 
 # The house format first (clang-format-19), then every test in the release build (clang-19),
-# again under ThreadSanitizer (clang-19), and the tests again built by g++ 12 (Debian's default
-# compiler, still supported: README, Compilers) except the conformance runs, which the clang
-# builds cover.
-test: format-check build-release build-tsan build-release-gcc
+# again under ThreadSanitizer (clang-19), again under AddressSanitizer + UBSan + LeakSanitizer
+# (clang-19, with the timer wheel's fuzz target), and the tests again built by g++ 12 (Debian's
+# default compiler, still supported: README, Compilers). The long conformance runs (quick,
+# pinned) go through the release and TSan builds; the ASan and g++ builds run the rest.
+LONG_CONFORMANCE = '^conformance\.(quick|pinned|hang_verdict)$$'
+test: format-check build-release build-tsan build-asan-ubsan build-release-gcc
 	$(CTEST) release
 	$(CTEST) tsan
-	$(CTEST) release-gcc -E '^conformance\.'
+	$(CTEST) asan-ubsan -E $(LONG_CONFORMANCE)
+	$(CTEST) release-gcc -E $(LONG_CONFORMANCE)
 
 test-gcc: build-release-gcc
 	$(CTEST) release-gcc -E '^conformance\.'
@@ -84,7 +87,7 @@ test-tsan: build-tsan
 	$(CTEST) tsan
 
 test-asan: build-asan-ubsan
-	$(CTEST) asan-ubsan
+	$(CTEST) asan-ubsan -E $(LONG_CONFORMANCE)
 
 # Ten minutes of `blitz stress` (randomized mixed workloads with exactly-once oracles) under
 # ThreadSanitizer; STRESS_SECONDS=N for another length. `make test` runs 20 s in each build.

@@ -13,7 +13,7 @@
 namespace blitz::cli {
 namespace {
 
-void help() {
+void compare_help() {
     std::cout
         << "usage: blitz compare A.json B.json [--filter RE] [--implementation NAME] [--alpha P]\n"
            "                     [--format text|json]\n"
@@ -38,7 +38,7 @@ int compare_main(args& a) {
     while (!a.done()) {
         const std::string f = a.next();
         if (f == "-h" || f == "--help") {
-            help();
+            compare_help();
             return 0;
         }
         if (f == "--filter") {

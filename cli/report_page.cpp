@@ -33,7 +33,7 @@ img { max-width: 100%; border: 1px solid #eee; margin: .5em 0; }
 </style>
 )";
 
-void help() {
+void report_help() {
     std::cout << "usage: blitz report [--results DIR] [--out FILE|-]\n"
                  "Renders every Markdown table under the results folder (each machine's\n"
                  "conformance, benchmark and I/O reports, with their plots) as one static HTML\n"
@@ -57,7 +57,7 @@ int report_main(args& a) {
     while (!a.done()) {
         const std::string f = a.next();
         if (f == "-h" || f == "--help") {
-            help();
+            report_help();
             return 0;
         }
         if (f == "--results") {

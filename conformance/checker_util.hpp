@@ -11,6 +11,7 @@
 #include "blitz/blitz.hpp"
 #include "blitz_testing/settle.hpp"
 #include "blitz_testing/suite.hpp"
+#include "blitz_testing/workloads.hpp"
 #include "checker.hpp"
 
 namespace blitz::conformance {
@@ -31,6 +32,8 @@ inline void forbid(outcome& o, const std::string& what) {
     ++o.violations;
     note_first(o, what);
 }
+
+using workloads::let_others_run;
 
 // Polls `done` from a plain thread until it holds or `stall` passes: a hang guard far above what
 // a correct run needs, never a verdict on speed. False when it gave up.

@@ -25,11 +25,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// On a one-worker runtime: lets every runnable task run until it blocks.
-task<void> let_others_run(int rounds = 4) {
-    for (int i = 0; i < rounds; ++i) co_await yield_now();
-}
-
 // A payload that counts its live objects, so a value destroyed twice or never shows.
 struct counted {
     std::uint32_t id = 0;

@@ -44,9 +44,9 @@ using net::tcp_listener;
 using net::tcp_stream;
 
 // A park timeout no checker waits for: a missing wake stalls instead of being covered (I/T).
-constexpr std::chrono::seconds long_park{3600};
+constexpr std::chrono::seconds io_long_park{3600};
 // Hang guards, far above what a correct run needs (microseconds): only a stall reaches them.
-constexpr auto stall = 10s;
+constexpr auto io_stall = 10s;
 
 const io_backend_kind backends[] = {io_backend_kind::epoll, io_backend_kind::automatic};
 
@@ -64,9 +64,7 @@ void note_backend(outcome& o, runtime& rt, io_backend_kind b) {
     o.note += std::string(o.note.empty() ? "" : "; ") + "automatic = " + rt.metrics().io_backend;
 }
 
-std::span<const std::byte> bytes_of(const std::string& s) {
-    return std::as_bytes(std::span<const char>(s.data(), s.size()));
-}
+using workloads::bytes_of;
 
 // A connected pair over loopback TCP: {client, server}.
 task<std::pair<tcp_stream, tcp_stream>> connected_pair() {
@@ -99,8 +97,8 @@ outcome control_not_here() {
 
 // The shared stall guard (checker_util.hpp) with this file's limit.
 template <class F>
-bool settled_within(F done) {
-    return conformance::settled_within(std::move(done), stall);
+bool io_settled_within(F done) {
+    return conformance::settled_within(std::move(done), io_stall);
 }
 
 // Runs `blitz __conformance-child args...` (this executable, fresh: fork then exec at once, so
@@ -267,7 +265,7 @@ outcome check_o2(const run_params& p, bool faulty) {
             const unsigned workers = counts[k];
             if (faulty && o.violations) return o;  // one stall shows the control
             config c = io_config(workers, b);
-            c.park_timeout = long_park;
+            c.park_timeout = io_long_park;
             c.debug.io_skip_driver_wake = faulty;
             runtime rt(c);
             note_backend(o, rt, b);
@@ -295,7 +293,7 @@ outcome check_o2(const run_params& p, bool faulty) {
             for (int round = 0; round < 2; ++round) {
                 ++o.runs;
                 // (a) wait until the reader waits and every worker is parked
-                const auto deadline = std::chrono::steady_clock::now() + stall;
+                const auto deadline = std::chrono::steady_clock::now() + io_stall;
                 while ((stage.load() != 1 + 2 * round || rt.metrics().num_parked != workers) &&
                        std::chrono::steady_clock::now() < deadline) {
                     std::this_thread::sleep_for(200us);
@@ -304,7 +302,7 @@ outcome check_o2(const run_params& p, bool faulty) {
                 ++o.events;
                 if (write(sv[1], "data", 4) != 4) forbid(o, where + "write failed");
                 while (stage.load() < 2 + 2 * round &&
-                       std::chrono::steady_clock::now() < deadline + stall) {
+                       std::chrono::steady_clock::now() < deadline + io_stall) {
                     std::this_thread::sleep_for(100us);
                 }
                 if (stage.load() < 2 + 2 * round) {
@@ -318,7 +316,7 @@ outcome check_o2(const run_params& p, bool faulty) {
                 // (b) every worker parked again, one of them in the driver: a spawn from here
                 std::atomic<bool> ran{false};
                 while (rt.metrics().num_parked != workers &&
-                       std::chrono::steady_clock::now() < deadline + 2 * stall) {
+                       std::chrono::steady_clock::now() < deadline + 2 * io_stall) {
                     std::this_thread::sleep_for(200us);
                 }
                 ++o.events;
@@ -327,13 +325,13 @@ outcome check_o2(const run_params& p, bool faulty) {
                       co_return;
                   }(ran))
                     .detach();
-                const auto spawn_deadline = std::chrono::steady_clock::now() + stall;
+                const auto spawn_deadline = std::chrono::steady_clock::now() + io_stall;
                 while (!ran.load() && std::chrono::steady_clock::now() < spawn_deadline) {
                     std::this_thread::sleep_for(100us);
                 }
                 if (!ran.load()) {
                     forbid(o, where + "a task spawned into a parked runtime did not run for " +
-                                  std::to_string(stall.count()) +
+                                  std::to_string(io_stall.count()) +
                                   " s: the worker asleep in the I/O driver was not woken");
                     break;
                 }
@@ -404,7 +402,7 @@ outcome check_o3(const run_params& p, bool faulty) {
                     }
                 }
             }(rounds, p.seed));
-            settled_within([&] { return rt.metrics().io_ops_in_flight == 0; });
+            io_settled_within([&] { return rt.metrics().io_ops_in_flight == 0; });
         }
         o.events += static_cast<std::uint64_t>(rounds);
         const std::uint64_t tasks_after = runtime(fresh(1)).metrics().tasks_alive;
@@ -432,7 +430,7 @@ outcome check_o4(const run_params& p, bool faulty) {
     }
     for (io_backend_kind b : backends) {
         config c = io_config(p.workers, b);
-        c.park_timeout = long_park;
+        c.park_timeout = io_long_park;
         c.debug.io_no_handoff = faulty;
         runtime rt(c);
         note_backend(o, rt, b);
@@ -469,14 +467,14 @@ outcome check_o4(const run_params& p, bool faulty) {
                     (void)co_await s.read(buf);
                     done.store(true);
                 }(s2[0], waiting, r2_done));
-            const auto deadline = std::chrono::steady_clock::now() + stall;
+            const auto deadline = std::chrono::steady_clock::now() + io_stall;
             while ((waiting.load() != 2 || rt.metrics().num_parked != p.workers) &&
                    std::chrono::steady_clock::now() < deadline) {
                 std::this_thread::sleep_for(200us);
             }
             o.events += 2;
             (void)!write(s1[1], "1", 1);
-            while (!r1_stuck.load() && std::chrono::steady_clock::now() < deadline + stall) {
+            while (!r1_stuck.load() && std::chrono::steady_clock::now() < deadline + io_stall) {
                 std::this_thread::sleep_for(100us);
             }
             (void)!write(s2[1], "2", 1);
@@ -784,9 +782,9 @@ int o6_child(io_backend_kind b, unsigned workers, bool faulty, std::uint64_t see
         co_return aborted;
     }(rounds, seed));
     if (aborted < 0) return 20;
-    if (!settled_within([&] { return rt.metrics().io_ops_in_flight == 0; })) return 21;
+    if (!io_settled_within([&] { return rt.metrics().io_ops_in_flight == 0; })) return 21;
     if (rt.metrics().io_stale_completions != 0) return 22;
-    if (!settled_within([&] { return open_fds() <= fds_before + 16; })) return 23;
+    if (!io_settled_within([&] { return open_fds() <= fds_before + 16; })) return 23;
     return 0;
 }
 
@@ -994,7 +992,7 @@ int o8_child(io_backend_kind b, unsigned workers, bool faulty) {
         if (fresh) {
             (void)co_await fresh->write_all(bytes_of("y"));
             std::array<std::byte, 1> one;
-            auto r = co_await timeout(stall, fresh->read(one));
+            auto r = co_await timeout(io_stall, fresh->read(one));
             again = !r.timed_out() && r.value() && *r.value() == 1;
         }
         o.stop.cancel();

@@ -24,11 +24,11 @@ namespace {
 using namespace std::chrono_literals;
 
 // A stall guard, far above what a correct run needs: only a lost wake reaches it.
-constexpr auto stall = 5s;
+constexpr auto process_stall = 5s;
 
 template <class F>
-bool settled_within(F done) {
-    return conformance::settled_within(std::move(done), stall);
+bool process_settled_within(F done) {
+    return conformance::settled_within(std::move(done), process_stall);
 }
 
 using workloads::pid_gone;
@@ -75,7 +75,7 @@ outcome check_o13(const run_params& p, bool faulty) {
         std::this_thread::sleep_for(30ms);  // every worker parks
         ::raise(SIGINT);
         ++o.events;
-        if (!settled_within([&] { return h.is_finished(); })) {
+        if (!process_settled_within([&] { return h.is_finished(); })) {
             forbid(o, std::string(w.label) + ": a SIGINT did not wake the parked runtime");
         } else if (h.join() < 1) {
             forbid(o, std::string(w.label) + ": the stream saw no delivery");
@@ -116,7 +116,7 @@ outcome check_o13(const run_params& p, bool faulty) {
             forbid(o, std::string(w.label) + ": " + std::to_string(r.bad_status) +
                           " waited children reported a wrong status");
         }
-        const bool reaped = settled_within([&] {
+        const bool reaped = process_settled_within([&] {
             process::reap_orphans();
             for (pid_t pid : r.pids) {
                 if (!pid_gone(pid)) return false;

@@ -324,7 +324,7 @@ outcome check_g6(const run_params& p, bool faulty) {
 
 // The park timeout of the I checkers: long enough that a missing wake shows as a stall instead
 // of being covered by the 10 ms default (I6 also runs a short one: timeout wakes are its subject).
-constexpr std::chrono::seconds long_park{10};
+constexpr std::chrono::seconds sched_long_park{10};
 
 // A burst workload with many idle/search transitions: bursts of short tasks from outside and
 // from inside, with pauses that let workers park.
@@ -370,7 +370,7 @@ outcome check_i1(const run_params& p, bool faulty) {
         }
     }
     config c = probed(w);
-    c.park_timeout = long_park;
+    c.park_timeout = sched_long_park;
     c.limit_searchers = !faulty;
     runtime rt(c);
     idle_bursts(rt, p.quick ? 20 : 100);
@@ -403,7 +403,7 @@ outcome check_i1(const run_params& p, bool faulty) {
 outcome check_i2(const run_params& p, bool faulty) {
     outcome o;
     config c = probed(p.workers);
-    c.park_timeout = long_park;
+    c.park_timeout = sched_long_park;
     c.debug.claim_highest_parked = faulty;
     runtime rt(c);
     const int rounds = p.quick ? 20 : 100;
@@ -442,7 +442,7 @@ outcome check_i3(const run_params& p, bool faulty) {
         return o;
     }
     config c = probed(p.workers);
-    c.park_timeout = long_park;
+    c.park_timeout = sched_long_park;
     c.debug.wake_despite_searchers = faulty;
     runtime rt(c);
     idle_bursts(rt, p.quick ? 20 : 100);
@@ -495,8 +495,8 @@ outcome check_i5(const run_params& p, bool faulty) {
             // Every round's unpark comes within a millisecond; a park that ends by its watchdog
             // (whether or not it then finds the token) lost that unpark's wake.
             const auto t0 = std::chrono::steady_clock::now();
-            const bool token = pk.park(long_park);
-            if (!token || std::chrono::steady_clock::now() - t0 >= long_park / 2) {
+            const bool token = pk.park(sched_long_park);
+            if (!token || std::chrono::steady_clock::now() - t0 >= sched_long_park / 2) {
                 forbid(o, "an unpark racing a park was lost until the watchdog (round " +
                               std::to_string(k) + ")");
                 break;
@@ -508,7 +508,7 @@ outcome check_i5(const run_params& p, bool faulty) {
     }
     if (faulty) return o;
     config c = fresh(p.workers);
-    c.park_timeout = long_park;
+    c.park_timeout = sched_long_park;
     runtime rt(c);
     const auto t0 = std::chrono::steady_clock::now();
     rt.block_on([]() -> task<void> {
@@ -516,7 +516,7 @@ outcome check_i5(const run_params& p, bool faulty) {
     }());
     ++o.runs;
     ++o.events;
-    if (std::chrono::steady_clock::now() - t0 >= long_park) {
+    if (std::chrono::steady_clock::now() - t0 >= sched_long_park) {
         forbid(o, "20 sleeps of 2 ms took past the 10 s park timeout: parks ignore timers");
     }
     return o;
@@ -574,7 +574,7 @@ outcome check_i6(const run_params& p, bool faulty) {
     // With the long timeout every wake is a claim, so a lost claim stalls; the short one gives
     // plenty of timeout wakes (what the control miscounts).
     for (const std::chrono::nanoseconds park :
-         {std::chrono::nanoseconds(long_park), std::chrono::nanoseconds(2ms)}) {
+         {std::chrono::nanoseconds(sched_long_park), std::chrono::nanoseconds(2ms)}) {
         check_i6_with(p, faulty, park, o);
     }
     return o;
@@ -846,7 +846,7 @@ outcome check_i4(const run_params& p, bool faulty) {
     }
     if (faulty) return o;
     config c = fresh(p.workers);
-    c.park_timeout = long_park;
+    c.park_timeout = sched_long_park;
     runtime rt(c);
     for (int r = 0; r < (p.quick ? 3 : 20); ++r) {
         rt.block_on(workloads::chain(500));
@@ -968,7 +968,7 @@ outcome check_i8(const run_params& p, bool faulty) {
         return o;
     }
     config c = probed(p.workers);
-    c.park_timeout = long_park;
+    c.park_timeout = sched_long_park;
     c.debug.skip_last_searcher_wake = faulty;
     runtime rt(c);
     idle_bursts(rt, p.quick ? 20 : 100);
@@ -1004,7 +1004,7 @@ outcome check_i8(const run_params& p, bool faulty) {
 outcome check_i9(const run_params& p, bool faulty) {
     outcome o;
     config c = fresh(2);
-    c.park_timeout = long_park;
+    c.park_timeout = sched_long_park;
     c.debug.no_wake_on_local_push = faulty;
     runtime rt(c);
     const int rounds = p.quick ? 3 : 10;

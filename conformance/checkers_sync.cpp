@@ -24,11 +24,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// On a one-worker runtime: lets every runnable task run until it blocks.
-task<void> let_others_run(int rounds = 4) {
-    for (int i = 0; i < rounds; ++i) co_await yield_now();
-}
-
 void note_max(std::atomic<long>& m, long v) {
     long cur = m.load();
     while (v > cur && !m.compare_exchange_weak(cur, v)) {

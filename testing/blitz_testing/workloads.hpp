@@ -4,12 +4,26 @@
 // conformance harness. Each returns a value whose correct result is known in closed form, so a
 // lost or duplicated task shows up as a wrong answer.
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "blitz/blitz.hpp"
 
 namespace blitz::workloads {
+
+// On a one-worker runtime: lets every runnable task run until it blocks (a yield puts the
+// caller behind them).
+inline task<void> let_others_run(int rounds = 4) {
+    for (int i = 0; i < rounds; ++i) co_await yield_now();
+}
+
+// A string's bytes, for the I/O calls that take std::span<const std::byte>.
+inline std::span<const std::byte> bytes_of(const std::string& s) {
+    return std::as_bytes(std::span<const char>(s.data(), s.size()));
+}
 
 inline task<unsigned long> leaf(unsigned long i) { co_return i; }
 

@@ -20,7 +20,7 @@ struct injection_state {
     std::array<armed_site, testing::failure_site_count> sites BLITZ_GUARDED_BY(mu){};
 };
 
-injection_state& state() {
+injection_state& injection() {
     static injection_state s;
     return s;
 }
@@ -30,7 +30,7 @@ injection_state& state() {
 namespace testing {
 
 void fail_next(failure_site site, unsigned times, unsigned skip) noexcept {
-    injection_state& s = state();
+    injection_state& s = injection();
     detail::lock_guard l(s.mu);
     armed_site& a = s.sites[static_cast<unsigned>(site)];
     if (a.times == 0 && times != 0) s.armed.fetch_add(1, std::memory_order_release);
@@ -39,7 +39,7 @@ void fail_next(failure_site site, unsigned times, unsigned skip) noexcept {
 }
 
 void clear_failures() noexcept {
-    injection_state& s = state();
+    injection_state& s = injection();
     detail::lock_guard l(s.mu);
     for (armed_site& a : s.sites) a = armed_site{};
     s.armed.store(0, std::memory_order_release);
@@ -49,8 +49,8 @@ void clear_failures() noexcept {
 
 namespace detail {
 
-bool take_injected_failure(testing::failure_site site) noexcept {
-    injection_state& s = state();
+bool take_injected_failure(::blitz::testing::failure_site site) noexcept {
+    injection_state& s = injection();
     // acquire: pairs with fail_next's release (a test arms a site, then starts the request)
     if (s.armed.load(std::memory_order_acquire) == 0) return false;
     lock_guard l(s.mu);

@@ -17,6 +17,7 @@
 
 #include "blitz/blitz.hpp"
 #include "blitz/testing.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz {
 namespace {
@@ -26,9 +27,7 @@ using net::socket_address;
 using net::tcp_listener;
 using net::tcp_stream;
 
-std::span<const std::byte> bytes_of(const std::string& s) {
-    return std::as_bytes(std::span<const char>(s.data(), s.size()));
-}
+using workloads::bytes_of;
 
 config on(io_backend_kind b, unsigned workers) {
     config c;

@@ -16,6 +16,7 @@
 
 #include "blitz/blitz.hpp"
 #include "blitz_testing/processes.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz {
 namespace {
@@ -41,9 +42,7 @@ protected:
     }
 };
 
-std::span<const std::byte> bytes_of(const std::string& s) {
-    return std::as_bytes(std::span<const char>(s.data(), s.size()));
-}
+using workloads::bytes_of;
 
 using workloads::pid_gone;
 bool all_gone_within(const std::vector<pid_t>& pids, std::chrono::seconds limit = 20s) {

@@ -16,7 +16,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-config on(io_backend_kind b, unsigned workers) {
+config parked_on(io_backend_kind b, unsigned workers) {
     config c;
     c.workers = workers;
     c.io_backend = b;
@@ -38,7 +38,7 @@ bool done_within(H& h, std::chrono::seconds limit = 20s) {
 class Signals : public ::testing::TestWithParam<io_backend_kind> {};
 
 TEST_P(Signals, RaiseCompletesCtrlCAndWakesAParkedRuntime) {
-    runtime rt(on(GetParam(), 2));
+    runtime rt(parked_on(GetParam(), 2));
     // The stream exists (handler installed) before anything is raised.
     auto s = rt.block_on([]() -> task<io_result<signal::signal_stream>> {
         co_return signal::signal(signal::kind::interrupt);
@@ -54,7 +54,7 @@ TEST_P(Signals, RaiseCompletesCtrlCAndWakesAParkedRuntime) {
 }
 
 TEST_P(Signals, CtrlCTaskCompletes) {
-    runtime rt(on(GetParam(), 1));
+    runtime rt(parked_on(GetParam(), 1));
     auto h = rt.spawn([]() -> task<bool> {
         auto r = co_await signal::ctrl_c();
         co_return r.ok();
@@ -75,7 +75,7 @@ TEST_P(Signals, CtrlCTaskCompletes) {
 }
 
 TEST_P(Signals, DeliveriesBeforeARecvCoalesce) {
-    runtime rt(on(GetParam(), 2));
+    runtime rt(parked_on(GetParam(), 2));
     const auto counts = rt.block_on([]() -> task<std::pair<std::uint64_t, std::uint64_t>> {
         auto s = signal::signal(signal::kind::user2);
         EXPECT_TRUE(s.ok());
@@ -90,7 +90,7 @@ TEST_P(Signals, DeliveriesBeforeARecvCoalesce) {
 }
 
 TEST_P(Signals, AbandonedRecvConsumesNothing) {
-    runtime rt(on(GetParam(), 2));
+    runtime rt(parked_on(GetParam(), 2));
     const std::uint64_t got = rt.block_on([]() -> task<std::uint64_t> {
         auto s = signal::signal(signal::kind::user1);
         auto t = co_await timeout(1ms, s->recv());
@@ -102,8 +102,8 @@ TEST_P(Signals, AbandonedRecvConsumesNothing) {
 }
 
 TEST_P(Signals, EveryRuntimeSeesEachDelivery) {
-    runtime a(on(GetParam(), 1));
-    runtime b(on(GetParam(), 1));
+    runtime a(parked_on(GetParam(), 1));
+    runtime b(parked_on(GetParam(), 1));
     auto make = []() -> task<io_result<signal::signal_stream>> {
         co_return signal::signal(signal::kind::hangup);
     };
@@ -121,7 +121,7 @@ TEST_P(Signals, EveryRuntimeSeesEachDelivery) {
 }
 
 TEST(SignalsRefused, UncatchableAndFaultSignalsAreEinval) {
-    runtime rt(on(io_backend_kind::epoll, 1));
+    runtime rt(parked_on(io_backend_kind::epoll, 1));
     rt.block_on([]() -> task<void> {
         for (int s : {SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, 0, 65, -1}) {
             auto r = signal::signal(s);
@@ -140,7 +140,7 @@ TEST(SignalsRestore, ASecondSignalTakesTheDefaultAction) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(
         {
-            runtime rt(on(io_backend_kind::epoll, 1));
+            runtime rt(parked_on(io_backend_kind::epoll, 1));
             const std::uint64_t n = rt.block_on([]() -> task<std::uint64_t> {
                 signal::options o;
                 o.restore_default_after_first = true;

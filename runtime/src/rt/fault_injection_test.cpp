@@ -43,7 +43,7 @@ protected:
     void TearDown() override { testing::clear_failures(); }
 };
 
-task<int> answer() { co_return 42; }
+task<int> forty_two() { co_return 42; }
 
 TEST_F(FaultInjection, ASpawnWhoseBlockCannotBeAllocatedThrowsAndLeaksNothing) {
     const auto before = detail::alloc_stats::read();
@@ -52,8 +52,8 @@ TEST_F(FaultInjection, ASpawnWhoseBlockCannotBeAllocatedThrowsAndLeaksNothing) {
         c.workers = 2;
         runtime rt(c);
         testing::fail_next(failure_site::task_alloc);
-        EXPECT_THROW((void)rt.spawn(answer()), std::bad_alloc);
-        EXPECT_EQ(rt.spawn(answer()).join(), 42);  // the runtime runs on
+        EXPECT_THROW((void)rt.spawn(forty_two()), std::bad_alloc);
+        EXPECT_EQ(rt.spawn(forty_two()).join(), 42);  // the runtime runs on
     }
     const auto after = detail::alloc_stats::read();
     EXPECT_EQ(after.allocs - before.allocs, after.frees - before.frees);
@@ -61,7 +61,7 @@ TEST_F(FaultInjection, ASpawnWhoseBlockCannotBeAllocatedThrowsAndLeaksNothing) {
 
 task<int> spawn_two_children() {
     int sum = 0;
-    for (int i = 0; i < 2; ++i) sum += co_await spawn(answer());
+    for (int i = 0; i < 2; ++i) sum += co_await spawn(forty_two());
     co_return sum;
 }
 
@@ -109,7 +109,7 @@ TEST_F(FaultInjection, AWorkerThatCannotStartFailsTheConstructorAndLeavesNoThrea
     }
     EXPECT_EQ(thread_count(), threads_before);
     runtime rt(c);  // and the next runtime starts
-    EXPECT_EQ(rt.spawn(answer()).join(), 42);
+    EXPECT_EQ(rt.spawn(forty_two()).join(), 42);
 }
 
 TEST_F(FaultInjection, ABlockingJobWithoutAThreadIsRefusedAndNeverRuns) {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "blitz/blitz.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz {
 namespace {
@@ -25,9 +26,7 @@ std::string scratch() {
     return d;
 }
 
-std::span<const std::byte> bytes_of(const std::string& s) {
-    return std::as_bytes(std::span<const char>(s.data(), s.size()));
-}
+using workloads::bytes_of;
 
 enum class path_kind { ring, pool_epoll, pool_option };
 

@@ -12,13 +12,12 @@
 
 #include "blitz/blitz.hpp"
 #include "blitz_testing/suite.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz {
 namespace {
 
-task<void> let_others_run(int rounds = 4) {
-    for (int i = 0; i < rounds; ++i) co_await yield_now();
-}
+using workloads::let_others_run;
 
 TEST(Channel, FifoWithinCapacityAndTryForms) {
     runtime rt(conformance::fresh(1));

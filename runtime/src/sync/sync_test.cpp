@@ -13,17 +13,14 @@
 #include "blitz/blitz.hpp"
 #include "blitz/testing.hpp"
 #include "blitz_testing/suite.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Lets every runnable task on a one-worker runtime run until it blocks: a yield puts the caller
-// behind them.
-task<void> let_others_run(int rounds = 4) {
-    for (int i = 0; i < rounds; ++i) co_await yield_now();
-}
+using workloads::let_others_run;
 
 task<void> acquire_and_log(semaphore& s, std::size_t n, int id, std::vector<int>& log) {
     auto p = co_await s.acquire(n);

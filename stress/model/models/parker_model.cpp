@@ -43,19 +43,19 @@ std::function<void()> parker_body(std::chrono::nanoseconds timeout, bool wake_sk
     };
 }
 
-constexpr auto forever = std::chrono::nanoseconds(std::chrono::hours(1));
+constexpr auto park_forever = std::chrono::nanoseconds(std::chrono::hours(1));
 
 // The park's timeout is a safety net in the runtime; here it never fires, so a park that the
 // unpark fails to wake is a deadlock rather than a late return.
-options untimed() {
+options parker_untimed() {
     options o;
     o.timeouts = false;
     return o;
 }
 
 TEST(ModelParker, AnUnparkWakesTheParkOrWaitsForIt) {
-    expect_holds("parker: park (timeouts off) against unpark", untimed(),
-                 parker_body(forever, false));
+    expect_holds("parker: park (timeouts off) against unpark", parker_untimed(),
+                 parker_body(park_forever, false));
 }
 
 TEST(ModelParker, ATimedParkNeverDropsTheToken) {
@@ -64,14 +64,14 @@ TEST(ModelParker, ATimedParkNeverDropsTheToken) {
 }
 
 TEST(ModelParker, ControlSkippedFutexWakeIsCaught) {
-    expect_caught("parker control: unpark skips the futex wake", untimed(),
-                  parker_body(forever, true));
+    expect_caught("parker control: unpark skips the futex wake", parker_untimed(),
+                  parker_body(park_forever, true));
 }
 
 TEST(ModelParker, ControlRelaxedUnparkIsCaught) {
-    options o = untimed();
+    options o = parker_untimed();
     o.weaken = "parker_unpark";
-    expect_caught("parker control: unpark's exchange relaxed", o, parker_body(forever, false));
+    expect_caught("parker control: unpark's exchange relaxed", o, parker_body(park_forever, false));
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ void clear_failures() noexcept;
 
 namespace blitz::detail {
 // Consumes one armed failure of `site`, if any.
-bool take_injected_failure(testing::failure_site site) noexcept;
+bool take_injected_failure(::blitz::testing::failure_site site) noexcept;
 }  // namespace blitz::detail
 
 #if BLITZ_FAULTS
