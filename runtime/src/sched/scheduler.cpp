@@ -190,7 +190,7 @@ bool scheduler::notify_parked() noexcept {
     unsigned searching_seen = 0;
     if (!idle_.should_notify(&searching_seen)) return false;  // I3: a searcher, or nobody parked
     if (auto c = idle_.claim_parked()) {
-        if (worker* const w = own_worker()) {
+        if ([[maybe_unused]] worker* const w = own_worker()) {
             BLITZ_PROBE(*w, probe_kind::wake_claim, c->index, c->chosen_from, searching_seen);
         }
         workers_[c->index]->unpark();

@@ -87,7 +87,7 @@ private:
     std::size_t drain_pending() BLITZ_REQUIRES(mu_);
 
     const bool paused_;
-    const bool fire_early_;
+    [[maybe_unused]] const bool fire_early_;  // read only in the faults build
     const clock::time_point origin_;
     earlier_listener* listener_ = nullptr;
     atomic<std::int64_t> virtual_offset_ns_{0};  // paused clock: time advanced so far

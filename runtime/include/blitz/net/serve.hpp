@@ -69,6 +69,11 @@ inline bool exhaustion(const std::error_code& e) noexcept {
     return e == std::errc::too_many_files_open || e == std::errc::too_many_files_open_in_system ||
            e == std::errc::no_buffer_space || e == std::errc::not_enough_memory;
 }
+// A connection's share of the semaphore and its permit, released in that order's reverse.
+struct connection_slot {
+    std::shared_ptr<semaphore> keep;
+    semaphore_permit permit;
+};
 // Accepts and closes whatever is queued on `listen_fd` now; returns how many.
 inline std::uint64_t shed_queued(int listen_fd) noexcept {
     std::uint64_t n = 0;
@@ -105,12 +110,15 @@ task<void> serve(basic_listener<Stream>& listener, Handler handler, serve_option
             serve_stats::bump(st.accepted);
             backoff = o.backoff_min;
             // The handler is copied into the connection's task (which may outlive this loop);
-            // the permit goes when the task ends, before the task's share of the semaphore
-            // (parameters are destroyed in reverse order).
-            spawn([](std::shared_ptr<semaphore> keep, Handler h, Stream s,
-                     semaphore_permit p) -> task<void> {
+            // the permit goes when the task ends, before the task's share of the semaphore. One
+            // parameter holds both, since members are destroyed in reverse order while the order
+            // in which a coroutine's parameter copies are destroyed is the compiler's (g++ 12
+            // destroys them first to last: with two parameters the permit was given back to a
+            // freed semaphore, found by the g++ ASan build).
+            detail::connection_slot slot{slots, std::move(std::get<0>(permit))};
+            spawn([](detail::connection_slot slot, Handler h, Stream s) -> task<void> {
                 co_await h(std::move(s));
-            }(slots, handler, std::move(*s), std::move(std::get<0>(permit))))
+            }(std::move(slot), handler, std::move(*s)))
                 .detach();
             continue;
         }
