@@ -73,7 +73,10 @@ demo: build-release
 # build runs the rest of the suite. `make run` runs the full suite pinned and unpinned.
 # (`make test-gcc`: the g++ -O2 build without sanitizers; `make test-asan`: clang's ASan build.)
 LONG_CONFORMANCE = '^conformance\.(quick|pinned|hang_verdict)$$'
-test: format-check build-release build-tsan build-gcc-asan
+# The three builds run side by side: each configure is single-threaded and each build ends on
+# one large unity source, so one after the other they leave a core idle part of the time.
+test: format-check
+	@$(MAKE) --no-print-directory -j3 build-release build-tsan build-gcc-asan
 	$(CTEST) release -E '^conformance\.pinned$$'
 	$(CTEST) tsan
 	$(CTEST) gcc-asan -E $(LONG_CONFORMANCE)

@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -11,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <span>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -359,6 +362,146 @@ outcome blocking_jobs(runtime& rt, rng_t& r) {
     return {2 * n, {}};
 }
 
+// ---- sockets: byte streams over Unix pairs and loopback TCP ----------------------------------
+// Each connection carries a deterministic byte sequence written in random pieces; its reader
+// takes it through plain reads, reads raced by short timeouts and reads in tasks aborted at
+// random. The oracle: every reader got exactly its connection's sequence, whole (nothing lost,
+// duplicated or reordered by an abandoned read).
+
+std::byte stream_byte(std::uint32_t conn, std::uint64_t k) {
+    return static_cast<std::byte>((conn * 131u + k * 7u + k / 509u) % 253u);
+}
+
+struct stream_check {
+    std::uint64_t got = 0;
+    std::uint64_t first_bad = UINT64_MAX;
+    void take(const std::byte* p, std::size_t n, std::uint32_t conn) {
+        for (std::size_t i = 0; i < n; ++i)
+            if (p[i] != stream_byte(conn, got + i) && first_bad == UINT64_MAX) first_bad = got + i;
+        got += n;
+    }
+};
+
+template <class Stream>
+task<void> stream_writer(Stream s, std::uint32_t conn, std::uint64_t total, std::uint64_t seed) {
+    rng_t r(seed);
+    std::vector<std::byte> piece;
+    for (std::uint64_t k = 0; k < total;) {
+        const std::uint64_t n = std::min<std::uint64_t>(total - k, 1 + r() % 4096);
+        piece.resize(n);
+        for (std::uint64_t i = 0; i < n; ++i) piece[i] = stream_byte(conn, k + i);
+        const std::span<const std::byte> bytes(piece);
+        const auto w = co_await s.write_all(bytes);
+        if (!w) co_return;
+        k += n;
+        if (r() % 4 == 0) co_await yield_now();
+    }
+}  // closes the stream: the reader sees its end
+
+template <class Stream>
+task<void> aborted_read(Stream& s, std::byte* buf, std::size_t want, std::size_t& got, bool& end) {
+    auto n = co_await s.read(buf, want);
+    if (!n || *n == 0) {
+        end = true;
+    } else {
+        got = *n;
+    }
+}
+
+template <class Stream>
+task<void> stream_reader(Stream s, std::uint32_t conn, stream_check& c, std::uint64_t seed) {
+    rng_t r(seed);
+    std::array<std::byte, 2048> buf;
+    for (;;) {
+        const std::size_t want = 1 + r() % buf.size();
+        const unsigned how = static_cast<unsigned>(r() % 4);
+        std::size_t n = 0;
+        if (how == 0) {  // raced by a timeout: a read that loses must consume nothing
+            auto t =
+                co_await timeout(std::chrono::microseconds(r() % 200), s.read(buf.data(), want));
+            if (t.timed_out()) continue;
+            auto res = std::move(t.value());
+            if (!res || *res == 0) co_return;
+            n = *res;
+        } else if (how == 1) {  // in a task aborted at once or after a yield
+            bool end = false;
+            auto h = spawn(aborted_read(s, buf.data(), want, n, end));
+            if (r() % 2) co_await yield_now();
+            h.abort();
+            try {
+                co_await h;
+            } catch (const task_cancelled&) {
+            }
+            if (end) co_return;
+        } else {
+            auto res = co_await s.read(buf.data(), want);
+            if (!res || *res == 0) co_return;
+            n = *res;
+        }
+        c.take(buf.data(), n, conn);
+    }
+}
+
+task<outcome> sockets_round(std::uint64_t seed) {
+    rng_t r(seed);
+    const std::uint32_t n = 1 + static_cast<std::uint32_t>(r() % 6);
+    std::vector<stream_check> checks(n);
+    std::vector<std::uint64_t> totals(n);
+    std::vector<join_handle<void>> hs;
+    outcome out;
+    std::optional<net::tcp_listener> listener;
+    for (std::uint32_t c = 0; c < n; ++c) {
+        totals[c] = r() % 65536;
+        if (r() % 2 == 0) {
+            auto p = net::unix_stream::pair();
+            if (!p) {
+                out.failure = say("unix_stream::pair: ", p.error().message());
+                break;
+            }
+            hs.push_back(spawn(stream_writer(std::move(p->first), c, totals[c], r())));
+            hs.push_back(spawn(stream_reader(std::move(p->second), c, checks[c], r())));
+            continue;
+        }
+        if (!listener) {
+            auto addr = net::socket_address::parse("127.0.0.1:0");
+            auto l = net::tcp_listener::bind(*addr);
+            if (!l) {
+                out.failure = say("tcp bind: ", l.error().message());
+                break;
+            }
+            listener.emplace(std::move(*l));
+        }
+        auto at = listener->local_addr();
+        auto client = co_await net::tcp_stream::connect(*at);
+        auto server = co_await listener->accept();
+        if (!client || !server) {
+            out.failure = say("loopback connection failed: ",
+                              (!client ? client.error() : server.error()).message());
+            break;
+        }
+        hs.push_back(spawn(stream_writer(std::move(*client), c, totals[c], r())));
+        hs.push_back(spawn(stream_reader(std::move(*server), c, checks[c], r())));
+    }
+    for (auto& h : hs) co_await h;
+    if (!out.failure.empty()) co_return out;
+    for (std::uint32_t c = 0; c < n; ++c) {
+        if (checks[c].first_bad != UINT64_MAX) {
+            out.failure = say("connection ", c, ": byte ", checks[c].first_bad,
+                              " differs from what was written");
+            co_return out;
+        }
+        if (checks[c].got != totals[c]) {
+            out.failure = say("connection ", c, ": ", checks[c].got, " bytes read of ", totals[c],
+                              " written");
+            co_return out;
+        }
+        out.ops += totals[c];
+    }
+    co_return out;
+}
+
+outcome sockets(runtime& rt, rng_t& r) { return rt.block_on(sockets_round(r())); }
+
 struct workload {
     const char* name;
     outcome (*fn)(runtime&, rng_t&);
@@ -375,6 +518,7 @@ constexpr workload all_workloads[] = {
     {"select_aborts", select_aborts},
     {"timers", timers},
     {"blocking_jobs", blocking_jobs},
+    {"sockets", sockets},
 };
 
 // Ends the process with the hang status when one round takes longer than `limit`: a stress
@@ -423,7 +567,9 @@ private:
 std::vector<std::string> fault_names() {
     return {"timers_fire_early: timers fire a tick early (the timers workload sees it)",
             "select_completes_losers: a select's losing receive takes its value and drops it "
-            "(select_aborts sees a value lost)"};
+            "(select_aborts sees a value lost)",
+            "io_drop_orphan_data: a read abandoned while it waits reads once more and drops the "
+            "bytes (sockets sees a stream with bytes missing)"};
 }
 
 bool set_fault(testing::runtime_faults& f, const std::string& name) {
@@ -431,6 +577,8 @@ bool set_fault(testing::runtime_faults& f, const std::string& name) {
         f.timers_fire_early = true;
     } else if (name == "select_completes_losers") {
         f.select_completes_losers = true;
+    } else if (name == "io_drop_orphan_data") {
+        f.io_drop_orphan_data = true;
     } else {
         return false;
     }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // The randomized mixed workload behind `blitz stress` (issue 19): rounds of spawn trees, chains,
-// yields, the sync primitives, channels, oneshots, timers, select and timeout with aborts, and
-// blocking jobs, each with an exactly-once oracle, on runtimes of random worker counts that are
+// yields, the sync primitives, channels, oneshots, timers, select and timeout with aborts,
+// blocking jobs, and byte streams over Unix pairs and loopback TCP with timed-out and aborted
+// reads, each with an exactly-once oracle, on runtimes of random worker counts that are
 // built and shut down again every few rounds. One seed replays the same sequence of rounds (the
 // interleavings inside a round are the machine's).
 

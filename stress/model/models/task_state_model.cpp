@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "blitz/detail/task_header.hpp"
+#include "blitz/join_handle.hpp"
 #include "blitz/testing/fault_injection.hpp"
 #include "model.hpp"
 #include "model_report.hpp"
@@ -141,6 +142,61 @@ std::function<void()> refs_body() {
 TEST(ModelTaskState, TheLastReferenceFreesTheBlockOnce) {
     make_runtime_statics();
     expect_holds("task state: complete, drop handle and wake race", options{}, refs_body());
+}
+
+// An abort races a wake and the polls (K4): the cancellation is never lost (the task ends
+// COMPLETE and cancelled, whichever of the three moves first), the task is completed once, and
+// every reference a wake or the abort took is given back. `skip_enqueue` is the control: an
+// abort that sets the flag but does not enqueue the IDLE task it found (one step left out).
+std::function<void()> abort_body(bool skip_enqueue) {
+    return [=] {
+        model_scheduler s;
+        task_header* h = spawn_header(s);  // SCHEDULED, one entry: the spawn's
+        s.entries.store(1, std::memory_order_relaxed);
+        int completions = 0;
+        auto run_entries = [&] {
+            while (s.entries.load(std::memory_order_acquire) > 0) {
+                s.entries.fetch_sub(1, std::memory_order_acq_rel);
+                for (;;) {
+                    bool stray = false;
+                    const auto out = h->poll(-1, false, stray);
+                    if (out == task_header::poll_outcome::completed) ++completions;
+                    if (out != task_header::poll_outcome::rescheduled) break;
+                }
+            }
+        };
+        blitz::waker w = h->make_waker();  // taken before the wake races the abort and the poll
+        thread runner(run_entries);
+        thread aborter([&] {
+            if (skip_enqueue) {
+                (void)h->request_cancel();
+            } else {
+                detail::abort_task(h);
+            }
+        });
+        thread waker_thread([&, w = std::move(w)]() mutable { std::move(w).wake(); });
+        runner.join();
+        aborter.join();
+        waker_thread.join();
+        run_entries();  // entries created after the runner stopped looking
+        const auto state = h->load_state();
+        BLITZ_MODEL_CHECK(st::lifecycle_of(state) == st::lifecycle::complete);
+        BLITZ_MODEL_CHECK(h->is_cancelled_result());
+        BLITZ_MODEL_CHECK(completions == 1);
+        BLITZ_MODEL_CHECK(st::refs_of(state) == 2);  // handle and list: the entries' are gone
+        h->unref(2);
+    };
+}
+
+TEST(ModelTaskState, AnAbortRacingAWakeAndThePollIsNeverLost) {
+    make_runtime_statics();
+    expect_holds("task state: abort, wake and poll race", options{}, abort_body(false));
+}
+
+TEST(ModelTaskState, ControlAnAbortThatDoesNotEnqueueIsCaught) {
+    make_runtime_statics();
+    expect_caught("task state control: the abort leaves an idle task unqueued", options{},
+                  abort_body(true));
 }
 
 }  // namespace
