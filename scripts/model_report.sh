@@ -36,9 +36,9 @@ BLITZ_MODEL_REPORT=$rows BLITZ_MODEL_BOUND=3 "$bin" --gtest_brief=1 --gtest_filt
   echo "|---|---|---|---|---|---|---|"
   awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }' "$rows"
   echo
-  echo "What each control's exploration found (the first failure):"
+  echo "What each control's exploration found (the first failure, at the lower bound):"
   echo
-  awk -F'\t' '$7 == "caught" { printf "- %s: %s\n", $1, $8 }' "$rows"
+  awk -F'\t' '$7 == "caught" && !seen[$1]++ { printf "- %s: %s\n", $1, $8 }' "$rows"
   echo
   echo "The test binary exited with status $status."
   echo
