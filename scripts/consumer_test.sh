@@ -53,7 +53,7 @@ case $mode in
     commit=$(git -C "$src" rev-parse HEAD)
     # (as a unity build, which also checks that the option works inside a consumer; the
     # add_subdirectory mode keeps the default, one object per source)
-    configure -DBLITZ_FETCH_REPO="$src" -DBLITZ_FETCH_TAG="$commit" -DBLITZ_UNITY_BUILD=ON
+    configure -DBLITZ_FETCH_REPO="$src" -DBLITZ_FETCH_TAG="$commit" -DBLITZ_UNITY_LIBRARY=ON
     if cmake --build "$tmp/b" --target help | grep -qE "blitz_unit_tests|blitz_bench|example_|^blitz:"; then
       echo "FetchContent: blitz's own tests, benchmarks, CLI or examples were configured"; exit 1
     fi
