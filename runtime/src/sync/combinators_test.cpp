@@ -101,8 +101,9 @@ TEST(Combinators, TimeoutAroundSelectAndJoin) {
         co_return t.timed_out();
     }(destroyed));
     EXPECT_TRUE(r);
-    // The timed-out select was aborted, and with it both branches.
-    for (int i = 0; i < 2000 && destroyed.load() < 2; ++i) std::this_thread::sleep_for(1ms);
+    // The timed-out select was aborted, and with it both branches (a lost one hangs here and
+    // the ctest timeout reports it).
+    while (destroyed.load() < 2) std::this_thread::sleep_for(1ms);
     EXPECT_EQ(destroyed.load(), 2);
     auto ok = rt.block_on([]() -> task<int> {
         auto t = co_await timeout(1s, join(after(1ms, 1), after(2ms, 2)));
@@ -115,12 +116,20 @@ TEST(Combinators, TimeoutAroundSelectAndJoin) {
 TEST(Combinators, CancellingTheCallerAbortsItsBranches) {
     runtime rt(conformance::fresh(2));
     std::atomic<int> destroyed{0};
-    auto h = rt.spawn([](std::atomic<int>& d) -> task<void> {
-        (void)co_await join(forever(d), forever(d));
-    }(destroyed));
-    std::this_thread::sleep_for(5ms);
+    std::atomic<bool> made{false};
+    auto h = rt.spawn([](std::atomic<int>& d, std::atomic<bool>& m) -> task<void> {
+        auto both = join(forever(d), forever(d));
+        m.store(true);  // both branch frames exist from here on
+        (void)co_await std::move(both);
+    }(destroyed, made));
+    // Abort only once the branches exist: an abort before the first poll would cancel the
+    // caller before it made any (CI saw that under g++ ASan with a fixed 5 ms head start).
+    while (!made.load()) std::this_thread::yield();
     h.abort();
-    for (int i = 0; i < 2000 && destroyed.load() < 2; ++i) std::this_thread::sleep_for(1ms);
+    EXPECT_THROW(h.join(), task_cancelled);
+    // The aborted branches are torn down by the workers; a lost abort hangs here and the ctest
+    // timeout reports it.
+    while (destroyed.load() < 2) std::this_thread::sleep_for(1ms);
     EXPECT_EQ(destroyed.load(), 2);
 }
 
