@@ -66,11 +66,21 @@ struct topology_options {
 // The I/O driver's backend (issue 16, INVARIANTS O1).
 //   automatic  io_uring if this kernel and process allow it (setup and the opcodes and features
 //              the driver needs), else epoll; the reason for falling back (the errno, and
-//              /proc/sys/kernel/io_uring_disabled) is in runtime::io_info()
+//              /proc/sys/kernel/io_uring_disabled) is in runtime_metrics::io_backend_reason
 //   io_uring   io_uring or a config_error naming why it is unavailable
 //   epoll      epoll, even where io_uring works
 //   none       no I/O driver: sockets fail with a logic_error (a pure compute runtime)
 enum class io_backend_kind { automatic, io_uring, epoll, none };
+
+// How idle workers wait (issue 20, IO.md 7.6).
+//   shared  an idle worker parks: on its futex, or asleep in the I/O driver (the default)
+//   busy    kernel-bypass style for machines given to one service: an idle worker does not
+//           sleep while config::busy_poll_spin lasts; it spins over the run queues, the timers
+//           and the I/O driver (on io_uring a look at the completion queue costs no syscall,
+//           on epoll it is a zero-timeout epoll_wait), so the request path pays no futex wake
+//           and no context switch. Needs a placement policy (pinned workers): spinning threads
+//           the OS may stack on one CPU stall each other.
+enum class io_mode_kind { shared, busy };
 
 // Runtime configuration. Defaults are the reference design's constants (seeds/004, "Key
 // Constants"); tests and conformance negative controls change them. validate() is called by the
@@ -157,6 +167,20 @@ struct config {
     // its probe found the opcode (each operation on its own); false runs every one on the
     // blocking pool, as the epoll backend does.
     bool fs_io_uring = true;
+    // See io_mode_kind. busy_poll_spin: how long a busy worker keeps spinning after it last
+    // found work before it parks as in shared mode; busy_poll_forever (the default) never
+    // parks. Range [1 us, 1 h] or busy_poll_forever; ignored in shared mode.
+    io_mode_kind io_mode = io_mode_kind::shared;
+    static constexpr std::chrono::nanoseconds busy_poll_forever = std::chrono::nanoseconds::max();
+    std::chrono::nanoseconds busy_poll_spin = busy_poll_forever;
+    // io_uring submission-queue polling (IORING_SETUP_SQPOLL with SQ_AFF): a kernel thread bound
+    // to this OS CPU submits what the workers stage, so a submission costs no syscall. -1 (the
+    // default): off. Needs a placement policy, and the CPU must run no worker (a polling
+    // kernel thread sharing a worker's CPU stalls it, IO.md 4.4): the runtime's constructor
+    // refuses it with a config_error otherwise, and when the backend is forced to epoll. With
+    // io_backend automatic falling back to epoll it is not applied
+    // (runtime_metrics::io_backend_reason says so).
+    int sqpoll_cpu = -1;
 
     // Deliberate faults and hooks for the conformance suite's negative controls and for tests.
     // Each fault breaks one invariant on purpose; never set them in production.

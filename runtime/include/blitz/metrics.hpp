@@ -43,6 +43,12 @@ struct worker_metrics {
     std::uint64_t stray_wakes = 0;         // polls whose awaitable was not ready (not resumed)
     std::uint64_t global_interval = 0;     // current adaptive global-queue interval (polls)
     std::uint64_t avg_poll_ns = 0;         // current EWMA of the poll time
+    // Busy mode (config io_mode busy): times an idle worker began spinning instead of parking,
+    // looks it took at the timers and the I/O driver while spinning, and spins that ran out
+    // (busy_poll_spin passed without work) and parked.
+    std::uint64_t busy_spins = 0;
+    std::uint64_t busy_polls = 0;
+    std::uint64_t busy_expiries = 0;
 };
 
 // A snapshot of the whole runtime.
@@ -76,6 +82,10 @@ struct runtime_metrics {
     // wait) and the eventfd reads that rearm the waker.
     std::string io_backend;
     std::string io_backend_reason;
+    // How idle workers wait ("shared" or "busy", config io_mode) and the driver's rings or
+    // instance: how many, shared by whom, and where a submission-polling thread runs.
+    std::string io_mode;
+    std::string io_rings;
     std::uint64_t io_turns = 0;
     std::uint64_t io_events = 0;
     std::uint64_t io_registrations = 0;

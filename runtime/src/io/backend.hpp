@@ -132,6 +132,8 @@ public:
     // The provided-buffer pool that recv_multishot operations draw from; null when there is
     // none (epoll, a kernel without buffer rings, or config io_pool_buffers = 0).
     virtual buffer_pool* pool() const noexcept { return nullptr; }
+    // The CPU of the submission-queue polling kernel thread (io_uring SQPOLL), or -1.
+    virtual int sqpoll_cpu() const noexcept { return -1; }
     // Why there is no pool (empty when there is one).
     virtual std::string pool_reason() const { return "epoll: pooled reads use heap buffers"; }
 

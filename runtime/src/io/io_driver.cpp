@@ -47,7 +47,12 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
 #endif
         uring_probe_result why;
         b = uring_backend::create(cfg.io_entries, fake, cfg.io_pool_buffers,
-                                  cfg.io_pool_buffer_size, why);
+                                  cfg.io_pool_buffer_size, cfg.sqpoll_cpu, why);
+        if (!b && why.sqpoll) {
+            // io_uring works, the SQPOLL thread the configuration asks for does not.
+            throw config_error("blitz::config: sqpoll_cpu = " + std::to_string(cfg.sqpoll_cpu) +
+                               ": " + why.what + " failed with " + errno_text(why.error));
+        }
         if (b) {
             reason = "io_uring: " + std::string(cfg.io_backend == io_backend_kind::io_uring
                                                     ? "forced by io_backend = io_uring"
@@ -62,6 +67,7 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
                 throw config_error("blitz::config: io_backend = io_uring, but " + said);
             }
             reason = "epoll: " + said;
+            if (cfg.sqpoll_cpu >= 0) reason += "; sqpoll_cpu not applied (no io_uring)";
         }
     } else {
         reason = "epoll: forced by io_backend = epoll";

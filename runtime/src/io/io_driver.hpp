@@ -107,6 +107,7 @@ public:
     // Why pooled reads have no provided-buffer ring (empty when they have one).
     std::string pool_reason() const { return backend_->pool_reason(); }
     unsigned pool_buffer_size() const noexcept { return pool_size_; }
+    int sqpoll_cpu() const noexcept { return backend_->sqpoll_cpu(); }
 
     io_driver_stats stats() const noexcept;
 

@@ -59,7 +59,7 @@ std::string io_uring_disabled_setting() {
 
 std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_errno,
                                                      unsigned pool_buffers, unsigned pool_size,
-                                                     uring_probe_result& why) {
+                                                     int sqpoll_cpu, uring_probe_result& why) {
     std::unique_ptr<uring_backend> b(new uring_backend());
     auto failed = [&](int err, std::string what) {
         why.error = err;
@@ -68,9 +68,27 @@ std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_
     };
     if (fake_errno != 0) return failed(fake_errno, "io_uring_queue_init (a test's fault)");
     io_uring_params p{};
+    if (sqpoll_cpu >= 0) {
+        // The kernel thread keeps polling for a second after the last submission before it
+        // sleeps (liburing's submit then wakes it with one io_uring_enter).
+        p.flags |= IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF;
+        p.sq_thread_cpu = static_cast<unsigned>(sqpoll_cpu);
+        p.sq_thread_idle = 1000;
+    }
     if (const int r = io_uring_queue_init_params(entries, &b->ring_, &p); r < 0) {
+        if (sqpoll_cpu >= 0) {
+            // Is it the SQPOLL request? A plain ring that sets up says so.
+            io_uring plain{};
+            if (io_uring_queue_init(entries, &plain, 0) == 0) {
+                io_uring_queue_exit(&plain);
+                why.sqpoll = true;
+            }
+            return failed(-r,
+                          "io_uring_queue_init with SQPOLL on CPU " + std::to_string(sqpoll_cpu));
+        }
         return failed(-r, "io_uring_queue_init");
     }
+    b->sqpoll_cpu_ = sqpoll_cpu;
     b->ring_up_ = true;
     const unsigned need_features = IORING_FEAT_NODROP | IORING_FEAT_FAST_POLL | IORING_FEAT_EXT_ARG;
     if ((p.features & need_features) != need_features) {
@@ -155,7 +173,11 @@ io_uring_sqe* uring_backend::sqe_locked() {
 
 void uring_backend::submit_locked() {
     staged_.store(false, std::memory_order_relaxed);
-    counts.bump(counts.submits);
+    // With SQPOLL a submission is a syscall only when the polling thread sleeps (liburing then
+    // enters to wake it).
+    if (sqpoll_cpu_ < 0 || (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_NEED_WAKEUP)) {
+        counts.bump(counts.submits);
+    }
     int r;
     // EINTR and EBUSY (the CQ is full of completions the driver has not reaped): retry.
     while ((r = io_uring_submit(&ring_)) == -EINTR || r == -EBUSY || r == -EAGAIN) {

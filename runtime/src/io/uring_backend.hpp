@@ -20,7 +20,8 @@ namespace blitz::detail {
 // What the startup probe found. `error` is 0 when io_uring is usable.
 struct uring_probe_result {
     int error = 0;
-    std::string what;  // the failing step, e.g. "io_uring_queue_init" or "opcode POLL_REMOVE"
+    std::string what;     // the failing step, e.g. "io_uring_queue_init" or "opcode POLL_REMOVE"
+    bool sqpoll = false;  // the setup failed only because of the SQPOLL request
 };
 
 class uring_backend final : public io_backend {
@@ -31,9 +32,11 @@ public:
     // `pool_buffers` and `pool_size`: the provided-buffer pool of pooled receives (0 buffers:
     // none); the kernel refusing it is not an error (pooled reads then use heap buffers, and
     // pool_reason() says why).
+    // `sqpoll_cpu` >= 0: a submission-queue polling kernel thread bound to that CPU
+    // (IORING_SETUP_SQPOLL | SQ_AFF); its failure sets why.sqpoll.
     static std::unique_ptr<uring_backend> create(unsigned entries, int fake_errno,
                                                  unsigned pool_buffers, unsigned pool_size,
-                                                 uring_probe_result& why);
+                                                 int sqpoll_cpu, uring_probe_result& why);
     ~uring_backend() override;
 
     const char* name() const noexcept override { return "io_uring"; }
@@ -52,6 +55,8 @@ public:
     }
     buffer_pool* pool() const noexcept override { return pool_; }
     std::string pool_reason() const override { return pool_reason_; }
+    // The SQPOLL thread's CPU, or -1 when submissions are io_uring_enter calls.
+    int sqpoll_cpu() const noexcept override { return sqpoll_cpu_; }
 
 private:
     uring_backend() = default;
@@ -66,6 +71,7 @@ private:
 
     io_uring ring_{};
     bool ring_up_ = false;
+    int sqpoll_cpu_ = -1;
     std::uint32_t file_ops_ = 0;   // bit k: the probe found the opcode of io_op_kind k
     buffer_pool* pool_ = nullptr;  // one reference, dropped after the ring is gone
     std::string pool_reason_;

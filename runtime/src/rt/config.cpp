@@ -81,6 +81,29 @@ void config::validate() const {
     }
     check("io_pool_buffer_size", io_pool_buffer_size, 64u, 1u << 20);
     check("io_pool_queue", io_pool_queue, 1u, 4096u);
+    if (io_mode == io_mode_kind::busy && t.policy == placement_policy::none) {
+        throw config_error(
+            "blitz::config: io_mode = busy needs a placement policy (topology.policy compact, "
+            "scatter or list): busy workers spin, and unpinned spinning threads the OS stacks on "
+            "one CPU stall each other");
+    }
+    if (busy_poll_spin != busy_poll_forever) {
+        check("busy_poll_spin (ns)", busy_poll_spin.count(), std::int64_t{1000},
+              std::int64_t{3'600'000'000'000}, "or config::busy_poll_forever");
+    }
+    if (sqpoll_cpu != -1) {
+        check("sqpoll_cpu", sqpoll_cpu, 0, 1 << 20, "an OS CPU index, or -1 for off");
+        if (t.policy == placement_policy::none) {
+            throw config_error(
+                "blitz::config: sqpoll_cpu needs a placement policy: the polling kernel thread "
+                "must run on a CPU no worker runs on, and unpinned workers run on every CPU");
+        }
+        if (io_backend == io_backend_kind::epoll || io_backend == io_backend_kind::none) {
+            throw config_error("blitz::config: sqpoll_cpu = " + std::to_string(sqpoll_cpu) +
+                               " needs the io_uring backend (io_backend is " +
+                               (io_backend == io_backend_kind::epoll ? "epoll" : "none") + ")");
+        }
+    }
 }
 
 unsigned config::resolved_workers() const {

@@ -52,6 +52,16 @@ std::size_t driver_stack::maintain() noexcept {
     return fired;
 }
 
+std::size_t driver_stack::busy_poll() noexcept {
+    const std::size_t fired = timers_.fire_due();
+    if (fired) cover_next();
+    if (io_ && io_->has_registrations() && io_->try_lock()) {
+        io_->turn(std::chrono::nanoseconds::zero());
+        io_->unlock();
+    }
+    return fired;
+}
+
 void driver_stack::hand_off() noexcept {
     // O4: sleepers on futexes and nobody in the driver. seq_cst: pairs with park's counting
     // (a worker counts itself futex-parked, then re-checks the driver lock).
@@ -176,6 +186,22 @@ blocking_pool::options blocking_options(const config& cfg, const topo::plan& pla
     return o;
 }
 
+// The I/O driver, after the checks that need the placement: an SQPOLL thread must not share
+// a worker's CPU (IO.md 4.4: it stalls the worker it shares with).
+std::shared_ptr<io_driver> make_io(const config& cfg, const topo::plan& plan, std::string& reason) {
+    if (cfg.sqpoll_cpu >= 0) {
+        for (std::size_t i = 0; i < plan.bind_cpu.size(); ++i) {
+            if (plan.bind_cpu[i] == cfg.sqpoll_cpu) {
+                throw config_error("blitz::config: sqpoll_cpu = " + std::to_string(cfg.sqpoll_cpu) +
+                                   " is worker " + std::to_string(i) +
+                                   "'s CPU; the polling kernel thread needs a CPU no worker "
+                                   "runs on");
+            }
+        }
+    }
+    return io_driver::create(cfg, reason);
+}
+
 driver_stack::faults driver_faults([[maybe_unused]] const config& cfg) {
     driver_stack::faults f;
 #if BLITZ_FAULTS
@@ -193,7 +219,7 @@ runtime_core::runtime_core(const config& cfg)
       plan_(topo::make_plan(cfg_)),
       timers_(cfg_.start_paused, BLITZ_FAULT(cfg_.debug.timers_fire_early)),
       blocking_(blocking_options(cfg_, plan_)),
-      io_(io_driver::create(cfg_, io_reason_)),
+      io_(make_io(cfg_, plan_, io_reason_)),
       drivers_(timers_, io_.get(), static_cast<unsigned>(plan_.report.workers.size()),
                driver_faults(cfg_)),
       ctx_{nullptr, &timers_, io_.get(), &blocking_, &cfg_},
@@ -324,6 +350,19 @@ runtime_metrics runtime_core::metrics() const {
     m.blocking_spawned_threads = b.spawned_threads;
     m.io_backend = io_ ? io_->backend_name() : "none";
     m.io_backend_reason = io_reason_;
+    m.io_mode = cfg_.io_mode == io_mode_kind::busy ? "busy" : "shared";
+    if (io_) {
+        const unsigned n = static_cast<unsigned>(plan_.report.workers.size());
+        m.io_rings =
+            std::string(io_->completion_ops() ? "one io_uring ring (" : "one epoll instance (") +
+            std::to_string(cfg_.io_entries) + " entries) shared by " + std::to_string(n) +
+            (n == 1 ? " worker" : " workers");
+        if (io_->sqpoll_cpu() >= 0) {
+            m.io_rings += ", SQPOLL thread on CPU " + std::to_string(io_->sqpoll_cpu());
+        }
+    } else {
+        m.io_rings = "none";
+    }
     if (io_) {
         const io_driver_stats st = io_->stats();
         m.io_turns = st.turns;

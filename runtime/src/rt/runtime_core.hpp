@@ -53,6 +53,7 @@ public:
     // Before any task exists: the scheduler whose parked workers coverage wakes.
     void attach(scheduler* s) noexcept { sched_.store(s, std::memory_order_release); }
     std::size_t maintain() noexcept override;
+    std::size_t busy_poll() noexcept override;
     park_wake park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept override;
     void unpark(parker& p) noexcept override;
     void end_tick() noexcept override;

@@ -26,6 +26,10 @@ public:
     virtual park_wake park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept = 0;
     // Wakes the worker sleeping on `p`, or makes its next park return at once.
     virtual void unpark(parker& p) noexcept = 0;
+    // Busy mode's look while a worker spins instead of parking: fire due timers and look at
+    // the I/O driver without blocking (no idle gap: a busy worker pays the epoll syscall; on
+    // io_uring the look is a completion-queue read). Returns how many timers fired.
+    virtual std::size_t busy_poll() noexcept { return maintain(); }
     // The end of a tick that polled tasks: work the tasks staged for the drivers goes out in
     // one batch (I/O submissions, IO.md 7.2).
     virtual void end_tick() noexcept {}

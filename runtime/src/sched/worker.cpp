@@ -25,6 +25,7 @@ worker::worker(scheduler& s, unsigned index, std::uint64_t seed)
     : sched_(s),
       cfg_(s.cfg()),
       index_(index),
+      busy_(s.cfg().io_mode == io_mode_kind::busy),
       avg_poll_ns_(static_cast<double>(s.cfg().initial_avg_poll.count())),
       rng_(seed) {
     for (auto& c : counters_) c.store(0, std::memory_order_relaxed);  // relaxed: not shared yet
@@ -83,7 +84,7 @@ void worker::run() {
                     std::min<std::uint64_t>(static_cast<std::uint64_t>(avg_poll_ns_), 0xFFFFFFFF));
         } else {
             BLITZ_PROBE(*this, probe_kind::tick_end, 0);
-            park();
+            if (!busy_ || !busy_wait()) park();
         }
     }
     // Leave the idle state consistent for the shutdown pass.
@@ -453,6 +454,34 @@ bool worker::spin_for_work() const noexcept {
     return false;
 }
 
+bool worker::busy_wait() noexcept {
+    // As in spin_for_work, this worker is neither parked nor searching: no producer wakes it,
+    // so it looks for the work itself, and it fires the timers and turns the I/O driver that a
+    // parked worker would have slept on.
+    owned_.sweep_if_worthwhile();  // idle: a good moment to release completed tasks
+    bump(c_busy_spins);
+    const bool forever = cfg_.busy_poll_spin == config::busy_poll_forever;
+    const auto until = forever ? clock::time_point::max() : clock::now() + cfg_.busy_poll_spin;
+    for (;;) {
+        for (int i = 0; i < 32; ++i) {
+            if (sched_.work_pending() || sched_.shutting_down()) return true;
+            cpu_relax();
+        }
+        if (BLITZ_FAULT(cfg_.debug.busy_skips_driver)) continue;  // O2's busy-mode control
+        bump(c_busy_polls);
+        collecting_ = true;
+        const std::size_t fired = sched_.driver().busy_poll();
+        collecting_ = false;
+        const bool woke = collected_n_ > 0 || fired > 0;
+        flush_collected();
+        if (woke) return true;
+        if (!forever && clock::now() >= until) {
+            bump(c_busy_expiries);
+            return false;
+        }
+    }
+}
+
 void worker::unpark() noexcept { sched_.driver().unpark(parker_); }
 
 void worker::take_claim_token() noexcept {
@@ -503,7 +532,10 @@ worker_metrics worker::snapshot() const noexcept {
         &worker_metrics::avg_poll_ns,
         &worker_metrics::steals_same_node,
         &worker_metrics::steals_same_package,
-        &worker_metrics::steals_remote};
+        &worker_metrics::steals_remote,
+        &worker_metrics::busy_spins,
+        &worker_metrics::busy_polls,
+        &worker_metrics::busy_expiries};
     worker_metrics m;
     for (unsigned i = 0; i < c_count; ++i) {
         m.*fields[i] = counters_[i].load(std::memory_order_relaxed);  // relaxed: a snapshot

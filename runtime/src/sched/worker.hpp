@@ -147,6 +147,9 @@ public:
         c_steals_same_node,
         c_steals_same_package,
         c_steals_remote,
+        c_busy_spins,
+        c_busy_polls,
+        c_busy_expiries,
         c_count
     };
 
@@ -170,6 +173,10 @@ private:
     void flush_collected() noexcept;
     // config::park_spin: true if work (or shutdown) showed up before the spin ran out.
     bool spin_for_work() const noexcept;
+    // Busy mode (config io_mode busy): spins over the queues, the timers and the I/O driver
+    // instead of parking; true once work (or shutdown) shows up, false when busy_poll_spin ran
+    // out (the caller then parks).
+    bool busy_wait() noexcept;
     // G8: records a clock reading (tick start, every 8 polls) and makes the periodic global
     // check due if the target latency has passed since the last one.
     void note_time(std::chrono::steady_clock::time_point now) noexcept;
@@ -198,6 +205,7 @@ private:
     scheduler& sched_;
     const config& cfg_;
     const unsigned index_;
+    const bool busy_;  // config io_mode busy: spin instead of parking (busy_wait)
 
     // ---- owner-thread state ----
     task_header* lifo_ = nullptr;

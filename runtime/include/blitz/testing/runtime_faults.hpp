@@ -79,6 +79,9 @@ struct runtime_faults {
     // O2: waking a worker that sleeps in the I/O driver does not interrupt the driver's wait
     // (no eventfd write), so the wake waits for I/O or the park timeout.
     bool io_skip_driver_wake = false;
+    // O2 in busy mode: a spinning worker never looks at the timers or the I/O driver, so I/O
+    // that completes while every worker spins is never dispatched.
+    bool busy_skips_driver = false;
     // O4: the worker that leaves the I/O driver with work in hand does not hand the driver on,
     // and running workers do not poll for I/O at the start of their ticks.
     bool io_no_handoff = false;
