@@ -43,6 +43,9 @@ int run_bench(const bench_options& o) {
     // The machine as the run starts (its date and load average are the start's).
     report::machine_record m = report::read_machine_record(BLITZ_BUILD_FLAGS);
     report::fill_io_backend(m);
+    if (std::find(o.peers.begin(), o.peers.end(), "busy") != o.peers.end()) {
+        m.io_modes = "shared; busy (the blitz-busy peer)";
+    }
     const std::vector<bench::impl> impls = bench::implementations(o);
     const std::vector<bench::run_data> runs = bench::collect(o, impls);
     const double secs =
@@ -101,7 +104,8 @@ void bench_help() {
            "  --filter       only workloads matching the regular expression (see --list)\n"
            "  --list         the workloads: name, kind and operations per repetition\n"
            "  --peers        tokio,go,asio,tbb,noprobes (default: all), or none; spin20 and\n"
-           "                 spin100 add blitz spinning that many us before parking\n"
+           "                 spin100 add blitz spinning that many us before parking; busy\n"
+           "                 adds blitz in busy mode (io_mode busy; needs --pin)\n"
            "  --workers      worker counts (default: 4 and one per hardware thread)\n"
            "  --pin          placement of blitz's workers: none (default), compact, scatter\n"
            "  --repetitions  timed repetitions per implementation (default 5)\n"
@@ -167,9 +171,9 @@ int bench_main(int argc, char** argv) {
                         known_peers().end() &&
                     std::find(extra_peers().begin(), extra_peers().end(), p) ==
                         extra_peers().end()) {
-                    throw usage_error(
-                        "bench: --peers: unknown peer '" + p +
-                        "' (known: tokio, go, asio, tbb, noprobes, spin20, spin100, all, none)");
+                    throw usage_error("bench: --peers: unknown peer '" + p +
+                                      "' (known: tokio, go, asio, tbb, noprobes, spin20, spin100, "
+                                      "busy, all, none)");
                 }
                 o.peers.push_back(p);
             }

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <sstream>
@@ -141,6 +142,9 @@ int topo_main(args& a) {
             std::cout << "usage: blitz topo [--workers N] [placement]     blitz topo --machine-id\n"
                          "  --workers     workers to place (default: one per eligible PU)\n"
                          "  --machine-id  print this machine's short id (the results/ folder)\n"
+                         "  --io-mode M   shared (default) or busy: the runtime started to show\n"
+                         "                the placement runs in that io_mode\n"
+                         "  --sqpoll-cpu N  an io_uring submission-polling thread on OS CPU N\n"
                       << placement_help << "  (topo's --policy defaults to compact)\n"
                       << exit_codes;
             return 0;
@@ -152,6 +156,19 @@ int topo_main(args& a) {
         }
         if (f == "--workers") {
             o.workers = static_cast<unsigned>(a.count(4096));
+        } else if (f == "--io-mode") {
+            const std::string m = a.value();
+            if (m != "shared" && m != "busy") {
+                throw usage_error("topo: --io-mode: '" + m + "' is not shared or busy");
+            }
+            o.io_mode = m == "busy" ? blitz::io_mode_kind::busy : blitz::io_mode_kind::shared;
+        } else if (f == "--sqpoll-cpu") {
+            const std::string v = a.value();
+            if (v.empty() || v.size() > 7 ||
+                v.find_first_not_of("0123456789") != std::string::npos) {
+                throw usage_error("topo: --sqpoll-cpu: '" + v + "' is not an OS CPU number");
+            }
+            o.sqpoll_cpu = std::stoi(v);
         } else if (!pl.take(f, a)) {
             a.unknown();
         }
@@ -169,7 +186,7 @@ void list_checkers() {
 
 int conformance_main(args& a) {
     blitz::conformance::harness_options o;
-    bool workers_given = false, policy_given = false, out_given = false;
+    bool workers_given = false, policy_given = false, out_given = false, io_mode_given = false;
     std::string format = "text";
     while (!a.done()) {
         const std::string f = a.next();
@@ -193,6 +210,9 @@ int conformance_main(args& a) {
                    "  --format json    the JSON report on stdout (the table goes to stderr)\n"
                    "  --policy LIST    placement passes, such as none,compact (--full's "
                    "default)\n"
+                   "  --io-mode LIST   io_mode passes of the pinned configurations: shared, "
+                   "busy\n"
+                   "                   or shared,busy (--full's default; busy needs pinning)\n"
                    "  --topology T     another shape for the N checkers (repeatable)\n"
                    "  --hang-limit S   a run without progress for S s is a hang (default 30 "
                    "with\n"
@@ -257,6 +277,20 @@ int conformance_main(args& a) {
                 o.policies.push_back(blitz::parse_placement_policy(p));
             }
             policy_given = true;
+        } else if (f == "--io-mode") {
+            o.io_modes.clear();
+            std::istringstream in(a.value());
+            for (std::string m; std::getline(in, m, ',');) {
+                if (m == "shared") {
+                    o.io_modes.push_back(blitz::io_mode_kind::shared);
+                } else if (m == "busy") {
+                    o.io_modes.push_back(blitz::io_mode_kind::busy);
+                } else {
+                    throw usage_error("conformance: --io-mode: '" + m + "' is not shared or busy");
+                }
+            }
+            if (o.io_modes.empty()) throw usage_error("conformance: --io-mode needs a mode");
+            io_mode_given = true;
         } else {
             a.unknown();
         }
@@ -273,6 +307,18 @@ int conformance_main(args& a) {
     if (!workers_given && !o.quick) o.workers = {1, 2, 4, 8, 16};
     if (!policy_given && !o.quick) {
         o.policies = {blitz::placement_policy::none, blitz::placement_policy::compact};
+    }
+    if (!io_mode_given && !o.quick) {
+        o.io_modes = {blitz::io_mode_kind::shared, blitz::io_mode_kind::busy};
+    }
+    if (std::find(o.io_modes.begin(), o.io_modes.end(), blitz::io_mode_kind::busy) !=
+            o.io_modes.end() &&
+        std::find_if(o.policies.begin(), o.policies.end(), [](blitz::placement_policy p) {
+            return p != blitz::placement_policy::none;
+        }) == o.policies.end()) {
+        throw usage_error(
+            "conformance: --io-mode busy needs a pinned pass (--policy compact or scatter): "
+            "busy workers must be pinned");
     }
     o.json_stdout = format == "json";
     const int claims = (o.json_stdout ? 1 : 0) + (o.junit == "-" ? 1 : 0) + (o.out_dir == "-");

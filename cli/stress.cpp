@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "stress.hpp"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <random>
+#include <vector>
 
 #include "blitz/config.hpp"
 #include "mix.hpp"
@@ -31,6 +33,8 @@ const char* const stress_help =
     "                      rounds (not the same interleavings)\n"
     "  --only NAME         only the workloads whose name contains NAME\n"
     "  --progress-every N  seconds between progress lines (default 60)\n"
+    "  --io-mode M         shared (default) or busy: busy runtimes are pinned compact, and\n"
+    "                      worker counts above this machine's CPUs are left out\n"
     "  --list              the workloads, one per line\n"
     "  --fault NAME        put a deliberate defect into the runtime, to see an oracle catch it\n"
     "                      (the negative control; --list-faults names them)\n"
@@ -80,16 +84,33 @@ int stress_main(args& a) {
                                   " matches no workload (blitz stress --list)");
         } else if (f == "--progress-every") {
             o.progress_every = static_cast<double>(a.count());
+        } else if (f == "--io-mode") {
+            const std::string m = a.value();
+            if (m != "shared" && m != "busy") {
+                throw usage_error("--io-mode: '" + m + "' is not shared or busy");
+            }
+            o.io_mode = m == "busy" ? io_mode_kind::busy : io_mode_kind::shared;
         } else {
             a.unknown();
         }
+    }
+    if (o.io_mode == io_mode_kind::busy) {
+        // Busy workers are pinned one per CPU: counts above the CPUs this process may use go.
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        const unsigned cpus = sched_getaffinity(0, sizeof set, &set) == 0
+                                  ? static_cast<unsigned>(CPU_COUNT(&set))
+                                  : 1;
+        std::erase_if(o.workers, [&](unsigned w) { return w > cpus; });
+        if (o.workers.empty()) o.workers = {cpus};
     }
     std::cerr << "stress: seed " << o.seed << ", "
               << (o.rounds ? std::to_string(o.rounds) + " rounds"
                            : std::to_string(static_cast<long>(o.seconds)) + " s")
               << ", workers from {";
     for (std::size_t i = 0; i < o.workers.size(); ++i) std::cerr << (i ? "," : "") << o.workers[i];
-    std::cerr << "}\n";
+    std::cerr << "}" << (o.io_mode == io_mode_kind::busy ? ", busy mode (pinned compact)" : "")
+              << "\n";
     o.progress = [](const std::string& line) { std::cerr << line << "\n"; };
     const stress_mix::result r = stress_mix::run(o);
 

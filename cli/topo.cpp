@@ -52,6 +52,8 @@ int run_topo(const topo_options& o) {
     config cfg;
     cfg.topology = o.topology;
     cfg.workers = o.workers;
+    cfg.io_mode = o.io_mode;
+    cfg.sqpoll_cpu = o.sqpoll_cpu;
     placement_report r = plan_placement(cfg);
     // On the real machine, start the runtime so the table shows what each worker saw from
     // inside its own thread after binding.
@@ -112,6 +114,14 @@ int run_topo(const topo_options& o) {
     t.print(std::cout);
     for (const worker_placement& w : r.workers) {
         if (!w.note.empty()) std::cout << "worker " << w.worker << ": " << w.note << "\n";
+    }
+    // The I/O side (issue 20): how idle workers wait, and the driver's rings and where they run.
+    std::cout << "\nI/O: io_mode " << (o.io_mode == io_mode_kind::busy ? "busy" : "shared");
+    if (rt) {
+        const runtime_metrics m = rt->metrics();
+        std::cout << ", backend " << m.io_backend << "\n  rings: " << m.io_rings << "\n";
+    } else {
+        std::cout << " (no runtime on a synthetic topology: rings not set up)\n";
     }
     return 0;
 }

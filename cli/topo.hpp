@@ -9,6 +9,8 @@ namespace blitz::cli {
 struct topo_options {
     topology_options topology;  // policy defaults to compact for this command
     unsigned workers = 0;       // 0: one per eligible PU
+    io_mode_kind io_mode = io_mode_kind::shared;
+    int sqpoll_cpu = -1;
 };
 
 int run_topo(const topo_options& o);

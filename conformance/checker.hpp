@@ -42,6 +42,14 @@ struct checker {
     // machine cannot show memory on the wrong node) is skipped there; it must be caught on every
     // topology where it applies, and apply on at least one.
     bool per_topology = false;
+    // The checker adapts its workload to busy mode (config io_mode busy, where workers never
+    // park) and its control to a busy-mode fault: when the run has a busy pass, the control also
+    // runs in a busy pinned configuration and must be caught there too.
+    bool busy_control = false;
+    // The property is about parking (the bitmap at rest, park timeouts, the last searcher's
+    // final check before parking): busy mode's workers never park, so its busy configurations
+    // are not applicable (noted in the row) rather than run.
+    bool needs_parking = false;
 };
 
 const std::vector<checker>& all_checkers();

@@ -397,7 +397,8 @@ std::vector<checker> timer_checkers() {
         {"T6", "real clock: sleep(d) never early; timers fire while a worker is stuck",
          "timers fire 1 ms early", check_t6},
         {"T7", "arming a timer wakes a parked worker planned to wake later (60 s park timeout)",
-         "the arm wakes nobody (timer_arm_skips_wake)", check_t7},
+         "the arm wakes nobody (timer_arm_skips_wake)", check_t7, false, false,
+         /*needs_parking=*/true},
         {"T8", "a worker that always has local work still fires due timers every tick",
          "fire timers only at ticks with empty queues (timers_only_when_idle)", check_t8},
     };

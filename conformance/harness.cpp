@@ -251,6 +251,11 @@ suite_run run_checkers(const harness_options& o) {
     suite_run out;
     out.machine = report::read_machine_record(BLITZ_BUILD_FLAGS);
     report::fill_io_backend(out.machine);
+    out.machine.io_modes.clear();
+    for (io_mode_kind m : o.io_modes) {
+        out.machine.io_modes += std::string(out.machine.io_modes.empty() ? "" : ", ") +
+                                (m == io_mode_kind::busy ? "busy (pinned passes)" : "shared");
+    }
     out.max_pinned = max_pinned;
     std::vector<checker_row>& rows = out.rows;
     unsigned checker_hangs = 0;  // outside negative controls
@@ -301,13 +306,27 @@ suite_run run_checkers(const harness_options& o) {
             }
         } else {
             for (placement_policy pol : o.policies) {
-                current_placement() = suite_placement{pol, max_pinned, o.seed};
-                for (unsigned w : o.workers) {
-                    if (pol != placement_policy::none && w > max_pinned) continue;
-                    one(run_params{w, o.seed, o.quick, {}},
-                        (pol == placement_policy::none ? std::string()
-                                                       : to_string(pol) + std::string(" ")) +
-                            "W=" + std::to_string(w));
+                for (io_mode_kind mode : o.io_modes) {
+                    const bool busy = mode == io_mode_kind::busy;
+                    if (busy && pol == placement_policy::none) continue;  // busy needs pinning
+                    if (busy && c.needs_parking) {
+                        const std::string why = "busy mode: n/a (its workers never park)";
+                        if (r.total.note.find(why) == std::string::npos) {
+                            r.total.note += (r.total.note.empty() ? "" : "; ") + why;
+                        }
+                        if (r.na_reason.empty()) r.na_reason = why;
+                        continue;
+                    }
+                    current_placement() = suite_placement{pol, max_pinned, o.seed, mode};
+                    for (unsigned w : o.workers) {
+                        if (pol != placement_policy::none && w > max_pinned) continue;
+                        one(run_params{w, o.seed, o.quick, {}},
+                            std::string(busy ? "busy " : "") +
+                                (pol == placement_policy::none
+                                     ? std::string()
+                                     : to_string(pol) + std::string(" ")) +
+                                "W=" + std::to_string(w));
+                    }
                 }
             }
             current_placement() = suite_placement{placement_policy::none, 0, o.seed};
@@ -366,6 +385,34 @@ suite_run run_checkers(const harness_options& o) {
             }
             r.control_na = !r.control.applicable;
             r.caught = r.control.violations > 0 || r.control_na;
+            const auto pinned =
+                std::find_if(o.policies.begin(), o.policies.end(),
+                             [](placement_policy p) { return p != placement_policy::none; });
+            const bool busy_pass_run = std::find(o.io_modes.begin(), o.io_modes.end(),
+                                                 io_mode_kind::busy) != o.io_modes.end() &&
+                                       pinned != o.policies.end() && max_pinned > 0;
+            if (c.busy_control && busy_pass_run && !stopped()) {
+                // The busy-mode variant of the control, pinned as busy mode needs.
+                const unsigned bw = std::min(2u, max_pinned);
+                const std::string lbl = "negative control busy " + std::string(to_string(*pinned)) +
+                                        " W=" + std::to_string(bw);
+                current_placement() =
+                    suite_placement{*pinned, max_pinned, o.seed, io_mode_kind::busy};
+                dog.arm(c.id + " " + lbl);
+                const auto busy_started = std::chrono::steady_clock::now();
+                guarded g = run_guarded(c, run_params{bw, o.seed, o.quick, {}}, /*faulty=*/true,
+                                        lbl, hang_limit);
+                current_placement() = suite_placement{placement_policy::none, 0, o.seed};
+                out.hangs += g.hung;
+                if (g.o.applicable) {
+                    r.configs.push_back({lbl, g.o, seconds_since(busy_started), true});
+                    r.control.violations += g.o.violations;
+                    if (g.o.violations == 0) {
+                        r.caught = false;
+                        r.control.detail = "not caught in busy mode";
+                    }
+                }
+            }
         }
         r.seconds = seconds_since(row_started);
         r.pass = r.total.violations == 0 && r.total.events > 0 && r.caught;

@@ -21,6 +21,9 @@ struct harness_options {
     // Placement passes for the checkers other than N: each runs every worker count that fits
     // (pinned passes skip counts above this machine's PUs).
     std::vector<placement_policy> policies{placement_policy::none};
+    // io_mode passes: each pinned pass runs once per mode (busy needs pinning, so the unpinned
+    // pass is always shared). Labels say "busy compact W=2".
+    std::vector<io_mode_kind> io_modes{io_mode_kind::shared};
     std::string out_dir;  // where conformance.md/.json go; empty: don't write
     std::string command;  // the command line, printed to reproduce the run
     // Topologies the N checkers run on besides this machine (--topology); empty: the shipped

@@ -284,6 +284,8 @@ void write_json(json_writer& w, const machine_record& m) {
         .field("dirty", m.dirty)
         .field("io_backend", m.io_backend)
         .field("io_backend_reason", m.io_backend_reason)
+        .field("io_modes", m.io_modes)
+        .field("io_rings", m.io_rings)
         .end_object();
 }
 
@@ -305,7 +307,9 @@ void write_markdown_rows(std::ostream& os, const machine_record& m) {
        << "| build flags | " << m.build_flags << " |\n"
        << "| commit | " << m.commit << (m.dirty ? " (dirty: uncommitted changes)" : "") << " |\n"
        << "| I/O backend (automatic) | " << m.io_backend
-       << (m.io_backend_reason.empty() ? "" : " (" + m.io_backend_reason + ")") << " |\n";
+       << (m.io_backend_reason.empty() ? "" : " (" + m.io_backend_reason + ")") << " |\n"
+       << "| I/O modes | " << m.io_modes << (m.io_rings.empty() ? "" : "; rings: " + m.io_rings)
+       << " |\n";
 }
 
 }  // namespace blitz::report

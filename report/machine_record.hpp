@@ -39,6 +39,10 @@ struct machine_record {
     // report library does not link the runtime: the caller fills these in.
     std::string io_backend = "unknown";
     std::string io_backend_reason;
+    // The io_modes the run used ("shared", or "shared, busy") and the driver's rings as a
+    // runtime reports them (runtime_metrics::io_rings), both filled in by the caller.
+    std::string io_modes = "shared";
+    std::string io_rings;
 };
 
 // Reads this machine (hwloc, /proc/cpuinfo, uname, lscpu, git). `build_flags` is the build's

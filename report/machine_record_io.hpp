@@ -18,6 +18,7 @@ inline void fill_io_backend(machine_record& m) {
         const runtime_metrics r = rt.metrics();
         m.io_backend = r.io_backend;
         m.io_backend_reason = r.io_backend_reason;
+        m.io_rings = r.io_rings;
     } catch (const std::exception& e) {
         m.io_backend = "unknown";
         m.io_backend_reason = e.what();

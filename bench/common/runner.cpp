@@ -38,6 +38,7 @@ int run_workloads(const runner_options& o) {
             cfg.workers = o.workers;
             cfg.topology = o.topology;
             cfg.park_spin = std::chrono::microseconds(o.park_spin_us);
+            cfg.io_mode = o.io_mode;
             runtime rt(cfg);
             if (o.warmup) (void)w.run(rt);
             std::vector<double> reps, samples;
@@ -92,6 +93,13 @@ int runner_main(int argc, char** argv) {
             bench::set_smoke(true);
         } else if (a == "--park-spin-us") {
             o.park_spin_us = static_cast<unsigned>(std::stoul(value()));
+        } else if (a == "--io-mode") {
+            const std::string m = value();
+            if (m != "busy" && m != "shared") {
+                throw std::invalid_argument("bench-run: --io-mode: '" + m +
+                                            "' is not shared or busy");
+            }
+            o.io_mode = m == "busy" ? io_mode_kind::busy : io_mode_kind::shared;
         } else if (a == "--peer") {
             o.peer = value();
         } else {

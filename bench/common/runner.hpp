@@ -18,10 +18,12 @@ struct runner_options {
     bool count_allocs = false;  // one extra repetition counting allocations and bytes per op
     topology_options topology;  // placement of the workers
     unsigned park_spin_us = 0;  // config::park_spin (the parking experiment)
-    bool warmup = true;         // --no-warmup: the smoke test runs each workload once
+    io_mode_kind io_mode = io_mode_kind::shared;  // --io-mode busy (needs --pin)
+    bool warmup = true;  // --no-warmup: the smoke test runs each workload once
 };
 
-// Parses `--workers N --reps N --filter RE --allocs --pin POLICY --peer NAME --park-spin-us N`
+// Parses `--workers N --reps N --filter RE --allocs --pin POLICY --peer NAME --park-spin-us N
+// --io-mode shared|busy`
 // (argv[0] is the subcommand) and runs; the exit code is non-zero when a workload failed its own
 // check.
 int runner_main(int argc, char** argv);

@@ -24,9 +24,10 @@ const std::vector<std::string>& known_peers() {
     return p;
 }
 
-// Not in the default set: blitz with bounded spinning before parking (the parking experiment).
+// Not in the default set: blitz with bounded spinning before parking (the parking experiment),
+// and blitz in busy mode (config io_mode busy: idle workers spin and never park; needs --pin).
 const std::vector<std::string>& extra_peers() {
-    static const std::vector<std::string> p = {"spin20", "spin100"};
+    static const std::vector<std::string> p = {"spin20", "spin100", "busy"};
     return p;
 }
 
@@ -73,12 +74,20 @@ std::vector<impl> implementations(const bench_options& o) {
             i.argv = {here + "/blitz-runner", "--peer", i.name, "--park-spin-us", p.substr(4)};
             pinned(i.argv);
         }
+        if (p == "busy") {
+            i.name = "blitz-busy";
+            i.argv = {here + "/blitz-runner", "--peer", i.name, "--io-mode", "busy"};
+            pinned(i.argv);
+            if (o.topology.policy == placement_policy::none) {
+                i.missing = "busy mode needs pinned workers (--pin compact or scatter)";
+            }
+        }
         if (p == "noprobes") {
             i.name = "blitz-noprobes";
             i.argv = {here + "/blitz-noprobes", "--peer", "blitz-noprobes"};
             pinned(i.argv);
         }
-        if (!fs::exists(i.argv[0])) {
+        if (i.missing.empty() && !fs::exists(i.argv[0])) {
             i.missing = p == "noprobes" ? "blitz-noprobes not built (release preset builds it)"
                                         : i.argv[0] + " not built (run `make peers`)";
         }

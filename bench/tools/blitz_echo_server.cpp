@@ -3,7 +3,9 @@
 // 127.0.0.1, one task per connection reading and writing back.
 //
 //   blitz_echo_server --workers W --backend epoll|io_uring|automatic [--port P]
-//                     [--mode borrowed|owned|pooled|http]
+//                     [--mode borrowed|owned|pooled|http] [--io-mode shared|busy]
+//                     [--pin CPU]
+// --pin binds the workers to that OS CPU (placement list); busy mode needs it.
 //
 // borrowed (the default): read and write_all on a buffer in the task's frame (readiness-based
 // on both backends). owned: read_owned and write_owned (completion operations on io_uring).
@@ -88,6 +90,11 @@ int main(int argc, char** argv) {
             mode = v;
         } else if (a == "--port") {
             port = std::stoi(v);
+        } else if (a == "--io-mode") {
+            cfg.io_mode = v == "busy" ? blitz::io_mode_kind::busy : blitz::io_mode_kind::shared;
+        } else if (a == "--pin") {
+            cfg.topology.policy = blitz::placement_policy::list;
+            cfg.topology.pus.assign(cfg.workers, static_cast<unsigned>(std::stoul(v)));
         } else if (a == "--backend") {
             cfg.io_backend = v == "epoll"      ? blitz::io_backend_kind::epoll
                              : v == "io_uring" ? blitz::io_backend_kind::io_uring
@@ -123,11 +130,14 @@ int main(int argc, char** argv) {
     const blitz::runtime_metrics m = rt.metrics();
     std::printf(
         "{\"backend\": \"%s\", \"io_turns\": %llu, \"io_events\": %llu, \"io_waits\": %llu, "
-        "\"io_submits\": %llu, \"io_wakes\": %llu}\n",
+        "\"io_submits\": %llu, \"io_wakes\": %llu, \"io_mode\": \"%s\", \"parks\": %llu, "
+        "\"busy_polls\": %llu}\n",
         m.io_backend.c_str(), static_cast<unsigned long long>(m.io_turns),
         static_cast<unsigned long long>(m.io_events),
         static_cast<unsigned long long>(m.io_wait_calls),
         static_cast<unsigned long long>(m.io_submit_calls),
-        static_cast<unsigned long long>(m.io_wake_calls));
+        static_cast<unsigned long long>(m.io_wake_calls), m.io_mode.c_str(),
+        static_cast<unsigned long long>(m.total(&blitz::worker_metrics::parks)),
+        static_cast<unsigned long long>(m.total(&blitz::worker_metrics::busy_polls)));
     return 0;
 }

@@ -619,6 +619,10 @@ result run(const options& o) {
         config c;
         c.workers = o.workers[r() % o.workers.size()];
         c.debug = o.faults;
+        if (o.io_mode == io_mode_kind::busy) {
+            c.io_mode = io_mode_kind::busy;
+            c.topology.policy = placement_policy::compact;
+        }
         const long live_before = payload::live.load();
         {
             runtime rt(c);

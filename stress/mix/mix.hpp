@@ -26,6 +26,9 @@ struct options {
     double progress_every = 60;  // seconds between progress lines
     std::function<void(const std::string&)> progress;  // receives the progress lines
     testing::runtime_faults faults;  // deliberate defects, for the oracles' negative controls
+    // busy: every runtime runs in busy mode, pinned compact (worker counts above this machine's
+    // eligible PUs are left out: spinning workers must not share a CPU).
+    io_mode_kind io_mode = io_mode_kind::shared;
 };
 
 // The runtime faults `blitz stress --fault NAME` accepts (each one a workload's oracle catches),

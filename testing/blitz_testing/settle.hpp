@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// settle(): wait until a runtime is quiescent (every worker parked, nobody searching) and return
-// its metrics. Counters that two sides update at different moments (a claim and the claimed
-// worker's wake, say) agree only at quiescence, so checks that compare them read them here.
+// settle(): wait until a runtime is quiescent (every worker parked or, in busy mode, spinning;
+// nobody searching) and return its metrics. Counters that two sides update at different moments (a
+// claim and the claimed worker's wake, say) agree only at quiescence, so checks that compare them
+// read them here.
 
 #include <chrono>
 #include <thread>
@@ -16,9 +17,22 @@ namespace blitz::workloads {
 // racing it (the last worker to finish notifying a parked one, say) can be half in it, with
 // every worker still counted parked. So quiescence is two snapshots in a row, both fully parked
 // with nobody searching, that agree on the claim, park and notified-wake counts.
+//
+// In busy mode (io_mode busy) idle workers spin instead of parking: there quiescence is two
+// snapshots in a row with nobody searching, no task polled in between, and every worker looking
+// at the driver in between (spinning, not stuck in a task).
 inline runtime_metrics settle(const runtime& rt, int attempts = 100'000) {
     auto quiet = [&](const runtime_metrics& m) {
-        return m.num_parked == rt.num_workers() && m.num_searching == 0;
+        const bool all_idle = m.io_mode == "busy" || m.num_parked == rt.num_workers();
+        return all_idle && m.num_searching == 0;
+    };
+    auto spinning = [](const runtime_metrics& a, const runtime_metrics& b) {
+        if (b.io_mode != "busy") return true;
+        if (a.total(&worker_metrics::polls) != b.total(&worker_metrics::polls)) return false;
+        for (std::size_t i = 0; i < a.workers.size() && i < b.workers.size(); ++i) {
+            if (b.workers[i].busy_polls <= a.workers[i].busy_polls) return false;
+        }
+        return true;
     };
     auto same = [](const runtime_metrics& a, const runtime_metrics& b) {
         return a.claims == b.claims &&
@@ -30,7 +44,7 @@ inline runtime_metrics settle(const runtime& rt, int attempts = 100'000) {
     for (int i = 0; i < attempts; ++i) {
         std::this_thread::sleep_for(std::chrono::microseconds(100));
         runtime_metrics next = rt.metrics();
-        const bool settled = quiet(m) && quiet(next) && same(m, next);
+        const bool settled = quiet(m) && quiet(next) && same(m, next) && spinning(m, next);
         m = std::move(next);
         if (settled) break;
     }

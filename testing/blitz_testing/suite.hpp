@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // The placement every checker's runtime uses in the current pass of the suite (unpinned, or
-// pinned with a policy). The harness sets it between runs; checkers start their configs from
-// fresh(workers), so a pinned pass pins every runtime that fits on this machine's PUs.
+// pinned with a policy, in shared or busy io_mode). The harness sets it between runs; checkers
+// start their configs from fresh(workers), so a pinned pass pins every runtime that fits on this
+// machine's PUs.
 
 #include "blitz/config.hpp"
 
@@ -12,6 +13,8 @@ struct suite_placement {
     placement_policy policy = placement_policy::none;
     unsigned max_pinned = 0;  // eligible PUs on this machine: larger runtimes stay unpinned
     std::uint64_t seed = 0;   // the run's --seed: every runtime's worker RNGs start from it
+    // The pass's io_mode: busy applies to the runtimes this pass pins (busy needs pinning).
+    io_mode_kind io_mode = io_mode_kind::shared;
 };
 
 inline suite_placement& current_placement() {
@@ -24,9 +27,15 @@ inline config fresh(unsigned workers) {
     config c;
     c.workers = workers;
     const suite_placement& p = current_placement();
-    if (p.policy != placement_policy::none && workers <= p.max_pinned) c.topology.policy = p.policy;
+    if (p.policy != placement_policy::none && workers <= p.max_pinned) {
+        c.topology.policy = p.policy;
+        c.io_mode = p.io_mode;
+    }
     c.seed = p.seed;
     return c;
 }
+
+// True when fresh(workers) is a busy-mode runtime (its idle workers spin and never park).
+inline bool busy_pass(unsigned workers) { return fresh(workers).io_mode == io_mode_kind::busy; }
 
 }  // namespace blitz::conformance

@@ -120,6 +120,10 @@ TEST_P(BusyBothBackends, AnIdleWorkerSpinsOverTheDriverAndNeverParks) {
     EXPECT_GT(m.total(&worker_metrics::busy_polls), 0u);
     EXPECT_EQ(m.total(&worker_metrics::busy_expiries), 0u);
     EXPECT_EQ(m.io_wake_calls, wakes) << "nobody sleeps in the driver, so nothing wakes it";
+    // Spinning is not searching: at rest no worker counts as a searcher (I1).
+    const std::uint64_t looks = m.total(&worker_metrics::busy_polls);
+    while (rt.metrics().total(&worker_metrics::busy_polls) < looks + 2) std::this_thread::yield();
+    EXPECT_EQ(rt.metrics().num_searching, 0u);
     close(sv[1]);
 }
 

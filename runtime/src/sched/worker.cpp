@@ -459,6 +459,13 @@ bool worker::busy_wait() noexcept {
     // so it looks for the work itself, and it fires the timers and turns the I/O driver that a
     // parked worker would have slept on.
     owned_.sweep_if_worthwhile();  // idle: a good moment to release completed tasks
+    if (searching_) {
+        // A spinning worker is not a searcher (I1: back to 0 at rest). As the last searcher it
+        // owes no wake: it keeps watching every queue itself, as the park's final check would.
+        searching_ = false;
+        [[maybe_unused]] const bool last = sched_.idle().transition_from_searching();
+        BLITZ_PROBE(*this, probe_kind::search_end, last ? 1 : 0);
+    }
     bump(c_busy_spins);
     const bool forever = cfg_.busy_poll_spin == config::busy_poll_forever;
     const auto until = forever ? clock::time_point::max() : clock::now() + cfg_.busy_poll_spin;
@@ -467,8 +474,8 @@ bool worker::busy_wait() noexcept {
             if (sched_.work_pending() || sched_.shutting_down()) return true;
             cpu_relax();
         }
-        if (BLITZ_FAULT(cfg_.debug.busy_skips_driver)) continue;  // O2's busy-mode control
         bump(c_busy_polls);
+        if (BLITZ_FAULT(cfg_.debug.busy_skips_driver)) continue;  // O2's busy-mode control
         collecting_ = true;
         const std::size_t fired = sched_.driver().busy_poll();
         collecting_ = false;
