@@ -5,7 +5,7 @@
 // for the whole echo (every byte is checked: a wrong server cannot win), and sends the next.
 //
 //   echo_client --port P --conns C --size S --requests N [--warmup N] [--cpu K]
-//               [--rate R | --churn]
+//               [--rate R | --churn] [--spin]
 //
 // --rate R: open loop instead. Request j (of all connections) is due at start + j / R and goes
 // out on connection j mod C when due, whether or not earlier echoes came back (the echo stream
@@ -97,8 +97,20 @@ sockaddr_in loopback(int port) {
 
 // epoll_wait for the closed-loop and churn modes: the events (EINTR retried), or -1 after
 // 10 s without any (a stalled server; said on stderr).
+// With --spin the client never sleeps: it polls with a zero timeout (the "both sides
+// spinning" probe of IO.md 4.4), so a busy server's gain is not hidden behind the client's
+// own wake-up.
+bool g_spin = false;
+
 int wait_events(int ep, std::vector<epoll_event>& evs, std::uint64_t done, std::uint64_t total) {
+    const auto spin_start = std::chrono::steady_clock::now();
     for (;;) {
+        if (g_spin) {
+            const int n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), 0);
+            if (n > 0) return n;
+            if (n < 0 && errno != EINTR) die("epoll_wait");
+            if (std::chrono::steady_clock::now() - spin_start < std::chrono::seconds(10)) continue;
+        }
         const int n = epoll_wait(ep, evs.data(), static_cast<int>(evs.size()), 10000);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) die("epoll_wait");
@@ -341,8 +353,8 @@ int main(int argc, char** argv) {
     bool churning = false;
     for (int i = 1; i < argc; i += 2) {
         const std::string a = argv[i];
-        if (a == "--churn") {
-            churning = true;
+        if (a == "--churn" || a == "--spin") {
+            (a == "--churn" ? churning : g_spin) = true;
             --i;  // a flag without a value
             continue;
         }
@@ -373,7 +385,7 @@ int main(int argc, char** argv) {
     if (port <= 0 || conns == 0 || size == 0) {
         std::fprintf(stderr,
                      "usage: echo_client --port P [--conns C] [--size S] [--requests N]"
-                     " [--warmup N] [--cpu K] [--rate R | --churn]\n");
+                     " [--warmup N] [--cpu K] [--rate R | --churn] [--spin]\n");
         return 2;
     }
     if (cpu >= 0) {

@@ -132,6 +132,12 @@ public:
     // The provided-buffer pool that recv_multishot operations draw from; null when there is
     // none (epoll, a kernel without buffer rings, or config io_pool_buffers = 0).
     virtual buffer_pool* pool() const noexcept { return nullptr; }
+    // Busy mode (io_uring set up with COOP_TASKRUN | TASKRUN_FLAG): completion work the
+    // kernel queued for the calling thread runs only when that thread enters the kernel, and no
+    // interrupt is sent to make it; a spinning worker calls this on every look, and it enters
+    // only when the ring's TASKRUN flag says some thread has such work.
+    virtual void run_task_work() noexcept {}
+    virtual bool coop_taskrun() const noexcept { return false; }
     // The CPU of the submission-queue polling kernel thread (io_uring SQPOLL), or -1.
     virtual int sqpoll_cpu() const noexcept { return -1; }
     // Why there is no pool (empty when there is one).

@@ -54,7 +54,7 @@ void wake_before_wait_ends_it(io_backend& b) {
 
 TEST(IoBackendWake, AWakeBeforeTheWaitEndsItOnIoUring) {
     uring_probe_result why;
-    auto b = uring_backend::create(64, 0, 0, 0, -1, why);
+    auto b = uring_backend::create(64, 0, 0, 0, -1, false, why);
     if (!b)
         GTEST_SKIP() << "io_uring unavailable here: " << why.what << " (errno " << why.error << ")";
     wake_before_wait_ends_it(*b);

@@ -47,7 +47,8 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
 #endif
         uring_probe_result why;
         b = uring_backend::create(cfg.io_entries, fake, cfg.io_pool_buffers,
-                                  cfg.io_pool_buffer_size, cfg.sqpoll_cpu, why);
+                                  cfg.io_pool_buffer_size, cfg.sqpoll_cpu,
+                                  cfg.io_mode == io_mode_kind::busy, why);
         if (!b && why.sqpoll) {
             // io_uring works, the SQPOLL thread the configuration asks for does not.
             throw config_error("blitz::config: sqpoll_cpu = " + std::to_string(cfg.sqpoll_cpu) +

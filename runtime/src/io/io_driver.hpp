@@ -108,6 +108,9 @@ public:
     std::string pool_reason() const { return backend_->pool_reason(); }
     unsigned pool_buffer_size() const noexcept { return pool_size_; }
     int sqpoll_cpu() const noexcept { return backend_->sqpoll_cpu(); }
+    bool coop_taskrun() const noexcept { return backend_->coop_taskrun(); }
+    // See io_backend::run_task_work (any thread, no lock).
+    void run_task_work() noexcept { backend_->run_task_work(); }
 
     io_driver_stats stats() const noexcept;
 

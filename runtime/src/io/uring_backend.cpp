@@ -59,7 +59,8 @@ std::string io_uring_disabled_setting() {
 
 std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_errno,
                                                      unsigned pool_buffers, unsigned pool_size,
-                                                     int sqpoll_cpu, uring_probe_result& why) {
+                                                     int sqpoll_cpu, bool coop_taskrun,
+                                                     uring_probe_result& why) {
     std::unique_ptr<uring_backend> b(new uring_backend());
     auto failed = [&](int err, std::string what) {
         why.error = err;
@@ -75,7 +76,19 @@ std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_
         p.sq_thread_cpu = static_cast<unsigned>(sqpoll_cpu);
         p.sq_thread_idle = 1000;
     }
-    if (const int r = io_uring_queue_init_params(entries, &b->ring_, &p); r < 0) {
+    if (coop_taskrun) {
+        // Busy mode: completions that need the submitter's task work wait for it to enter the
+        // kernel (which a spinning worker does when the TASKRUN flag is up) instead of an
+        // interrupt that would pull a spinning thread into the kernel anyway.
+        io_uring_params q = p;
+        q.flags |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+        if (io_uring_queue_init_params(entries, &b->ring_, &q) == 0) {
+            b->coop_taskrun_ = true;
+            p = q;
+        }
+    }
+    if (const int r = b->coop_taskrun_ ? 0 : io_uring_queue_init_params(entries, &b->ring_, &p);
+        r < 0) {
         if (sqpoll_cpu >= 0) {
             // Is it the SQPOLL request? A plain ring that sets up says so.
             io_uring plain{};
@@ -330,6 +343,12 @@ std::size_t uring_backend::wait(std::chrono::nanoseconds timeout, io_event_sink&
 }
 
 void uring_backend::wake() noexcept { waker_.wake(counts); }
+
+void uring_backend::run_task_work() noexcept {
+    if (!coop_taskrun_ || !(IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_TASKRUN)) return;
+    counts.bump(counts.waits);
+    enter(ring_.ring_fd, 0, 0, IORING_ENTER_GETEVENTS, nullptr, _NSIG / 8);
+}
 
 void uring_backend::submit(io_op_state* op) noexcept {
     lock_guard l(sq_mu_);

@@ -36,7 +36,8 @@ public:
     // (IORING_SETUP_SQPOLL | SQ_AFF); its failure sets why.sqpoll.
     static std::unique_ptr<uring_backend> create(unsigned entries, int fake_errno,
                                                  unsigned pool_buffers, unsigned pool_size,
-                                                 int sqpoll_cpu, uring_probe_result& why);
+                                                 int sqpoll_cpu, bool coop_taskrun,
+                                                 uring_probe_result& why);
     ~uring_backend() override;
 
     const char* name() const noexcept override { return "io_uring"; }
@@ -57,6 +58,8 @@ public:
     std::string pool_reason() const override { return pool_reason_; }
     // The SQPOLL thread's CPU, or -1 when submissions are io_uring_enter calls.
     int sqpoll_cpu() const noexcept override { return sqpoll_cpu_; }
+    void run_task_work() noexcept override;
+    bool coop_taskrun() const noexcept override { return coop_taskrun_; }
 
 private:
     uring_backend() = default;
@@ -72,6 +75,7 @@ private:
     io_uring ring_{};
     bool ring_up_ = false;
     int sqpoll_cpu_ = -1;
+    bool coop_taskrun_ = false;    // COOP_TASKRUN | TASKRUN_FLAG (busy mode)
     std::uint32_t file_ops_ = 0;   // bit k: the probe found the opcode of io_op_kind k
     buffer_pool* pool_ = nullptr;  // one reference, dropped after the ring is gone
     std::string pool_reason_;

@@ -55,9 +55,12 @@ std::size_t driver_stack::maintain() noexcept {
 std::size_t driver_stack::busy_poll() noexcept {
     const std::size_t fired = timers_.fire_due();
     if (fired) cover_next();
-    if (io_ && io_->has_registrations() && io_->try_lock()) {
-        io_->turn(std::chrono::nanoseconds::zero());
-        io_->unlock();
+    if (io_ && io_->has_registrations()) {
+        io_->run_task_work();  // this thread's queued completion work, if the ring flags some
+        if (io_->try_lock()) {
+            io_->turn(std::chrono::nanoseconds::zero());
+            io_->unlock();
+        }
     }
     return fired;
 }
@@ -357,6 +360,7 @@ runtime_metrics runtime_core::metrics() const {
             std::string(io_->completion_ops() ? "one io_uring ring (" : "one epoll instance (") +
             std::to_string(cfg_.io_entries) + " entries) shared by " + std::to_string(n) +
             (n == 1 ? " worker" : " workers");
+        if (io_->coop_taskrun()) m.io_rings += ", COOP_TASKRUN with TASKRUN_FLAG";
         if (io_->sqpoll_cpu() >= 0) {
             m.io_rings += ", SQPOLL thread on CPU " + std::to_string(io_->sqpoll_cpu());
         }
