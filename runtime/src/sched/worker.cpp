@@ -2,6 +2,7 @@
 #include "sched/worker.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstring>
@@ -486,6 +487,10 @@ bool worker::busy_wait() noexcept {
             bump(c_busy_expiries);
             return false;
         }
+        // Give the CPU to any other runnable thread placed here (the thread that feeds the
+        // runtime, a blocking-pool thread): without it such a thread waits for the spinner's
+        // time slice to end (4 ms at HZ=250). With nobody else runnable the call returns at once.
+        sched_yield();
     }
 }
 
