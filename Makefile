@@ -69,17 +69,17 @@ demo: build-release
 # the timer wheel's fuzz target and its control, which bring ASan + UBSan in themselves), again
 # under ThreadSanitizer (clang-19), and again built by g++ 12 (Debian's default compiler, still
 # supported: README, Compilers) with AddressSanitizer + UBSan + LeakSanitizer. Of the long
-# conformance runs, the release build runs the unpinned one and the TSan build both; the g++
-# build runs the rest of the suite. `make run` runs the full suite pinned and unpinned.
+# conformance runs, the release build runs the unpinned one and the busy-mode pass, the TSan
+# build the unpinned and pinned ones; the g++ build runs the rest of the suite. `make run` runs the full suite pinned and unpinned.
 # (`make test-gcc`: the g++ -O2 build without sanitizers; `make test-asan`: clang's ASan build.)
-LONG_CONFORMANCE = '^conformance\.(quick|pinned|hang_verdict)$$'
+LONG_CONFORMANCE = '^conformance\.(quick|pinned|busy|hang_verdict)$$'
 # Tests of the command line's conventions and output formats, which do not depend on the build:
 # the release build runs them, the sanitizer builds skip them.
 FORMAT_TESTS = cli\.(conventions|report|topo\..*)|ci\.script_control
 test: format-check build-release build-tsan build-gcc-asan
 	$(CTEST) release -E '^conformance\.pinned$$'
-	$(CTEST) tsan -E '^($(FORMAT_TESTS))$$'
-	$(CTEST) gcc-asan -E '^(conformance\.(quick|pinned|hang_verdict)|$(FORMAT_TESTS))$$'
+	$(CTEST) tsan -E '^(conformance\.busy|$(FORMAT_TESTS))$$'
+	$(CTEST) gcc-asan -E '^(conformance\.(quick|pinned|busy|hang_verdict)|$(FORMAT_TESTS))$$'
 
 test-gcc: build-release-gcc
 	$(CTEST) release-gcc -E $(LONG_CONFORMANCE)

@@ -38,6 +38,11 @@ step bench ./build/release/blitz bench --out "$out"
 step bench-quick ./build/release/blitz bench --quick --out "$out/quick"
 step io python3 scripts/bench_io.py --out "$out"
 step fsproc python3 scripts/bench_fsproc.py --out "$out"
+# Busy mode (issue 20): busy_vs_shared on the echo server, and the scheduler rows with the
+# blitz-busy peer (pinned: busy mode needs it; 2 workers, one per CPU here).
+step busy python3 scripts/bench_busy.py --out "$out"
+step busy-sched ./build/release/blitz bench --workers 2 --repetitions 5 --pin compact \
+  --peers busy --no-plots --out "$out/busy-sched"
 # The compiler comparison: the g++ build's blitz against the clang build's runner, interleaved
 # (results/<machine>/compilers.md quotes its table: update the numbers there from it).
 step compilers ./build/release-gcc/blitz bench --quick --peers tokio \
