@@ -15,7 +15,6 @@ Writes DIR/busy.md and busy.json (default results/<machine>/, BLITZ_MACHINE, def
 Needs the release build (blitz_echo_server, echo_client).
 """
 
-import argparse
 import json
 import os
 import statistics
@@ -54,15 +53,7 @@ def idle_burn(cmd, seconds):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out")
-    args = ap.parse_args()
-    machine = os.environ.get("BLITZ_MACHINE", "epyc-2c")
-    out_dir = args.out or os.path.join(ROOT, "results", machine)
-    os.makedirs(out_dir, exist_ok=True)
-    scale = 10 if args.quick else 1
+    args, machine, out_dir, scale = bench_io.common_args(5)
     # (row, connections, message size, requests, client arguments)
     rows = [("pingpong_1c_64B", 1, 64, 40000 // scale, []),
             ("pingpong_1c_64B_spinclient", 1, 64, 40000 // scale, ["--spin"]),

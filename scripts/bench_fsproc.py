@@ -19,11 +19,14 @@ Usage: scripts/bench_fsproc.py [--reps N] [--quick] [--out DIR]
 Needs the release build and `make peers`; a missing peer is reported as not run.
 """
 
-import argparse
 import json
 import os
 import statistics
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_io  # noqa: E402  (the options the benchmark scripts share)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REL = os.path.join(ROOT, "build", "release")
@@ -78,15 +81,7 @@ def run(cmd):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out")
-    args = ap.parse_args()
-    machine = os.environ.get("BLITZ_MACHINE", "epyc-2c")
-    out_dir = args.out or os.path.join(ROOT, "results", machine)
-    os.makedirs(out_dir, exist_ok=True)
-    scale = 10 if args.quick else 1
+    args, machine, out_dir, scale = bench_io.common_args(3)
     make_file()
     configs = []  # (row, impl, command)
     for workers in (1, 2):

@@ -237,17 +237,25 @@ def check_targets(table, row_names):
     return out
 
 
-def main():
+def common_args(default_reps, extra=()):
+    """The options the benchmark scripts share (--reps, --quick, --out, and `extra` string
+    options): returns (args, machine, out_dir, scale). BLITZ_MACHINE names the results/ folder
+    (default epyc-2c, as scripts/mutate.py names it); --quick divides the sizes by 10."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=default_reps)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out")
-    ap.add_argument("--only")
+    for name in extra:
+        ap.add_argument(name)
     args = ap.parse_args()
-    machine = os.environ.get("BLITZ_MACHINE", "epyc-2c")  # as scripts/mutate.py names it
+    machine = os.environ.get("BLITZ_MACHINE", "epyc-2c")
     out_dir = args.out or os.path.join(ROOT, "results", machine)
     os.makedirs(out_dir, exist_ok=True)
-    scale = 10 if args.quick else 1
+    return args, machine, out_dir, 10 if args.quick else 1
+
+
+def main():
+    args, machine, out_dir, scale = common_args(3, ["--only"])
     wrk_seconds = 1 if args.quick else 5
     # (row, kind, connections, message size, requests); the open row's rate is set in rep 1.
     rows = [("pingpong_1c_64B", "closed", 1, 64, 20000 // scale),
