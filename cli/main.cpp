@@ -157,11 +157,7 @@ int topo_main(args& a) {
         if (f == "--workers") {
             o.workers = static_cast<unsigned>(a.count(4096));
         } else if (f == "--io-mode") {
-            const std::string m = a.value();
-            if (m != "shared" && m != "busy") {
-                throw usage_error("topo: --io-mode: '" + m + "' is not shared or busy");
-            }
-            o.io_mode = m == "busy" ? blitz::io_mode_kind::busy : blitz::io_mode_kind::shared;
+            o.io_mode = blitz::parse_io_mode(a.value());
         } else if (f == "--sqpoll-cpu") {
             const std::string v = a.value();
             if (v.empty() || v.size() > 7 ||
@@ -281,13 +277,7 @@ int conformance_main(args& a) {
             o.io_modes.clear();
             std::istringstream in(a.value());
             for (std::string m; std::getline(in, m, ',');) {
-                if (m == "shared") {
-                    o.io_modes.push_back(blitz::io_mode_kind::shared);
-                } else if (m == "busy") {
-                    o.io_modes.push_back(blitz::io_mode_kind::busy);
-                } else {
-                    throw usage_error("conformance: --io-mode: '" + m + "' is not shared or busy");
-                }
+                o.io_modes.push_back(blitz::parse_io_mode(m));
             }
             if (o.io_modes.empty()) throw usage_error("conformance: --io-mode needs a mode");
             io_mode_given = true;

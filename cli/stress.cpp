@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include "stress.hpp"
 
-#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <random>
 #include <vector>
 
+#include "base/os.hpp"
 #include "blitz/config.hpp"
 #include "mix.hpp"
 #include "table.hpp"
@@ -85,22 +86,15 @@ int stress_main(args& a) {
         } else if (f == "--progress-every") {
             o.progress_every = static_cast<double>(a.count());
         } else if (f == "--io-mode") {
-            const std::string m = a.value();
-            if (m != "shared" && m != "busy") {
-                throw usage_error("--io-mode: '" + m + "' is not shared or busy");
-            }
-            o.io_mode = m == "busy" ? io_mode_kind::busy : io_mode_kind::shared;
+            o.io_mode = parse_io_mode(a.value());
         } else {
             a.unknown();
         }
     }
     if (o.io_mode == io_mode_kind::busy) {
         // Busy workers are pinned one per CPU: counts above the CPUs this process may use go.
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        const unsigned cpus = sched_getaffinity(0, sizeof set, &set) == 0
-                                  ? static_cast<unsigned>(CPU_COUNT(&set))
-                                  : 1;
+        const unsigned cpus =
+            std::max<unsigned>(1, static_cast<unsigned>(detail::os::this_thread_cpus().size()));
         std::erase_if(o.workers, [&](unsigned w) { return w > cpus; });
         if (o.workers.empty()) o.workers = {cpus};
     }

@@ -116,7 +116,7 @@ int run_topo(const topo_options& o) {
         if (!w.note.empty()) std::cout << "worker " << w.worker << ": " << w.note << "\n";
     }
     // The I/O side (issue 20): how idle workers wait, and the driver's rings and where they run.
-    std::cout << "\nI/O: io_mode " << (o.io_mode == io_mode_kind::busy ? "busy" : "shared");
+    std::cout << "\nI/O: io_mode " << to_string(o.io_mode);
     if (rt) {
         const runtime_metrics m = rt->metrics();
         std::cout << ", backend " << m.io_backend << "\n  rings: " << m.io_rings << "\n";

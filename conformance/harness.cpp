@@ -254,10 +254,18 @@ suite_run run_checkers(const harness_options& o) {
     out.machine.io_modes.clear();
     for (io_mode_kind m : o.io_modes) {
         out.machine.io_modes += std::string(out.machine.io_modes.empty() ? "" : ", ") +
-                                (m == io_mode_kind::busy ? "busy (pinned passes)" : "shared");
+                                (m == io_mode_kind::busy ? "busy (pinned passes)" : to_string(m));
     }
     out.max_pinned = max_pinned;
     std::vector<checker_row>& rows = out.rows;
+    // The run has a busy pass: busy among the modes and a pinned policy to run it under (the
+    // first one also pins the busy-mode controls).
+    const auto pinned = std::find_if(o.policies.begin(), o.policies.end(), [](placement_policy p) {
+        return p != placement_policy::none;
+    });
+    const bool busy_pass_run =
+        std::find(o.io_modes.begin(), o.io_modes.end(), io_mode_kind::busy) != o.io_modes.end() &&
+        pinned != o.policies.end() && max_pinned > 0;
     unsigned checker_hangs = 0;  // outside negative controls
     auto stopped = [&] { return o.max_hangs && checker_hangs >= o.max_hangs; };
     for (const checker& c : o.hang_selftest ? hang_selftest_checkers() : all_checkers()) {
@@ -385,12 +393,6 @@ suite_run run_checkers(const harness_options& o) {
             }
             r.control_na = !r.control.applicable;
             r.caught = r.control.violations > 0 || r.control_na;
-            const auto pinned =
-                std::find_if(o.policies.begin(), o.policies.end(),
-                             [](placement_policy p) { return p != placement_policy::none; });
-            const bool busy_pass_run = std::find(o.io_modes.begin(), o.io_modes.end(),
-                                                 io_mode_kind::busy) != o.io_modes.end() &&
-                                       pinned != o.policies.end() && max_pinned > 0;
             if (c.busy_control && busy_pass_run && !stopped()) {
                 // The busy-mode variant of the control, pinned as busy mode needs.
                 const unsigned bw = std::min(2u, max_pinned);

@@ -94,12 +94,7 @@ int runner_main(int argc, char** argv) {
         } else if (a == "--park-spin-us") {
             o.park_spin_us = static_cast<unsigned>(std::stoul(value()));
         } else if (a == "--io-mode") {
-            const std::string m = value();
-            if (m != "busy" && m != "shared") {
-                throw std::invalid_argument("bench-run: --io-mode: '" + m +
-                                            "' is not shared or busy");
-            }
-            o.io_mode = m == "busy" ? io_mode_kind::busy : io_mode_kind::shared;
+            o.io_mode = parse_io_mode(value());
         } else if (a == "--peer") {
             o.peer = value();
         } else {

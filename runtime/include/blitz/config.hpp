@@ -81,6 +81,9 @@ enum class io_backend_kind { automatic, io_uring, epoll, none };
 //           and no context switch. Needs a placement policy (pinned workers): spinning threads
 //           the OS may stack on one CPU stall each other.
 enum class io_mode_kind { shared, busy };
+// "shared" or "busy", and back (config_error for any other name).
+const char* to_string(io_mode_kind m) noexcept;
+io_mode_kind parse_io_mode(const std::string& s);
 
 // Runtime configuration. Defaults are the reference design's constants (seeds/004, "Key
 // Constants"); tests and conformance negative controls change them. validate() is called by the

@@ -4,7 +4,6 @@
 // and the io_uring submission-polling thread (sqpoll_cpu).
 
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/os.hpp"
 #include "blitz/blitz.hpp"
 #include "blitz/testing.hpp"
 #include "blitz_testing/workloads.hpp"
@@ -43,18 +43,6 @@ std::string rejection(const config& c) {
     return "accepted";
 }
 
-// The OS CPUs this process may run on.
-std::vector<int> allowed_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<int> out;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
-    for (int i = 0; i < CPU_SETSIZE; ++i) {
-        if (CPU_ISSET(i, &set)) out.push_back(i);
-    }
-    return out;
-}
-
 TEST(BusyMode, NeedsAPlacementPolicy) {
     config c;
     c.workers = 1;
@@ -79,11 +67,11 @@ TEST(BusyMode, SqpollNeedsPlacementIoUringAndACpuNoWorkerRuns) {
     c.io_backend = io_backend_kind::automatic;
     c.sqpoll_cpu = -2;
     EXPECT_NE(rejection(c).find("sqpoll_cpu = -2 is out of range"), std::string::npos);
-    const std::vector<int> cpus = allowed_cpus();
+    const std::vector<unsigned> cpus = detail::os::this_thread_cpus();
     ASSERT_FALSE(cpus.empty());
     c.topology.policy = placement_policy::list;
-    c.topology.pus = {static_cast<unsigned>(cpus[0])};
-    c.sqpoll_cpu = cpus[0];
+    c.topology.pus = {cpus[0]};
+    c.sqpoll_cpu = static_cast<int>(cpus[0]);
     const std::string m = rejection(c);
     EXPECT_NE(m.find("is worker 0's CPU"), std::string::npos) << m;
 }
@@ -149,14 +137,14 @@ INSTANTIATE_TEST_SUITE_P(Io, BusyBothBackends,
 // SQPOLL on a CPU no worker runs: owned-buffer reads and writes (completion operations) go
 // through the polling thread, and the metrics say where it runs.
 TEST(BusyMode, SqpollThreadOnASpareCpu) {
-    const std::vector<int> cpus = allowed_cpus();
+    const std::vector<unsigned> cpus = detail::os::this_thread_cpus();
     if (cpus.size() < 2) {
         GTEST_SKIP() << "one CPU allowed here: no CPU is left for the polling thread";
     }
     config c = busy(io_backend_kind::automatic);
     c.topology.policy = placement_policy::list;
-    c.topology.pus = {static_cast<unsigned>(cpus[0])};
-    c.sqpoll_cpu = cpus[1];
+    c.topology.pus = {cpus[0]};
+    c.sqpoll_cpu = static_cast<int>(cpus[1]);
     runtime rt(c);
     const runtime_metrics m0 = rt.metrics();
     if (m0.io_backend != "io_uring") {

@@ -21,6 +21,17 @@ void check(const char* field, V value, L lo, L hi, const char* why = nullptr) {
 
 }  // namespace
 
+const char* to_string(io_mode_kind m) noexcept {
+    return m == io_mode_kind::busy ? "busy" : "shared";
+}
+
+io_mode_kind parse_io_mode(const std::string& s) {
+    for (auto m : {io_mode_kind::shared, io_mode_kind::busy}) {
+        if (s == to_string(m)) return m;
+    }
+    throw config_error("unknown io_mode '" + s + "' (expected shared or busy)");
+}
+
 void config::validate() const {
     check("workers", workers, 0u, max_workers,
           "the parked-worker bitmap has 64 bits; 0 selects the hardware thread count");

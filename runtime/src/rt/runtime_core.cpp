@@ -353,7 +353,7 @@ runtime_metrics runtime_core::metrics() const {
     m.blocking_spawned_threads = b.spawned_threads;
     m.io_backend = io_ ? io_->backend_name() : "none";
     m.io_backend_reason = io_reason_;
-    m.io_mode = cfg_.io_mode == io_mode_kind::busy ? "busy" : "shared";
+    m.io_mode = to_string(cfg_.io_mode);
     if (io_) {
         const unsigned n = static_cast<unsigned>(plan_.report.workers.size());
         m.io_rings =
