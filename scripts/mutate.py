@@ -44,7 +44,7 @@ CATALOGUE = [
      "avail;  // everything",
      "a steal takes everything (Q5)"),
     ("searcher-cap-removed", "runtime/src/sched/idle_state.cpp",
-     "if (2 * a.gate_seen >= workers_) return a;",
+     "if (2 * a.gate_seen >= cap_at) return a;",
      "(void)0;",
      "searchers admitted without the 2 * searching < W gate (I1)"),
     ("claim-highest-bit", "runtime/src/sched/idle_state.cpp",

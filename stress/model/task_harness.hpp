@@ -46,7 +46,7 @@ public:
             }
             if (t) {
                 bool stray = false;
-                const auto r = t->poll(128, false, stray);
+                const auto r = t->poll(128, ignore_shield, stray);
                 if (r == detail::task_header::poll_outcome::rescheduled) push(t);
                 continue;
             }
@@ -55,6 +55,8 @@ public:
         }
     }
     void stop() { stop_.store(true, std::memory_order_release); }
+    // K4's negative control: the worker's polls cancel a task whose shield is up.
+    bool ignore_shield = false;
 
     void spawn(detail::task_header* t) noexcept override {
         spawned_.push_back(t);

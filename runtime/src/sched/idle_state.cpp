@@ -11,7 +11,10 @@ idle_state::admission idle_state::try_become_searcher() noexcept {
     admission a;
     if (limit_searchers_) {
         a.gate_seen = searching_.load(std::memory_order_seq_cst);
-        if (2 * a.gate_seen >= workers_) return a;
+        // The model's I1 control lets one searcher too many through (> for >=).
+        const unsigned cap_at =
+            BLITZ_MODEL_DEFECT(searcher_gate_off_by_one) ? workers_ + 1 : workers_;
+        if (2 * a.gate_seen >= cap_at) return a;
     }
     a.admitted = true;
     a.prev = searching_.fetch_add(1, std::memory_order_seq_cst);

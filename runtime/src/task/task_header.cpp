@@ -364,7 +364,10 @@ bool task_header::set_join_waker(waker w) noexcept {
 bool task_header::unset_join_waker() noexcept {
     std::uint64_t s = state_.load(std::memory_order_acquire);
     for (;;) {
-        if (lifecycle_of(s) == lifecycle::complete) return false;  // completer owns it now
+        // The completer owns it now (the model's K5 control forgets that and takes it back).
+        if (lifecycle_of(s) == lifecycle::complete &&
+            !BLITZ_MODEL_DEFECT(join_withdraw_after_complete))
+            return false;
         if (state_.compare_exchange_weak(s, s & ~join_waker, std::memory_order_acq_rel,
                                          std::memory_order_acquire)) {
             join_waker_.reset();

@@ -4,7 +4,8 @@
 // them. A task pushed by a producer while every worker is on its way to sleep is always taken:
 // either the producer sees no searcher and claims a parked worker, or the last searcher's final
 // check finds the task (the Dekker pattern on num_searching). Park timeouts are off, so a lost
-// wake-up is a deadlock.
+// wake-up is a deadlock. And searcher limiting (I1): workers racing into the searcher gate go
+// past the cap only through the race the gate allows, and every such excess is counted.
 
 #include <gtest/gtest.h>
 
@@ -127,6 +128,54 @@ TEST(ModelIdle, TwoWorkersParkingAgainstAProducer) {
 TEST(ModelIdle, ControlSkippedFinalCheckIsCaught) {
     expect_caught("idle control: the last searcher skips its final check (I4)", untimed(),
                   idle_body(1, true));
+}
+
+// I1 with W = 4 (the cap: 2 * searchers < 4, so two at rest) and three workers that each try
+// to become a searcher and then stop searching, racing each other. What must hold in every
+// interleaving: an admission past the cap happens only when the count changed between the
+// gate's look and the increment (the racy excess the seeds allow); every admission past the cap
+// is counted in overshoots(); the count is back to 0 at the end, and the worker whose leaving
+// took it to 0 was told it was the last searcher.
+std::function<void()> searcher_gate_body() {
+    return [] {
+        constexpr unsigned workers = 4;
+        idle_state idle(workers, true);
+        std::array<idle_state::admission, 3> seen{};
+        std::array<bool, 3> last{};
+        std::vector<std::unique_ptr<thread>> ts;
+        for (unsigned i = 0; i < seen.size(); ++i)
+            ts.push_back(std::make_unique<thread>([&idle, &seen, &last, i] {
+                seen[i] = idle.try_become_searcher();
+                if (seen[i].admitted) last[i] = idle.transition_from_searching();
+            }));
+        for (auto& t : ts) t->join();
+        unsigned past_cap = 0, admitted = 0, lasts = 0;
+        for (unsigned i = 0; i < seen.size(); ++i) {
+            if (!seen[i].admitted) continue;
+            ++admitted;
+            if (last[i]) ++lasts;
+            if (2 * seen[i].prev >= workers) {
+                ++past_cap;
+                BLITZ_MODEL_CHECK(seen[i].gate_seen != seen[i].prev);  // only through the race
+            }
+        }
+        BLITZ_MODEL_CHECK(idle.overshoots() == past_cap);
+        BLITZ_MODEL_CHECK(idle.num_searching() == 0);
+        BLITZ_MODEL_CHECK(admitted >= 1);  // the first to arrive always finds the gate open
+        BLITZ_MODEL_CHECK(lasts >= 1);     // whoever took the count to 0 was told so
+    };
+}
+
+TEST(ModelIdle, SearchersPassTheCapOnlyThroughTheRaceAndAreCounted) {
+    expect_holds("idle: three workers racing into the searcher gate (W=4)", options{},
+                 searcher_gate_body());
+}
+
+TEST(ModelIdle, ControlSearcherGateOffByOneIsCaught) {
+    options o;
+    o.weaken = "searcher_gate_off_by_one";
+    expect_caught("idle control: the searcher gate admits one too many (I1)", o,
+                  searcher_gate_body());
 }
 
 }  // namespace

@@ -2,12 +2,16 @@
 // Model: the task state word (K1-K5). Wakes racing a poll are never lost (a wake that lands
 // while the task runs makes it run again, and that poll sees the waker's writes); a task is in
 // at most one queue entry and run by one runner at a time; reference counts are exact (the
-// block is freed once, by the last holder, after completion, join and wakers in any order).
+// block is freed once, by the last holder, after completion, join and wakers in any order); an
+// abort is deferred by a cancel shield, never lost; a join waiter that withdraws is either
+// woken or withdrawn, never both and never neither.
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include "blitz/cancel.hpp"
+#include "blitz/chan/oneshot.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/join_handle.hpp"
 #include "blitz/testing/fault_injection.hpp"
@@ -16,6 +20,7 @@
 #include "runtime_statics.hpp"
 #include "task/alloc_stats.hpp"
 #include "task/schedule.hpp"
+#include "task_harness.hpp"
 
 namespace blitz::model {
 namespace {
@@ -197,6 +202,131 @@ TEST(ModelTaskState, ControlAnAbortThatDoesNotEnqueueIsCaught) {
     make_runtime_statics();
     expect_caught("task state control: the abort leaves an idle task unqueued", options{},
                   abort_body(true));
+}
+
+// K4 with a cancel_shield, in a real task polled by a model worker: an abort that arrives while
+// the task waits inside a shielded section is deferred, not lost. The shielded wait completes
+// with its value, and the task ends cancelled at its first suspension after the shield goes
+// (it then waits on a receiver whose sender stays alive, so only the abort can end it).
+task<int> shielded_then_wait(oneshot_receiver<int> first, oneshot_receiver<int> never,
+                             bool& entered, int& got) {
+    {
+        cancel_shield shield;
+        entered = true;
+        auto v = co_await first;
+        got = v ? *v : -1;
+    }
+    auto w = co_await never;
+    co_return w ? *w : 0;
+}
+
+std::function<void()> shield_body(bool ignore_shield) {
+    return [=] {
+        bool entered = false, cancelled = false;
+        int got = 0;
+        {
+            task_harness h;
+            h.ignore_shield = ignore_shield;
+            auto first = oneshot<int>();
+            auto never = oneshot<int>();
+            auto jh = h.spawn(
+                shielded_then_wait(std::move(first.second), std::move(never.second), entered, got));
+            thread worker([&h] { h.run_worker(); });
+            oneshot_sender<int>& tx = first.first;
+            thread sender([&tx] { (void)std::move(tx).send(7); });
+            jh.abort();  // races the first poll, the shielded wait and the send
+            sender.join();
+            try {
+                (void)jh.join();
+            } catch (const task_cancelled&) {
+                cancelled = true;
+            }
+            h.stop();
+            worker.join();
+        }
+        BLITZ_MODEL_CHECK(cancelled);  // the abort is never lost
+        // Aborted before its first poll, the task never entered the shield; once inside, the
+        // shielded wait ran to its value.
+        BLITZ_MODEL_CHECK(!entered || got == 7);
+    };
+}
+
+TEST(ModelTaskState, AnAbortWaitsForTheShieldAndIsNeverLost) {
+    make_runtime_statics();
+    expect_holds("task state: abort against a shielded wait", options{}, shield_body(false));
+}
+
+TEST(ModelTaskState, ControlPollIgnoringTheShieldIsCaught) {
+    make_runtime_statics();
+    expect_caught("task state control: the poll cancels a shielded task (K4)", options{},
+                  shield_body(true));
+}
+
+// K5: a join waiter registers its waker, then withdraws it (a timeout or a losing select branch
+// around the join), racing the task's completion. Exactly one of three things happens: the
+// task was already complete (no waker stored), the waiter withdrew it (no wake ever comes), or
+// the completer took it and wakes it exactly once. The waker's references all go back.
+struct counting_waker {
+    atomic<int> wakes{0};
+    atomic<int> refs{0};
+    static void wake(void* p) noexcept {
+        wake_by_ref(p);
+        drop(p);
+    }
+    static void wake_by_ref(void* p) noexcept {
+        static_cast<counting_waker*>(p)->wakes.fetch_add(1, std::memory_order_acq_rel);
+    }
+    static void* clone(void* p) noexcept {
+        static_cast<counting_waker*>(p)->refs.fetch_add(1, std::memory_order_relaxed);
+        return p;
+    }
+    static void drop(void* p) noexcept {
+        static_cast<counting_waker*>(p)->refs.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    waker make() {
+        refs.fetch_add(1, std::memory_order_relaxed);
+        return waker(this, &vtable);
+    }
+    static constexpr waker_vtable vtable{&wake, &wake_by_ref, &clone, &drop};
+};
+
+std::function<void()> join_withdraw_body() {
+    return [] {
+        model_scheduler s;
+        task_header* h = spawn_header(s);
+        counting_waker cw;
+        bool stored = false, withdrawn = false;
+        thread completer([&] {
+            h->transition_to_running();
+            h->complete(false, 1);  // the queue entry's reference
+        });
+        thread joiner([&] {
+            stored = h->set_join_waker(cw.make());
+            if (stored) withdrawn = h->unset_join_waker();
+        });
+        completer.join();
+        joiner.join();
+        const int wakes = cw.wakes.load(std::memory_order_acquire);
+        BLITZ_MODEL_CHECK(wakes == (stored && !withdrawn ? 1 : 0));
+        BLITZ_MODEL_CHECK(cw.refs.load(std::memory_order_acquire) == 0);
+        BLITZ_MODEL_CHECK(st::lifecycle_of(h->load_state()) == st::lifecycle::complete);
+        h->drop_handle(true);
+        h->unref();  // the list's reference: frees the block
+    };
+}
+
+TEST(ModelTaskState, AJoinWaiterIsWokenOrWithdrawnNeverBoth) {
+    make_runtime_statics();
+    expect_holds("task state: a join waiter withdrawing against completion", options{},
+                 join_withdraw_body());
+}
+
+TEST(ModelTaskState, ControlWithdrawalIgnoringCompletionIsCaught) {
+    make_runtime_statics();
+    options o;
+    o.weaken = "join_withdraw_after_complete";
+    expect_caught("task state control: a join waiter withdraws what the completer took", o,
+                  join_withdraw_body());
 }
 
 }  // namespace
