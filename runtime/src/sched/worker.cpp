@@ -211,16 +211,18 @@ task_header* worker::fetch_global(bool periodic) noexcept {
     return got[0];
 }
 
+bool worker::begin_search() noexcept {
+    const auto adm = sched_.idle().try_become_searcher();
+    if (!adm.admitted) return false;
+    searching_ = true;
+    bump(c_searches);
+    BLITZ_PROBE(*this, probe_kind::search_begin, adm.gate_seen, adm.prev + 1);
+    return true;
+}
+
 task_header* worker::search() noexcept {
-    idle_state& idle = sched_.idle();
     const unsigned w = sched_.num_workers();
-    if (!searching_) {
-        const auto adm = idle.try_become_searcher();
-        if (!adm.admitted) return nullptr;  // I1: enough searchers already
-        searching_ = true;
-        bump(c_searches);
-        BLITZ_PROBE(*this, probe_kind::search_begin, adm.gate_seen, adm.prev + 1);
-    }
+    if (!searching_ && !begin_search()) return nullptr;  // I1: enough searchers already
     note_choice();
     if (tiered_) {
         if (task_header* t = steal_tiered()) return t;
@@ -387,8 +389,14 @@ void worker::park() noexcept {
     if (was_searching) BLITZ_PROBE(*this, probe_kind::search_end, last_searcher ? 1 : 0);
     BLITZ_PROBE(*this, probe_kind::park, last_searcher ? 1 : 0, idle.bitmap());
     const bool final_check = last_searcher && !BLITZ_FAULT(cfg_.debug.skip_last_searcher_check);
-    if ((final_check && sched_.work_pending()) || sched_.shutting_down()) {
-        // I4: the last searcher found work in its final check; do not sleep.
+    // I4 for everyone else: a producer that pushed to the global queue and then read the parked
+    // count before this worker's commit, or the bitmap between the commit's two steps, woke
+    // nobody; so any worker that parks looks at the global queue once more after committing
+    // (seq_cst on both sides: it sees the push, or the producer saw the whole commit). Without
+    // it the task waited for a park timeout (the idle model found this: two tasks, two workers).
+    const bool missed_push = !last_searcher && !sched_.global().empty();
+    if ((final_check && sched_.work_pending()) || missed_push || sched_.shutting_down()) {
+        // I4: the final check found work; do not sleep.
         bump(c_park_cancels);
         if (!idle.unmark_parked(index_)) {
             // A producer claimed us meanwhile; we count as its searcher (I6).
@@ -396,6 +404,12 @@ void worker::park() noexcept {
             searching_ = true;
             bump(c_unparks_notified);
             BLITZ_PROBE(*this, probe_kind::unpark, 0, idle.bitmap());
+        } else if (!sched_.shutting_down()) {
+            // Back as a searcher (when the gate admits it), so that taking the work found here
+            // wakes a parked worker for the rest, as the last searcher to find work does (I4).
+            // Without it, two tasks found by the final check went to this worker one after
+            // the other while the others slept (the idle model: two tasks, two workers).
+            (void)begin_search();
         }
         transitioning_to_park_ = false;
         return;

@@ -157,6 +157,8 @@ private:
     task_header* next_task() noexcept;
     task_header* fetch_global(bool periodic = false) noexcept;
     task_header* search() noexcept;
+    // I1: becomes a searcher if the gate admits it; false when enough workers search already.
+    bool begin_search() noexcept;
     task_header* steal_tiered() noexcept;
     task_header* take_stolen(unsigned victim, const local_queue::steal_result& r) noexcept;
     void run_task(task_header* t) noexcept;

@@ -4,8 +4,10 @@
 // them. A task pushed by a producer while every worker is on its way to sleep is always taken:
 // either the producer sees no searcher and claims a parked worker, or the last searcher's final
 // check finds the task (the Dekker pattern on num_searching). Park timeouts are off, so a lost
-// wake-up is a deadlock. And searcher limiting (I1): workers racing into the searcher gate go
-// past the cap only through the race the gate allows, and every such excess is counted.
+// wake-up is a deadlock. With two tasks and two workers each kept busy by the task it takes, the
+// last searcher to find work must wake the other worker (I4's first half). And searcher limiting
+// (I1): workers racing into the searcher gate go past the cap only through the race the gate
+// allows, and every such excess is counted.
 
 #include <gtest/gtest.h>
 
@@ -39,35 +41,54 @@ struct world {
     explicit world(unsigned workers) : idle(workers, true) {}
 };
 
+// A producer's wake (scheduler::notify_parked): a parked worker unless someone searches.
+void notify_parked(world& w) {
+    if (!w.idle.should_notify()) return;
+    if (auto c = w.idle.claim_parked()) w.parkers[c->index].unpark();
+}
+
+struct idle_faults_in_model {
+    bool skip_final_check = false;   // the last searcher's check of every queue (I4)
+    bool skip_missed_push = false;   // every other parker's look at the global queue
+    bool skip_last_wake = false;     // the last searcher to find work wakes nobody (I4)
+    bool stay_non_searcher = false;  // a park the final check cancelled does not search again
+};
+
 // A worker that found nothing, on its way to sleep (worker.cpp's park path), until it has run
-// the one task or the runtime shuts down.
-void worker_park_path(world& w, unsigned i, bool skip_final_check) {
-    auto stop_searching = [&] {
-        if (w.searching[i]) {
-            w.searching[i] = false;
-            (void)w.idle.transition_from_searching();
-        }
-    };
+// a task or the runtime shuts down. The task it takes keeps it busy from then on (the worker
+// leaves the model), so any other task must be found by another worker. A searcher that takes
+// a task and was the last one wakes a parked worker (I4's first half, worker::run_task).
+void worker_park_path(world& w, unsigned i, idle_faults_in_model f) {
     for (;;) {
         if (task_header* t = w.global.pop()) {
             (void)t;
             ++w.taken;
-            stop_searching();  // with one task there is nobody for the last searcher to wake
+            if (w.searching[i]) {
+                w.searching[i] = false;
+                if (w.idle.transition_from_searching() && !f.skip_last_wake) notify_parked(w);
+            }
             return;
         }
         if (w.done) {
-            stop_searching();
+            if (w.searching[i]) {
+                w.searching[i] = false;
+                (void)w.idle.transition_from_searching();
+            }
             return;
         }
         const bool was_searching = w.searching[i];
         const bool last = w.idle.mark_parked(i, was_searching);
         w.searching[i] = false;
-        const bool final_check = last && !skip_final_check;
+        // The last searcher's final check of every queue, and everyone else's look at the
+        // global queue (worker::park's missed_push); the controls leave out one or the other.
+        const bool final_check = last ? !f.skip_final_check : !f.skip_missed_push;
         if (final_check && !w.global.empty()) {
-            // I4: the last searcher's final check found the task; do not sleep.
+            // I4: the final check found the task; do not sleep.
             if (!w.idle.unmark_parked(i)) {
                 (void)w.parkers[i].try_consume();  // claimed meanwhile: we are its searcher
                 w.searching[i] = true;
+            } else if (!f.stay_non_searcher) {
+                w.searching[i] = w.idle.try_become_searcher().admitted;  // worker::begin_search
             }
             continue;
         }
@@ -80,33 +101,29 @@ void worker_park_path(world& w, unsigned i, bool skip_final_check) {
     }
 }
 
-// A producer outside the runtime: push, then wake a parked worker unless someone searches
-// (scheduler::schedule and notify_parked).
-void producer(world& w, task_header* t) {
-    w.global.push(t);
-    if (!w.idle.should_notify()) return;
-    if (auto c = w.idle.claim_parked()) w.parkers[c->index].unpark();
-}
-
-std::function<void()> idle_body(unsigned workers, bool skip_final_check) {
+// `tasks` tasks pushed by a producer outside the runtime (push, then notify: scheduler::schedule)
+// while the workers are on their way to sleep; every task must be taken.
+std::function<void()> idle_body(unsigned workers, unsigned tasks, idle_faults_in_model f = {}) {
     return [=] {
         world w(workers);
-        task_header task;
+        std::array<task_header, 2> task_headers;
         // Worker 0 is the runtime's one searcher; the others were already on their way to park.
         BLITZ_MODEL_CHECK(w.idle.try_become_searcher().admitted);
         w.searching[0] = true;
         std::vector<std::unique_ptr<thread>> ts;
         for (unsigned i = 0; i < workers; ++i)
-            ts.push_back(std::make_unique<thread>(
-                [&w, i, skip_final_check] { worker_park_path(w, i, skip_final_check); }));
-        producer(w, &task);
-        // Shutdown once the task has run: its unparks end the remaining sleeps. A lost wake-up
-        // never gets here (the model reports the spin as a livelock).
-        while (w.taken == 0) yield();
+            ts.push_back(std::make_unique<thread>([&w, i, f] { worker_park_path(w, i, f); }));
+        for (unsigned k = 0; k < tasks; ++k) {
+            w.global.push(&task_headers[k]);
+            notify_parked(w);
+        }
+        // Shutdown once every task has run: its unparks end the remaining sleeps. A lost
+        // wake-up never gets here (the model reports the spin as a livelock).
+        while (w.taken < static_cast<int>(tasks)) yield();
         w.done = true;
         for (unsigned i = 0; i < workers; ++i) w.parkers[i].unpark();
         for (auto& t : ts) t->join();
-        BLITZ_MODEL_CHECK(w.taken == 1);
+        BLITZ_MODEL_CHECK(w.taken == static_cast<int>(tasks));
         BLITZ_MODEL_CHECK(w.idle.num_searching() == 0);
     };
 }
@@ -118,16 +135,36 @@ options untimed() {
 }
 
 TEST(ModelIdle, APushRacingTheLastSearchersParkIsNeverLost) {
-    expect_holds("idle: one worker parking against a producer", untimed(), idle_body(1, false));
+    expect_holds("idle: one worker parking against a producer", untimed(), idle_body(1, 1));
 }
 
 TEST(ModelIdle, TwoWorkersParkingAgainstAProducer) {
-    expect_holds("idle: two workers parking against a producer", untimed(), idle_body(2, false));
+    expect_holds("idle: two workers parking against a producer", untimed(), idle_body(2, 1));
+}
+
+TEST(ModelIdle, TheLastSearcherToFindWorkWakesAnother) {
+    expect_holds("idle: two workers, two tasks, each worker kept busy by one", untimed(),
+                 idle_body(2, 2));
 }
 
 TEST(ModelIdle, ControlSkippedFinalCheckIsCaught) {
     expect_caught("idle control: the last searcher skips its final check (I4)", untimed(),
-                  idle_body(1, true));
+                  idle_body(1, 1, {.skip_final_check = true}));
+}
+
+TEST(ModelIdle, ControlParkerNotLookingAtTheGlobalQueueIsCaught) {
+    expect_caught("idle control: a parking non-searcher skips its look at the global queue",
+                  untimed(), idle_body(2, 2, {.skip_missed_push = true}));
+}
+
+TEST(ModelIdle, ControlCancelledParkNotSearchingAgainIsCaught) {
+    expect_caught("idle control: a park the final check cancelled comes back as a non-searcher",
+                  untimed(), idle_body(2, 2, {.stay_non_searcher = true}));
+}
+
+TEST(ModelIdle, ControlSkippedLastSearcherWakeIsCaught) {
+    expect_caught("idle control: the last searcher to find work wakes nobody (I4)", untimed(),
+                  idle_body(2, 2, {.skip_last_wake = true}));
 }
 
 // I1 with W = 4 (the cap: 2 * searchers < 4, so two at rest) and three workers that each try
