@@ -20,7 +20,10 @@ namespace blitz::detail {
 //   2. A searcher that starts running a task calls transition_from_searching(); if it was the
 //      last searcher it must wake another parked worker (I4).
 //   3. A worker about to sleep calls mark_parked(); if it was the last searcher it must check
-//      every queue once more before sleeping (I4).
+//      every queue once more before sleeping (I4), and any other worker the global queue (a
+//      producer may have read the count before the commit, or the bitmap between its two
+//      steps, and woken nobody). If that look finds work, the worker unmarks itself and searches
+//      again (try_become_searcher), so the work it takes leads to a wake for the rest.
 //   4. A worker that wakes calls unmark_parked(): if its bit is still set it woke by timeout
 //      (it clears the bit and is not a searcher); otherwise a claimer cleared it (searcher, I6).
 //
