@@ -20,6 +20,16 @@ inline task<void> let_others_run(int rounds = 4) {
     for (int i = 0; i < rounds; ++i) co_await yield_now();
 }
 
+// What a runtime made from `c` says when it refuses it (config_error's text), or "accepted".
+inline std::string config_rejection(const config& c) {
+    try {
+        runtime rt(c);
+    } catch (const config_error& e) {
+        return e.what();
+    }
+    return "accepted";
+}
+
 // A string's bytes, for the I/O calls that take std::span<const std::byte>.
 inline std::span<const std::byte> bytes_of(const std::string& s) {
     return std::as_bytes(std::span<const char>(s.data(), s.size()));

@@ -184,6 +184,22 @@ struct config {
     // io_backend automatic falling back to epoll it is not applied
     // (runtime_metrics::io_backend_reason says so).
     int sqpoll_cpu = -1;
+    // NIC busy polling (IO.md 4.2 and 7.6); both 0 (off) by default, range [0, 100 ms].
+    //   napi_busy_poll    the I/O driver's waits first busy-poll the NIC receive queues (NAPI
+    //                     contexts) its sockets' packets came through, for up to this long:
+    //                     IORING_REGISTER_NAPI on io_uring, EPIOCSPARAMS on epoll (Linux 6.9).
+    //                     A kernel that refuses it is a config_error naming the errno. The
+    //                     kernel polls only inside a wait that would sleep (and in an SQPOLL
+    //                     thread), so a busy-mode worker gets it only once it parks.
+    //   socket_busy_poll  SO_BUSY_POLL on every TCP and UDP socket registered with the runtime
+    //                     (accepted, connected or bound): a receive on it first polls its NIC
+    //                     queue. Raising it above net.core.busy_read needs CAP_NET_ADMIN; a
+    //                     socket the kernel refuses is counted, not an error
+    //                     (runtime_metrics::socket_busy_poll_failed and _error).
+    // Both act on NIC receive queues only: loopback has no NAPI context, so over loopback
+    // neither changes anything (docs/guide/io.md).
+    std::chrono::microseconds napi_busy_poll{0};
+    std::chrono::microseconds socket_busy_poll{0};
 
     // Deliberate faults and hooks for the conformance suite's negative controls and for tests.
     // Each fault breaks one invariant on purpose; never set them in production.

@@ -116,6 +116,12 @@ struct runtime_metrics {
     std::uint64_t io_pool_chunks = 0;
     std::uint64_t io_pool_enobufs = 0;
     std::uint64_t io_pool_fallbacks = 0;
+    // config socket_busy_poll: TCP and UDP sockets given SO_BUSY_POLL, those the kernel refused,
+    // and the first refusal ("SO_BUSY_POLL: Operation not permitted (EPERM)"; empty if none).
+    // (config napi_busy_poll is shown in io_rings.)
+    std::uint64_t socket_busy_poll_set = 0;
+    std::uint64_t socket_busy_poll_failed = 0;
+    std::string socket_busy_poll_error;
 
     // Sum of one field over all workers, e.g. total(&worker_metrics::polls).
     std::uint64_t total(std::uint64_t worker_metrics::* field) const {

@@ -140,6 +140,9 @@ public:
     virtual bool coop_taskrun() const noexcept { return false; }
     // The CPU of the submission-queue polling kernel thread (io_uring SQPOLL), or -1.
     virtual int sqpoll_cpu() const noexcept { return -1; }
+    // NAPI busy polling in this backend's waits for up to `usecs` (config napi_busy_poll).
+    // Returns 0, or -errno; `what` names the kernel interface it used.
+    virtual int enable_napi_busy_poll(unsigned usecs, const char*& what) noexcept = 0;
     // Why there is no pool (empty when there is one).
     virtual std::string pool_reason() const { return "epoll: pooled reads use heap buffers"; }
 

@@ -2,9 +2,11 @@
 #include "io/epoll_backend.hpp"
 
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <system_error>
 
 #include "io/scheduled_io.hpp"
@@ -43,6 +45,23 @@ epoll_backend::epoll_backend(unsigned max_events)
 }
 
 epoll_backend::~epoll_backend() { close(ep_); }
+
+int epoll_backend::enable_napi_busy_poll(unsigned usecs, const char*& what) noexcept {
+    // EPIOCSPARAMS (Linux 6.9; Debian 12's headers predate it): struct epoll_params, with the
+    // kernel's default budget of 8 packets per poll (BUSY_POLL_BUDGET) spelled out.
+    struct epoll_params {
+        std::uint32_t busy_poll_usecs;
+        std::uint16_t busy_poll_budget;
+        std::uint8_t prefer_busy_poll;
+        std::uint8_t pad;
+    } params{};
+    static_assert(sizeof(epoll_params) == 8);
+    params.busy_poll_usecs = usecs;
+    params.busy_poll_budget = 8;
+    what = "EPIOCSPARAMS";
+    if (::ioctl(ep_, _IOW(0x8A, 0x01, epoll_params), &params) != 0) return -errno;
+    return 0;
+}
 
 void epoll_backend::add(scheduled_io* s) {
     epoll_event ev{};

@@ -22,6 +22,7 @@ public:
     std::size_t wait(std::chrono::nanoseconds timeout, io_event_sink& sink) noexcept override;
     void wake() noexcept override;
     bool free_poll() const noexcept override { return false; }
+    int enable_napi_busy_poll(unsigned usecs, const char*& what) noexcept override;
 
 private:
     int ep_ = -1;

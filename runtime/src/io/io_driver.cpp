@@ -74,7 +74,17 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
         reason = "epoll: forced by io_backend = epoll";
     }
     if (!b) b = std::make_unique<epoll_backend>(cfg.io_entries);
+    if (const auto us = static_cast<unsigned>(cfg.napi_busy_poll.count()); us != 0) {
+        const char* what = "";
+        if (const int r = b->enable_napi_busy_poll(us, what); r != 0) {
+            throw config_error("blitz::config: napi_busy_poll = " + std::to_string(us) +
+                               " us: " + what + " on " + b->name() + " failed with " +
+                               errno_text(-r) + " (it needs Linux 6.9 or later)");
+        }
+    }
     std::shared_ptr<io_driver> d(new io_driver(std::move(b)));
+    d->napi_busy_poll_us_ = static_cast<unsigned>(cfg.napi_busy_poll.count());
+    d->socket_busy_poll_us_ = static_cast<int>(cfg.socket_busy_poll.count());
     d->pool_ = d->backend_->pool();
     d->pool_size_ = cfg.io_pool_buffer_size;
     d->pool_queue_ = cfg.io_pool_queue;
@@ -99,7 +109,26 @@ io_driver::~io_driver() {
     }
 }
 
+void io_driver::apply_socket_busy_poll(int fd) noexcept {
+    // TCP and UDP sockets only: a Unix socket, pipe, pidfd or eventfd has no NIC queue.
+    int domain = 0;
+    socklen_t len = sizeof domain;
+    if (::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 ||
+        (domain != AF_INET && domain != AF_INET6)) {
+        return;
+    }
+    if (::setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &socket_busy_poll_us_,
+                     sizeof socket_busy_poll_us_) == 0) {
+        busy_poll_set_.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
+        return;
+    }
+    int expected = 0;
+    (void)busy_poll_errno_.compare_exchange_strong(expected, errno, std::memory_order_relaxed);
+    busy_poll_failed_.fetch_add(1, std::memory_order_relaxed);
+}
+
 scheduled_io* io_driver::add(int fd) {
+    if (socket_busy_poll_us_ != 0) apply_socket_busy_poll(fd);
     auto* s = new scheduled_io(fd);
     {
         lock_guard l(reg_mu_);
@@ -684,6 +713,11 @@ io_driver_stats io_driver::stats() const noexcept {
         st.pool_out = pool_->out();
     }
     st.orphan_bytes_kept = orphan_bytes_.load(std::memory_order_relaxed);
+    st.socket_busy_poll_set = busy_poll_set_.load(std::memory_order_relaxed);
+    st.socket_busy_poll_failed = busy_poll_failed_.load(std::memory_order_relaxed);
+    if (const int e = busy_poll_errno_.load(std::memory_order_relaxed); e != 0) {
+        st.socket_busy_poll_error = "SO_BUSY_POLL: " + errno_text(e);
+    }
     st.stale_completions = c.stale.load(std::memory_order_relaxed);
     return st;
 }

@@ -46,6 +46,10 @@ struct io_driver_stats {
     // found no free buffer and read into a heap buffer.
     std::uint64_t pool_buffers = 0, pool_out = 0;
     std::uint64_t pool_arms = 0, pool_chunks = 0, pool_enobufs = 0, pool_fallbacks = 0;
+    // config socket_busy_poll: sockets given SO_BUSY_POLL, sockets the kernel refused, and the
+    // first refusal ("SO_BUSY_POLL: Operation not permitted (EPERM)"; empty when none).
+    std::uint64_t socket_busy_poll_set = 0, socket_busy_poll_failed = 0;
+    std::string socket_busy_poll_error;
 };
 
 // Lifetime: shared by the runtime and by every socket registered with it, so a socket that
@@ -108,6 +112,8 @@ public:
     std::string pool_reason() const { return backend_->pool_reason(); }
     unsigned pool_buffer_size() const noexcept { return pool_size_; }
     int sqpoll_cpu() const noexcept { return backend_->sqpoll_cpu(); }
+    // config napi_busy_poll as registered with the backend (0: off).
+    unsigned napi_busy_poll_us() const noexcept { return napi_busy_poll_us_; }
     bool coop_taskrun() const noexcept { return backend_->coop_taskrun(); }
     // See io_backend::run_task_work (any thread, no lock).
     void run_task_work() noexcept { backend_->run_task_work(); }
@@ -140,6 +146,8 @@ private:
     // from kept bytes or with ECANCELED (closing, shut down).
     void promote_locked(scheduled_io* s, std::vector<waker>& wakes) BLITZ_REQUIRES(ops_mu_);
     void close_now(scheduled_io* s, int fd) noexcept;
+    // config socket_busy_poll: SO_BUSY_POLL on `fd` if it is a TCP or UDP socket (counted).
+    void apply_socket_busy_poll(int fd) noexcept;
     // Shutdown: turns the driver until no operation is in flight.
     void drain_ops() noexcept;
 
@@ -176,6 +184,10 @@ private:
     buffer_pool* pool_ = nullptr;
     unsigned pool_size_ = 4096, pool_queue_ = 16;
     bool file_ops_ = true;  // config fs_io_uring
+    unsigned napi_busy_poll_us_ = 0;
+    int socket_busy_poll_us_ = 0;  // an int: setsockopt's argument
+    atomic<std::uint64_t> busy_poll_set_{0}, busy_poll_failed_{0};
+    atomic<int> busy_poll_errno_{0};  // the first refusal
     bool pool_broken_ BLITZ_GUARDED_BY(ops_mu_) = false;
     std::uint64_t pool_arms_ BLITZ_GUARDED_BY(ops_mu_) = 0;
     std::uint64_t pool_chunks_ BLITZ_GUARDED_BY(ops_mu_) = 0;

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cstring>
 #include <optional>
 #include <system_error>
@@ -372,6 +373,19 @@ io_result<void> tcp_stream::set_linger(std::optional<std::chrono::seconds> t) no
     l.l_linger = t ? static_cast<int>(t->count()) : 0;
     if (::setsockopt(io_.fd(), SOL_SOCKET, SO_LINGER, &l, sizeof l) != 0) return last_error();
     return {};
+}
+
+io_result<void> tcp_stream::set_busy_poll(std::chrono::microseconds t) noexcept {
+    if (t.count() < 0 || t.count() > INT_MAX) {
+        return std::make_error_code(std::errc::invalid_argument);
+    }
+    return detail::set_option(io_.fd(), SOL_SOCKET, SO_BUSY_POLL, static_cast<int>(t.count()));
+}
+io_result<std::chrono::microseconds> tcp_stream::busy_poll() const noexcept {
+    int v = 0;
+    socklen_t len = sizeof v;
+    if (::getsockopt(io_.fd(), SOL_SOCKET, SO_BUSY_POLL, &v, &len) != 0) return last_error();
+    return std::chrono::microseconds(v);
 }
 
 task<io_result<unix_stream>> unix_stream::connect(socket_address addr) {

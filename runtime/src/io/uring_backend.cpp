@@ -350,6 +350,26 @@ void uring_backend::run_task_work() noexcept {
     enter(ring_.ring_fd, 0, 0, IORING_ENTER_GETEVENTS, nullptr, _NSIG / 8);
 }
 
+int uring_backend::enable_napi_busy_poll(unsigned usecs, const char*& what) noexcept {
+    // IORING_REGISTER_NAPI (Linux 6.9; Debian 12's headers and liburing 2.3 predate it). The
+    // argument is struct io_uring_napi: the timeout, prefer_busy_poll, then zeros (later kernels
+    // read an opcode there whose 0 is this registration with dynamic tracking).
+    constexpr unsigned register_napi = 27;
+    struct napi_args {
+        std::uint32_t busy_poll_to;
+        std::uint8_t prefer_busy_poll;
+        std::uint8_t pad[3];
+        std::uint64_t resv;
+    } args{};
+    static_assert(sizeof(napi_args) == 16);
+    args.busy_poll_to = usecs;
+    what = "IORING_REGISTER_NAPI";
+    if (::syscall(__NR_io_uring_register, ring_.ring_fd, register_napi, &args, 1) != 0) {
+        return -errno;
+    }
+    return 0;
+}
+
 void uring_backend::submit(io_op_state* op) noexcept {
     lock_guard l(sq_mu_);
     published_.fetch_add(1, std::memory_order_release);  // the state before the kernel has it

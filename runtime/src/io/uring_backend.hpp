@@ -60,6 +60,7 @@ public:
     int sqpoll_cpu() const noexcept override { return sqpoll_cpu_; }
     void run_task_work() noexcept override;
     bool coop_taskrun() const noexcept override { return coop_taskrun_; }
+    int enable_napi_busy_poll(unsigned usecs, const char*& what) noexcept override;
 
 private:
     uring_backend() = default;

@@ -34,24 +34,15 @@ config busy(io_backend_kind b) {
     return c;
 }
 
-std::string rejection(const config& c) {
-    try {
-        runtime rt(c);
-    } catch (const config_error& e) {
-        return e.what();
-    }
-    return "accepted";
-}
-
 TEST(BusyMode, NeedsAPlacementPolicy) {
     config c;
     c.workers = 1;
     c.io_mode = io_mode_kind::busy;
-    const std::string m = rejection(c);
+    const std::string m = workloads::config_rejection(c);
     EXPECT_NE(m.find("io_mode = busy needs a placement policy"), std::string::npos) << m;
     c.topology.policy = placement_policy::compact;
     c.busy_poll_spin = 10ns;
-    const std::string spin = rejection(c);
+    const std::string spin = workloads::config_rejection(c);
     EXPECT_NE(spin.find("busy_poll_spin (ns) = 10 is out of range"), std::string::npos) << spin;
 }
 
@@ -59,20 +50,23 @@ TEST(BusyMode, SqpollNeedsPlacementIoUringAndACpuNoWorkerRuns) {
     config c;
     c.workers = 1;
     c.sqpoll_cpu = 0;
-    EXPECT_NE(rejection(c).find("sqpoll_cpu needs a placement policy"), std::string::npos);
+    EXPECT_NE(workloads::config_rejection(c).find("sqpoll_cpu needs a placement policy"),
+              std::string::npos);
     c.topology.policy = placement_policy::compact;
     c.io_backend = io_backend_kind::epoll;
-    EXPECT_NE(rejection(c).find("needs the io_uring backend (io_backend is epoll)"),
-              std::string::npos);
+    EXPECT_NE(
+        workloads::config_rejection(c).find("needs the io_uring backend (io_backend is epoll)"),
+        std::string::npos);
     c.io_backend = io_backend_kind::automatic;
     c.sqpoll_cpu = -2;
-    EXPECT_NE(rejection(c).find("sqpoll_cpu = -2 is out of range"), std::string::npos);
+    EXPECT_NE(workloads::config_rejection(c).find("sqpoll_cpu = -2 is out of range"),
+              std::string::npos);
     const std::vector<unsigned> cpus = detail::os::this_thread_cpus();
     ASSERT_FALSE(cpus.empty());
     c.topology.policy = placement_policy::list;
     c.topology.pus = {cpus[0]};
     c.sqpoll_cpu = static_cast<int>(cpus[0]);
-    const std::string m = rejection(c);
+    const std::string m = workloads::config_rejection(c);
     EXPECT_NE(m.find("is worker 0's CPU"), std::string::npos) << m;
 }
 

@@ -102,6 +102,14 @@ void config::validate() const {
         check("busy_poll_spin (ns)", busy_poll_spin.count(), std::int64_t{1000},
               std::int64_t{3'600'000'000'000}, "or config::busy_poll_forever");
     }
+    check("napi_busy_poll (us)", napi_busy_poll.count(), std::int64_t{0}, std::int64_t{100'000},
+          "0 for off");
+    check("socket_busy_poll (us)", socket_busy_poll.count(), std::int64_t{0}, std::int64_t{100'000},
+          "0 for off");
+    if (napi_busy_poll.count() != 0 && io_backend == io_backend_kind::none) {
+        throw config_error(
+            "blitz::config: napi_busy_poll needs an I/O driver (io_backend is none)");
+    }
     if (sqpoll_cpu != -1) {
         check("sqpoll_cpu", sqpoll_cpu, 0, 1 << 20, "an OS CPU index, or -1 for off");
         if (t.policy == placement_policy::none) {

@@ -364,6 +364,9 @@ runtime_metrics runtime_core::metrics() const {
         if (io_->sqpoll_cpu() >= 0) {
             m.io_rings += ", SQPOLL thread on CPU " + std::to_string(io_->sqpoll_cpu());
         }
+        if (io_->napi_busy_poll_us() != 0) {
+            m.io_rings += ", NAPI busy poll " + std::to_string(io_->napi_busy_poll_us()) + " us";
+        }
     } else {
         m.io_rings = "none";
     }
@@ -392,6 +395,9 @@ runtime_metrics runtime_core::metrics() const {
         m.io_pool_chunks = st.pool_chunks;
         m.io_pool_enobufs = st.pool_enobufs;
         m.io_pool_fallbacks = st.pool_fallbacks;
+        m.socket_busy_poll_set = st.socket_busy_poll_set;
+        m.socket_busy_poll_failed = st.socket_busy_poll_failed;
+        m.socket_busy_poll_error = st.socket_busy_poll_error;
     }
     return m;
 }

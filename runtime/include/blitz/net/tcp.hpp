@@ -23,6 +23,11 @@ public:
     io_result<void> set_keepalive(bool on) noexcept;
     // SO_LINGER: nullopt turns it off; zero makes close() send a reset.
     io_result<void> set_linger(std::optional<std::chrono::seconds> t) noexcept;
+    // SO_BUSY_POLL: a receive first polls the NIC queue the connection's packets arrive on, for
+    // up to `t` (0: off). Above net.core.busy_read it needs CAP_NET_ADMIN (else EPERM); no
+    // effect over loopback (no NAPI context). config::socket_busy_poll sets it on every socket.
+    io_result<void> set_busy_poll(std::chrono::microseconds t) noexcept;
+    io_result<std::chrono::microseconds> busy_poll() const noexcept;
 };
 
 // tcp_listener::bind(addr, backlog), co_await l.accept() -> io_result<tcp_stream>.
