@@ -34,7 +34,8 @@ enum class probe_kind : std::uint16_t {
                      // walk's steal_walk event follows its attempts
     periodic_check,  // the periodic global check was made (G4, G8), whether or not it found work
     notify,  // the wake a last searcher owes when it found work (I4, I8): a: 1 if it claimed
-             // a parked worker (0: nobody parked, or another searcher appeared)
+             // a parked worker, 0 if nobody was parked or another searcher appeared, 2 if no
+             // other work was queued (no wake needed)
 };
 
 // Bits of a poll event's `c`: the worker's own sources that held work when it chose the task,

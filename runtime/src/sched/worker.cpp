@@ -291,13 +291,21 @@ task_header* worker::take_stolen(unsigned victim, const local_queue::steal_resul
 
 void worker::run_task(task_header* t) noexcept {
     if (searching_) {
-        // I4: a searcher that found work and was the last one wakes another worker.
+        // I4: a searcher that found work and was the last one wakes another worker, when more
+        // work is visible: with nothing else queued the wake only made a worker search and park
+        // again, and its futex syscall came before this task's poll (4 us of an 11 us wake
+        // latency at 2 workers on the development VM, bench/tools/wake_stages). Work pushed
+        // later finds nobody searching, so its producer wakes a worker itself: the producer's
+        // push and seq_cst RMW on the searcher count against ours and this look (as in the
+        // park's final check) mean either it sees no searcher or we see its work.
         searching_ = false;
         const bool last = sched_.idle().transition_from_searching();
         BLITZ_PROBE(*this, probe_kind::search_end, last ? 1 : 0);
         if (last && !BLITZ_FAULT(cfg_.debug.skip_last_searcher_wake)) {
-            [[maybe_unused]] const bool woke = sched_.notify_parked();
-            BLITZ_PROBE(*this, probe_kind::notify, woke ? 1 : 0);  // I8: the wake it owed
+            const bool more = sched_.work_pending();
+            [[maybe_unused]] const bool woke = more && sched_.notify_parked();
+            // I8: the wake it owed: 1 claimed, 0 nobody to claim, 2 nothing else queued.
+            BLITZ_PROBE(*this, probe_kind::notify, woke ? 1 : more ? 0 : 2);
         }
     }
     bump(c_polls);

@@ -65,7 +65,9 @@ void worker_park_path(world& w, unsigned i, idle_faults_in_model f) {
             ++w.taken;
             if (w.searching[i]) {
                 w.searching[i] = false;
-                if (w.idle.transition_from_searching() && !f.skip_last_wake) notify_parked(w);
+                // worker::run_task: the wake, when more work is visible.
+                if (w.idle.transition_from_searching() && !f.skip_last_wake && !w.global.empty())
+                    notify_parked(w);
             }
             return;
         }
