@@ -21,6 +21,7 @@
 
 #include "base/rng.hpp"
 #include "blitz/blitz.hpp"
+#include "blitz_testing/io_backends.hpp"
 #include "stress_scale.hpp"
 
 namespace blitz {
@@ -237,11 +238,7 @@ TEST_P(NetStress, SixtyFourConnectionsKeepEveryStreamExact) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Io, NetStress,
-                         ::testing::Values(io_backend_kind::epoll, io_backend_kind::automatic),
-                         [](const auto& info) {
-                             return info.param == io_backend_kind::epoll ? "epoll" : "automatic";
-                         });
+INSTANTIATE_TEST_SUITE_P(Io, NetStress, workloads::io_backends(), workloads::io_backend_name);
 
 }  // namespace
 }  // namespace blitz

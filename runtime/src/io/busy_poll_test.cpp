@@ -17,6 +17,7 @@
 #include <string>
 
 #include "blitz/blitz.hpp"
+#include "blitz_testing/io_backends.hpp"
 #include "blitz_testing/workloads.hpp"
 
 namespace blitz {
@@ -152,11 +153,8 @@ TEST_P(BusyPollBackends, SocketBusyPollReachesTcpAndUdpSocketsOnly) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Io, BusyPollBackends,
-                         ::testing::Values(io_backend_kind::epoll, io_backend_kind::automatic),
-                         [](const auto& info) {
-                             return info.param == io_backend_kind::epoll ? "epoll" : "automatic";
-                         });
+INSTANTIATE_TEST_SUITE_P(Io, BusyPollBackends, workloads::io_backends(),
+                         workloads::io_backend_name);
 
 }  // namespace
 }  // namespace blitz

@@ -17,6 +17,7 @@
 
 #include "blitz/blitz.hpp"
 #include "blitz/testing.hpp"
+#include "blitz_testing/io_backends.hpp"
 #include "blitz_testing/workloads.hpp"
 
 namespace blitz {
@@ -685,11 +686,7 @@ TEST_P(BothBackends, UnixStreamsListenersAndDatagrams) {
     ::unlink(path.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Io, BothBackends,
-                         ::testing::Values(io_backend_kind::epoll, io_backend_kind::automatic),
-                         [](const auto& info) {
-                             return info.param == io_backend_kind::epoll ? "epoll" : "automatic";
-                         });
+INSTANTIATE_TEST_SUITE_P(Io, BothBackends, workloads::io_backends(), workloads::io_backend_name);
 
 }  // namespace
 }  // namespace blitz

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "blitz/blitz.hpp"
+#include "blitz_testing/io_backends.hpp"
 
 namespace blitz {
 namespace {
@@ -155,11 +156,7 @@ TEST(SignalsRestore, ASecondSignalTakesTheDefaultAction) {
         ::testing::KilledBySignal(SIGTERM), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Io, Signals,
-                         ::testing::Values(io_backend_kind::epoll, io_backend_kind::automatic),
-                         [](const auto& info) {
-                             return info.param == io_backend_kind::epoll ? "epoll" : "automatic";
-                         });
+INSTANTIATE_TEST_SUITE_P(Io, Signals, workloads::io_backends(), workloads::io_backend_name);
 
 }  // namespace
 }  // namespace blitz

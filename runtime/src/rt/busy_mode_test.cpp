@@ -17,6 +17,7 @@
 #include "base/os.hpp"
 #include "blitz/blitz.hpp"
 #include "blitz/testing.hpp"
+#include "blitz_testing/io_backends.hpp"
 #include "blitz_testing/workloads.hpp"
 
 namespace blitz {
@@ -122,11 +123,8 @@ TEST_P(BusyBothBackends, AFiniteSpinParksWhenItRunsOut) {
     EXPECT_EQ(rt.spawn([]() -> task<int> { co_return 7; }()).join(), 7);
 }
 
-INSTANTIATE_TEST_SUITE_P(Io, BusyBothBackends,
-                         ::testing::Values(io_backend_kind::epoll, io_backend_kind::automatic),
-                         [](const auto& info) {
-                             return info.param == io_backend_kind::epoll ? "epoll" : "automatic";
-                         });
+INSTANTIATE_TEST_SUITE_P(Io, BusyBothBackends, workloads::io_backends(),
+                         workloads::io_backend_name);
 
 // SQPOLL on a CPU no worker runs: owned-buffer reads and writes (completion operations) go
 // through the polling thread, and the metrics say where it runs.

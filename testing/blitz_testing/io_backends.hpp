@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The two I/O backends every I/O test runs on (IO.md 7.7): epoll, and automatic selection
+// (io_uring where this kernel and process allow it, epoll otherwise, so the suite also passes
+// where io_uring is disabled). For GoogleTest suites parameterized by io_backend_kind:
+//   INSTANTIATE_TEST_SUITE_P(Io, Suite, workloads::io_backends(), workloads::io_backend_name);
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "blitz/config.hpp"
+
+namespace blitz::workloads {
+
+inline auto io_backends() {
+    return ::testing::Values(io_backend_kind::epoll, io_backend_kind::automatic);
+}
+
+inline std::string io_backend_name(const ::testing::TestParamInfo<io_backend_kind>& info) {
+    return info.param == io_backend_kind::epoll ? "epoll" : "automatic";
+}
+
+}  // namespace blitz::workloads
