@@ -193,8 +193,9 @@ struct config {
     //                     thread), so a busy-mode worker gets it only once it parks.
     //   socket_busy_poll  SO_BUSY_POLL on every TCP and UDP socket registered with the runtime
     //                     (accepted, connected or bound): a receive on it first polls its NIC
-    //                     queue. Raising it above net.core.busy_read needs CAP_NET_ADMIN; a
-    //                     socket the kernel refuses is counted, not an error
+    //                     queue. A kernel that guards raising it above net.core.busy_read
+    //                     refuses it without CAP_NET_ADMIN (EPERM; 6.18 does not); a socket
+    //                     the kernel refuses is counted, not an error
     //                     (runtime_metrics::socket_busy_poll_failed and _error).
     // Both act on NIC receive queues only: loopback has no NAPI context, so over loopback
     // neither changes anything (docs/guide/io.md).

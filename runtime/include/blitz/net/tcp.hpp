@@ -24,8 +24,9 @@ public:
     // SO_LINGER: nullopt turns it off; zero makes close() send a reset.
     io_result<void> set_linger(std::optional<std::chrono::seconds> t) noexcept;
     // SO_BUSY_POLL: a receive first polls the NIC queue the connection's packets arrive on, for
-    // up to `t` (0: off). Above net.core.busy_read it needs CAP_NET_ADMIN (else EPERM); no
-    // effect over loopback (no NAPI context). config::socket_busy_poll sets it on every socket.
+    // up to `t` (0: off). Kernels that guard raising it above net.core.busy_read refuse it
+    // without CAP_NET_ADMIN (EPERM; Linux 6.18 accepts it unprivileged); no effect over
+    // loopback (no NAPI context). config::socket_busy_poll sets it on every socket.
     io_result<void> set_busy_poll(std::chrono::microseconds t) noexcept;
     io_result<std::chrono::microseconds> busy_poll() const noexcept;
 };
