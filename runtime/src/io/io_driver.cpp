@@ -83,7 +83,6 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
         }
     }
     std::shared_ptr<io_driver> d(new io_driver(std::move(b)));
-    d->napi_busy_poll_us_ = static_cast<unsigned>(cfg.napi_busy_poll.count());
     d->socket_busy_poll_us_ = static_cast<int>(cfg.socket_busy_poll.count());
     d->pool_ = d->backend_->pool();
     d->pool_size_ = cfg.io_pool_buffer_size;

@@ -112,8 +112,6 @@ public:
     std::string pool_reason() const { return backend_->pool_reason(); }
     unsigned pool_buffer_size() const noexcept { return pool_size_; }
     int sqpoll_cpu() const noexcept { return backend_->sqpoll_cpu(); }
-    // config napi_busy_poll as registered with the backend (0: off).
-    unsigned napi_busy_poll_us() const noexcept { return napi_busy_poll_us_; }
     bool coop_taskrun() const noexcept { return backend_->coop_taskrun(); }
     // See io_backend::run_task_work (any thread, no lock).
     void run_task_work() noexcept { backend_->run_task_work(); }
@@ -183,8 +181,7 @@ private:
     // Pooled receives: the backend's pool (or null), sizes from the config, and counters.
     buffer_pool* pool_ = nullptr;
     unsigned pool_size_ = 4096, pool_queue_ = 16;
-    bool file_ops_ = true;  // config fs_io_uring
-    unsigned napi_busy_poll_us_ = 0;
+    bool file_ops_ = true;         // config fs_io_uring
     int socket_busy_poll_us_ = 0;  // an int: setsockopt's argument
     atomic<std::uint64_t> busy_poll_set_{0}, busy_poll_failed_{0};
     atomic<int> busy_poll_errno_{0};  // the first refusal

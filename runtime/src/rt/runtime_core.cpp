@@ -364,8 +364,8 @@ runtime_metrics runtime_core::metrics() const {
         if (io_->sqpoll_cpu() >= 0) {
             m.io_rings += ", SQPOLL thread on CPU " + std::to_string(io_->sqpoll_cpu());
         }
-        if (io_->napi_busy_poll_us() != 0) {
-            m.io_rings += ", NAPI busy poll " + std::to_string(io_->napi_busy_poll_us()) + " us";
+        if (cfg_.napi_busy_poll.count() != 0) {  // the driver registered it or refused to start
+            m.io_rings += ", NAPI busy poll " + std::to_string(cfg_.napi_busy_poll.count()) + " us";
         }
     } else {
         m.io_rings = "none";
