@@ -337,13 +337,15 @@ outcome check_q7(const run_params& p, bool faulty) {
             ++o.events;
             ++walks;
             const unsigned self = e.worker;
-            const std::uint64_t others =
-                ((w == 64) ? ~std::uint64_t{0} : ((std::uint64_t{1} << w) - 1)) &
-                ~(std::uint64_t{1} << self);
-            if (e.b & (std::uint64_t{1} << self)) forbid(o, "a worker tried to steal from itself");
-            if (static_cast<std::uint64_t>(std::popcount(e.b)) != e.c) {
-                forbid(o, "a walk tried a victim twice");
-            }
+            // The mask holds the victims below 64 only: above 64 workers, a walk's victims
+            // beyond it are counted in c but not named.
+            const std::uint64_t low = w >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << w) - 1;
+            const std::uint64_t self_bit = self < 64 ? std::uint64_t{1} << self : 0;
+            const std::uint64_t others = low & ~self_bit;
+            const auto named = static_cast<std::uint64_t>(std::popcount(e.b));
+            if (e.b & self_bit) forbid(o, "a worker tried to steal from itself");
+            if (w <= 64 ? named != e.c : named > e.c) forbid(o, "a walk tried a victim twice");
+            if (e.c > w - 1) forbid(o, "a walk tried more victims than there are");
             if (e.c == w - 1 && e.b != others) forbid(o, "a full walk missed a worker");
             if (e.a == self || e.a >= w) {
                 forbid(o, "a walk started at itself or outside the runtime");

@@ -210,8 +210,9 @@ struct config {
     testing::runtime_faults debug;
 #endif
 
-    // The widest worker set the parked bitmap supports (I7).
-    static constexpr unsigned max_workers = 64;
+    // The widest worker set the parked bitmap supports (I7): 64 words of 64 workers under one
+    // summary word.
+    static constexpr unsigned max_workers = 4096;
     // Capacity of each worker's local ring (Q1).
     static constexpr unsigned ring_capacity = 256;
 

@@ -3,6 +3,8 @@
 #include "blitz/detail/requires_cxx20.hpp"
 // blitz::metrics: counters the runtime keeps per worker and globally (DESIGN.md section 4).
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,7 +73,8 @@ struct runtime_metrics {
     std::uint64_t searcher_overshoots = 0;  // searchers admitted past the cap by the racy check
     unsigned num_searching = 0;
     unsigned num_parked = 0;
-    std::uint64_t parked_bitmap = 0;
+    // The parked bitmap, a word per 64 workers: bit i % 64 of word i / 64 is worker i's (I2).
+    std::vector<std::uint64_t> parked_bitmap;
     std::uint64_t timers_fired = 0;    // timers whose wakers were called
     std::uint64_t timers_pending = 0;  // timers armed and not yet fired
     std::uint64_t timer_cascades = 0;  // higher-level wheel slots re-inserted lower down
@@ -128,6 +131,22 @@ struct runtime_metrics {
         std::uint64_t s = 0;
         for (const auto& w : workers) s += w.*field;
         return s;
+    }
+    // Bits set in parked_bitmap (equal to num_parked at quiescence, I2).
+    unsigned parked_bits() const {
+        unsigned n = 0;
+        for (const std::uint64_t w : parked_bitmap) n += static_cast<unsigned>(std::popcount(w));
+        return n;
+    }
+    // True when exactly workers 0 .. n - 1 have their bits set.
+    bool parked_bitmap_is_first(unsigned n) const {
+        for (std::size_t k = 0; k < parked_bitmap.size(); ++k) {
+            const unsigned lo = static_cast<unsigned>(k) * 64;
+            const unsigned in = n <= lo ? 0 : std::min(n - lo, 64u);
+            const std::uint64_t want = in == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << in) - 1;
+            if (parked_bitmap[k] != want) return false;
+        }
+        return n <= parked_bitmap.size() * 64;
     }
     // Tasks moved across the ring/global boundary: overflowed out of a ring plus fetched from
     // the global queue (an injected task counts once, when fetched). Per task, it shows how

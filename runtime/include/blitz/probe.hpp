@@ -22,14 +22,16 @@ enum class probe_kind : std::uint16_t {
     overflow,      // b: tasks moved to the global queue (Q4)
     search_begin,  // became a searcher (I1); a: count the gate compared, b: searchers after joining
     search_end,    // stopped searching; a: 1 if it was the last searcher
-    park,          // a: 1 if it was the last searcher, b: parked bitmap after setting its bit
+    park,          // a: 1 if it was the last searcher, b: the worker's parked-bitmap word (its
+                   // index / 64) after setting its bit
     unpark,        // a: 0 claimed (notified), 1 timeout, 2 spurious/shutdown, 3 I/O events;
-                   // b: bitmap
-    wake_claim,    // a worker claimed a parked one (I2, I3); a: claimed index, b: the bitmap it was
-                   // chosen from, c: searchers seen by the decision to wake
+                   // b: the worker's bitmap word
+    wake_claim,    // a worker claimed a parked one (I2, I3); a: claimed index, b: the bitmap word
+                   // it was chosen from (a % 64 is its lowest set bit), c: searchers seen by the
+                   // decision to wake
     timer_fire,    // b: timers fired
-    steal_walk,    // one walk over victims (Q7); a: first victim, b: bitmask of victims tried,
-                   // c: victims tried (all others unless a steal succeeded)
+    steal_walk,    // one walk over victims (Q7); a: first victim, b: bitmask of the victims below
+                   // 64 tried, c: victims tried (all others unless a steal succeeded)
     steal_attempt,   // NUMA-aware stealing only (N4): a: the victim tried, in walk order; the
                      // walk's steal_walk event follows its attempts
     periodic_check,  // the periodic global check was made (G4, G8), whether or not it found work

@@ -34,7 +34,8 @@ io_mode_kind parse_io_mode(const std::string& s) {
 
 void config::validate() const {
     check("workers", workers, 0u, max_workers,
-          "the parked-worker bitmap has 64 bits; 0 selects the hardware thread count");
+          "the parked-worker bitmap has 64 words of 64 bits; 0 selects the hardware thread "
+          "count");
     check("budget_per_tick", budget_per_tick, 1u, 65536u);
     // L3: a cap of the whole budget (or more) is never reached within a tick, so a pair of
     // tasks waking each other through the slot would hold the worker tick after tick.

@@ -49,7 +49,14 @@ TEST(Config, DefaultsAreTheReferenceConstants) {
 }
 
 TEST(Config, RejectsMoreWorkersThanTheBitmapHolds) {
-    expect_rejected([](config& c) { c.workers = 65; }, "workers", "65");
+    expect_rejected([](config& c) { c.workers = config::max_workers + 1; }, "workers", "4097");
+}
+TEST(Config, AcceptsMoreThanSixtyFourWorkers) {
+    config c;
+    c.workers = 65;
+    EXPECT_NO_THROW(c.validate());
+    c.workers = config::max_workers;
+    EXPECT_NO_THROW(c.validate());
 }
 TEST(Config, RejectsZeroBudget) {
     expect_rejected([](config& c) { c.budget_per_tick = 0; }, "budget_per_tick", "0");

@@ -446,7 +446,8 @@ TEST(Idle, QuiescentRuntimeHasNoSearchersAndBitmapMatchesParkedCount) {
         const runtime_metrics m = workloads::settle(rt);
         EXPECT_EQ(m.num_searching, 0u) << w << " workers";
         EXPECT_EQ(m.num_parked, w);
-        EXPECT_EQ(unsigned(std::popcount(m.parked_bitmap)), m.num_parked);
+        EXPECT_EQ(m.parked_bits(), m.num_parked);
+        EXPECT_TRUE(m.parked_bitmap_is_first(w));
     }
 }
 

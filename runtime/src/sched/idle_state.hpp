@@ -3,20 +3,25 @@
 // idle_state: who is searching and who is parked, shared by all workers (I1-I3, I6).
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "base/atomic.hpp"
 
 namespace blitz::detail {
 
-// Runtime-wide idle coordination: a searcher count, a parked count and a 64-bit parked bitmap
-// (bit i set iff worker i is parked).
+// Runtime-wide idle coordination: a searcher count, a parked count and a parked bitmap (bit i
+// set iff worker i is parked) of one 64-bit word per 64 workers, with a summary word above them
+// when there is more than one (bit k set when word k may have a bit set), so a claim stays O(1)
+// up to max_words * 64 workers.
 //
 // Protocol:
 //   1. A producer that made work visible calls should_notify(): true iff nobody is searching and
-//      someone is parked. It then claim_parked(): the lowest set bit (count trailing zeros) is
-//      cleared atomically, num_parked drops, num_searching rises, and the claimed worker is
-//      unparked as a searcher (I2, I3).
+//      someone is parked. It then claim_parked(): the lowest word the summary names (count
+//      trailing zeros), then that word's lowest set bit, cleared atomically; num_parked drops,
+//      num_searching rises, and the claimed worker is unparked as a searcher (I2, I3). A
+//      claimer that finds a named word empty clears the word's summary bit, then looks at the
+//      word again and sets the bit back if a parker filled it meanwhile.
 //   2. A searcher that starts running a task calls transition_from_searching(); if it was the
 //      last searcher it must wake another parked worker (I4).
 //   3. A worker about to sleep calls mark_parked(); if it was the last searcher it must check
@@ -27,9 +32,11 @@ namespace blitz::detail {
 //   4. A worker that wakes calls unmark_parked(): if its bit is still set it woke by timeout
 //      (it clears the bit and is not a searcher); otherwise a claimer cleared it (searcher, I6).
 //
-// Invariants: num_parked == popcount(bitmap) whenever no transition is in flight; searching
-// rises above workers / 2 only through the racy check in try_become_searcher (counted in
-// overshoots()).
+// Invariants: num_parked == popcount(bitmap) whenever no transition is in flight; a word with a
+// bit set has its summary bit set whenever no transition is in flight (a parker sets its word's
+// bit before the summary's, and a claimer clears a summary bit before its second look at the
+// word); searching rises above workers / 2 only through the racy check in try_become_searcher
+// (counted in overshoots()).
 // Memory ordering: all RMWs are seq_cst. A producer's push is followed by a seq_cst RMW on
 // num_searching_ (should_notify); a parking searcher's decrement of num_searching_ is a seq_cst
 // RMW on the same word followed by its queue checks, so either the producer sees the searcher or
@@ -44,8 +51,12 @@ struct idle_faults {
 
 class idle_state {
 public:
-    idle_state(unsigned workers, bool limit_searchers, idle_faults f = {}) noexcept
-        : workers_(workers), limit_searchers_(limit_searchers), faults_(f) {}
+    // The widest runtime it can coordinate: one summary word of 64 words of 64 workers.
+    static constexpr unsigned max_words = 64;
+    static constexpr unsigned max_workers = max_words * 64;
+
+    // `workers` in [1, max_workers].
+    idle_state(unsigned workers, bool limit_searchers, idle_faults f = {});
 
     // I1: the searcher gate. `gate_seen` is the count the gate compared with the cap (the
     // increment's result when the cap is off), `prev` the count the increment found.
@@ -69,7 +80,8 @@ public:
     bool should_notify(unsigned* searching_seen = nullptr) noexcept;
     struct claim {
         unsigned index;             // the worker claimed (its bit is now clear)
-        std::uint64_t chosen_from;  // the bitmap the index was chosen from (I2: index = ctz)
+        std::uint64_t chosen_from;  // the bitmap word the index was chosen from (word index / 64;
+                                    // I2: index % 64 = ctz)
     };
     std::optional<claim> claim_parked() noexcept;
 
@@ -78,7 +90,17 @@ public:
     // A racy read of the parked count with no ordering: only for wakes that are a matter of
     // parallelism, never of progress (scheduler::notify_parked_for_local).
     unsigned parked_hint() const noexcept { return parked_.load(std::memory_order_relaxed); }
-    std::uint64_t bitmap() const noexcept { return bitmap_.load(std::memory_order_seq_cst); }
+    // Word k of the bitmap: the parked bits of workers 64k .. 64k + 63.
+    std::uint64_t bitmap_word(unsigned k) const noexcept {
+        return words_[k].load(std::memory_order_seq_cst);
+    }
+    // The word that holds worker i's bit.
+    std::uint64_t bitmap_of(unsigned i) const noexcept { return bitmap_word(i / 64); }
+    unsigned bitmap_words() const noexcept { return nwords_; }
+    // Bit k: word k may have a bit set (always 1 with one word).
+    std::uint64_t summary() const noexcept {
+        return nwords_ == 1 ? 1 : summary_.load(std::memory_order_seq_cst);
+    }
     unsigned workers() const noexcept { return workers_; }
     // Times a searcher started although 2 * searching >= workers (the racy excess, I1).
     std::uint64_t overshoots() const noexcept {
@@ -87,12 +109,19 @@ public:
     std::uint64_t claims() const noexcept { return claims_.load(std::memory_order_relaxed); }
 
 private:
+    // Claims the lowest set bit of word k (the fault: the highest); nullopt when it is empty.
+    std::optional<claim> claim_in(unsigned k) noexcept;
+
     const unsigned workers_;
+    const unsigned nwords_;
     const bool limit_searchers_;
     const idle_faults faults_;
     alignas(cache_line) atomic<unsigned> searching_{0};
     atomic<unsigned> parked_{0};
-    atomic<std::uint64_t> bitmap_{0};
+    // With one word the summary is not kept (claims read word 0 directly), so runtimes of up
+    // to 64 workers make the same RMWs as a single-word bitmap.
+    atomic<std::uint64_t> summary_{0};
+    const std::unique_ptr<atomic<std::uint64_t>[]> words_;
     alignas(cache_line) atomic<std::uint64_t> overshoots_{0};
     atomic<std::uint64_t> claims_{0};
 };

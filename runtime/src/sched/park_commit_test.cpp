@@ -36,7 +36,8 @@ TEST(ParkCommit, TwoTasksFoundByTheFinalCheckWakeTheParkedWorker) {
         // Only the last searcher, going to sleep while the other worker sleeps already.
         detail::idle_state& idle = detail::current_worker()->sched().idle();
         const std::uint64_t other = std::uint64_t{1} << (1 - index);
-        if (idle.num_searching() != 1 || idle.bitmap() != other || !armed.exchange(false)) return;
+        if (idle.num_searching() != 1 || idle.bitmap_word(0) != other || !armed.exchange(false))
+            return;
         std::thread([&] {
             first = target.load()->spawn([](std::atomic<bool>& ran) -> task<void> {
                 // Keeps this worker until the other task has run elsewhere.

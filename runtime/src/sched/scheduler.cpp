@@ -17,6 +17,9 @@
 
 namespace blitz::detail {
 
+static_assert(config::max_workers == idle_state::max_workers,
+              "the configuration's worker limit is the idle bitmap's (I7)");
+
 namespace {
 // Live schedulers, for snapshot_live_schedulers() only (construction and destruction register).
 struct live_registry {
@@ -39,10 +42,9 @@ std::vector<scheduler_snapshot> snapshot_live_schedulers() {
 
 scheduler_snapshot scheduler::snapshot() const {
     scheduler_snapshot v;
-    const std::uint64_t bitmap = idle_.bitmap();
     for (unsigned i = 0; i < nworkers_; ++i) {
         const worker_metrics m = workers_[i]->snapshot();
-        v.workers.push_back({i < 64 && ((bitmap >> i) & 1) != 0, m.polls, m.ticks});
+        v.workers.push_back({((idle_.bitmap_of(i) >> (i % 64)) & 1) != 0, m.polls, m.ticks});
     }
     v.global_len = global_.len();
     v.searching = idle_.num_searching();
@@ -308,7 +310,8 @@ runtime_metrics scheduler::metrics() const {
     m.searcher_overshoots = idle_.overshoots();
     m.num_searching = idle_.num_searching();
     m.num_parked = idle_.num_parked();
-    m.parked_bitmap = idle_.bitmap();
+    m.parked_bitmap.resize(idle_.bitmap_words());
+    for (unsigned k = 0; k < idle_.bitmap_words(); ++k) m.parked_bitmap[k] = idle_.bitmap_word(k);
     return m;
 }
 

@@ -229,10 +229,11 @@ task_header* worker::search() noexcept {
     } else if (w > 1) {
         // Q7: a uniform random start among the other workers, then each of them once.
         const unsigned start = BLITZ_FAULT(cfg_.debug.fixed_victim_start) ? 0 : rng_.bounded(w - 1);
-        [[maybe_unused]] std::uint64_t visited = 0;  // probe only: the victims this walk tried
+        // Probe only: the victims below 64 this walk tried (a 64-bit probe field).
+        [[maybe_unused]] std::uint64_t visited = 0;
         for (unsigned i = 0; i < w - 1; ++i) {
             const unsigned victim = nth_victim(index_, start, i, w);
-            if (probes_on()) visited |= std::uint64_t{1} << victim;
+            if (probes_on() && victim < 64) visited |= std::uint64_t{1} << victim;
             auto r = sched_.worker_at(victim).ring_.steal_into(ring_, cfg_.max_steal,
                                                                BLITZ_FAULT(cfg_.debug.steal_all));
             if (r.first) {
@@ -261,7 +262,7 @@ task_header* worker::steal_tiered() noexcept {
             BLITZ_PROBE(*this, probe_kind::steal_attempt, victim);
             if (probes_on()) {
                 if (tried++ == 0) first = victim;
-                visited |= std::uint64_t{1} << victim;
+                if (victim < 64) visited |= std::uint64_t{1} << victim;
             }
             auto r = sched_.worker_at(victim).ring_.steal_into(ring_, cfg_.max_steal,
                                                                BLITZ_FAULT(cfg_.debug.steal_all));
@@ -395,7 +396,7 @@ void worker::park() noexcept {
     searching_ = false;
     bump(c_parks);
     if (was_searching) BLITZ_PROBE(*this, probe_kind::search_end, last_searcher ? 1 : 0);
-    BLITZ_PROBE(*this, probe_kind::park, last_searcher ? 1 : 0, idle.bitmap());
+    BLITZ_PROBE(*this, probe_kind::park, last_searcher ? 1 : 0, idle.bitmap_of(index_));
     const bool final_check = last_searcher && !BLITZ_FAULT(cfg_.debug.skip_last_searcher_check);
     // I4 for everyone else: a producer that pushed to the global queue and then read the parked
     // count before this worker's commit, or the bitmap between the commit's two steps, woke
@@ -411,7 +412,7 @@ void worker::park() noexcept {
             take_claim_token();
             searching_ = true;
             bump(c_unparks_notified);
-            BLITZ_PROBE(*this, probe_kind::unpark, 0, idle.bitmap());
+            BLITZ_PROBE(*this, probe_kind::unpark, 0, idle.bitmap_of(index_));
         } else if (!sched_.shutting_down()) {
             // Back as a searcher (when the gate admits it), so that taking the work found here
             // wakes a parked worker for the rest, as the last searcher to find work does (I4).
@@ -434,14 +435,14 @@ void worker::park() noexcept {
         // with one, it was shutdown's unpark (claims never leave stale tokens, see below).
         if (got_token) {
             bump(c_unparks_spurious);
-            BLITZ_PROBE(*this, probe_kind::unpark, 2, idle.bitmap());
+            BLITZ_PROBE(*this, probe_kind::unpark, 2, idle.bitmap_of(index_));
         } else if (why == park_wake::events) {
             bump(c_unparks_io);  // I/O events ended the sleep in the driver (O2)
-            BLITZ_PROBE(*this, probe_kind::unpark, 3, idle.bitmap());
+            BLITZ_PROBE(*this, probe_kind::unpark, 3, idle.bitmap_of(index_));
         } else {
             bump(BLITZ_FAULT(cfg_.debug.miscount_timeout_wakes) ? c_unparks_notified
                                                                 : c_unparks_timeout);
-            BLITZ_PROBE(*this, probe_kind::unpark, 1, idle.bitmap());
+            BLITZ_PROBE(*this, probe_kind::unpark, 1, idle.bitmap_of(index_));
             woke_by_timeout_ = true;
         }
     } else {
@@ -450,7 +451,7 @@ void worker::park() noexcept {
         if (!got_token) take_claim_token();
         searching_ = true;
         bump(c_unparks_notified);
-        BLITZ_PROBE(*this, probe_kind::unpark, 0, idle.bitmap());
+        BLITZ_PROBE(*this, probe_kind::unpark, 0, idle.bitmap_of(index_));
     }
     transitioning_to_park_ = false;
     flush_collected();  // what the I/O driver woke, now that this worker is back

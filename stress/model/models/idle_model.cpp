@@ -13,6 +13,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "model.hpp"
@@ -38,13 +39,17 @@ struct world {
     std::array<bool, 2> searching{};
     int taken = 0;      // tasks the workers took (fibers run one at a time: plain is fine)
     bool done = false;  // the runtime is shutting down
-    explicit world(unsigned workers) : idle(workers, true) {}
+    // Model worker i is runtime worker i * stride: a stride of 64 puts each in its own bitmap
+    // word, under the summary word (a runtime of workers * 64).
+    unsigned stride = 1;
+    world(unsigned workers, unsigned stride) : idle(workers * stride, true), stride(stride) {}
+    unsigned index(unsigned i) const { return i * stride; }
 };
 
 // A producer's wake (scheduler::notify_parked): a parked worker unless someone searches.
 void notify_parked(world& w) {
     if (!w.idle.should_notify()) return;
-    if (auto c = w.idle.claim_parked()) w.parkers[c->index].unpark();
+    if (auto c = w.idle.claim_parked()) w.parkers[c->index / w.stride].unpark();
 }
 
 struct idle_faults_in_model {
@@ -79,14 +84,14 @@ void worker_park_path(world& w, unsigned i, idle_faults_in_model f) {
             return;
         }
         const bool was_searching = w.searching[i];
-        const bool last = w.idle.mark_parked(i, was_searching);
+        const bool last = w.idle.mark_parked(w.index(i), was_searching);
         w.searching[i] = false;
         // The last searcher's final check of every queue, and everyone else's look at the
         // global queue (worker::park's missed_push); the controls leave out one or the other.
         const bool final_check = last ? !f.skip_final_check : !f.skip_missed_push;
         if (final_check && !w.global.empty()) {
             // I4: the final check found the task; do not sleep.
-            if (!w.idle.unmark_parked(i)) {
+            if (!w.idle.unmark_parked(w.index(i))) {
                 (void)w.parkers[i].try_consume();  // claimed meanwhile: we are its searcher
                 w.searching[i] = true;
             } else if (!f.stay_non_searcher) {
@@ -95,7 +100,7 @@ void worker_park_path(world& w, unsigned i, idle_faults_in_model f) {
             continue;
         }
         const bool token = w.parkers[i].park(forever);
-        if (!w.idle.unmark_parked(i)) {
+        if (!w.idle.unmark_parked(w.index(i))) {
             // I6: claimed by a producer, so a searcher now.
             if (!token) (void)w.parkers[i].try_consume();
             w.searching[i] = true;
@@ -105,9 +110,10 @@ void worker_park_path(world& w, unsigned i, idle_faults_in_model f) {
 
 // `tasks` tasks pushed by a producer outside the runtime (push, then notify: scheduler::schedule)
 // while the workers are on their way to sleep; every task must be taken.
-std::function<void()> idle_body(unsigned workers, unsigned tasks, idle_faults_in_model f = {}) {
+std::function<void()> idle_body(unsigned workers, unsigned tasks, idle_faults_in_model f = {},
+                                unsigned stride = 1) {
     return [=] {
-        world w(workers);
+        world w(workers, stride);
         std::array<task_header, 2> task_headers;
         // Worker 0 is the runtime's one searcher; the others were already on their way to park.
         BLITZ_MODEL_CHECK(w.idle.try_become_searcher().admitted);
@@ -147,6 +153,16 @@ TEST(ModelIdle, TwoWorkersParkingAgainstAProducer) {
 TEST(ModelIdle, TheLastSearcherToFindWorkWakesAnother) {
     expect_holds("idle: two workers, two tasks, each worker kept busy by one", untimed(),
                  idle_body(2, 2));
+}
+
+TEST(ModelIdle, TwoWorkersInTwoBitmapWordsParkingAgainstAProducer) {
+    expect_holds("idle: workers 0 and 64 of 128 parking against a producer", untimed(),
+                 idle_body(2, 1, {}, 64));
+}
+
+TEST(ModelIdle, TheLastSearcherToFindWorkWakesAnotherInAnotherWord) {
+    expect_holds("idle: workers 0 and 64 of 128, two tasks, each worker kept busy by one",
+                 untimed(), idle_body(2, 2, {}, 64));
 }
 
 TEST(ModelIdle, ControlSkippedFinalCheckIsCaught) {
@@ -215,6 +231,47 @@ TEST(ModelIdle, ControlSearcherGateOffByOneIsCaught) {
     o.weaken = "searcher_gate_off_by_one";
     expect_caught("idle control: the searcher gate admits one too many (I1)", o,
                   searcher_gate_body());
+}
+
+// The multi-word bitmap (I7, above 64 workers): worker 64 woke by timeout, so word 1 is empty
+// but its summary bit is still set. A claimer that finds the word empty clears the bit while
+// worker 65 parks in the same word. What must hold in every interleaving: the park is never
+// hidden from claimers (the claimer took it, or a later claim finds it), and at the end the
+// counts and the bitmap agree.
+std::function<void()> summary_body() {
+    return [] {
+        idle_state idle(128, true);
+        idle.mark_parked(64, false);
+        BLITZ_MODEL_CHECK(idle.unmark_parked(64));  // the stale summary bit
+        std::optional<idle_state::claim> during;
+        thread parker([&idle] { (void)idle.mark_parked(65, false); });
+        thread claimer([&idle, &during] { during = idle.claim_parked(); });
+        parker.join();
+        claimer.join();
+        const auto after = idle.claim_parked();
+        BLITZ_MODEL_CHECK(during.has_value() != after.has_value());  // exactly one claim of 65
+        BLITZ_MODEL_CHECK((during ? during : after)->index == 65);
+        BLITZ_MODEL_CHECK(idle.num_parked() == 0 && idle.bitmap_word(1) == 0);
+    };
+}
+
+TEST(ModelIdle, AParkRacingASummaryClearIsNeverHidden) {
+    expect_holds("idle: a park racing a claimer clearing its word's summary bit (W=128)", options{},
+                 summary_body());
+}
+
+TEST(ModelIdle, ControlSummaryClearWithoutSecondLookIsCaught) {
+    options o;
+    o.weaken = "summary_skips_second_look";
+    expect_caught("idle control: a claimer clears a summary bit without looking at the word again",
+                  o, summary_body());
+}
+
+TEST(ModelIdle, ControlSummaryBitSetBeforeTheWordsIsCaught) {
+    options o;
+    o.weaken = "summary_before_word";
+    expect_caught("idle control: a parker sets its word's summary bit before the word's bit", o,
+                  summary_body());
 }
 
 }  // namespace
