@@ -38,7 +38,7 @@ expect 2 "unknown option '--repetitions'" conformance --repetitions 3
 expect 2 'positive integer.*-3'           demo --workers -3   # negatives refused, not wrapped
 expect 2 'positive integer.*-3'           demo --workers=-3
 expect 2 'positive integer.*0'            conformance --workers 1,0
-expect 2 'up to 64'                       conformance --workers 65    # the runtime's limit, up front
+expect 2 'up to 4096'                     conformance --workers 4097  # the runtime's limit, up front
 expect 2 'positive integer'               bench --repetitions 99999999999999999999
 expect 2 'takes no value'                 conformance --quick=yes
 expect 2 'needs a value'                  conformance --seed
