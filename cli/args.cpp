@@ -66,8 +66,18 @@ void args::unknown() const {
 }
 
 std::string args::command_line() const {
+    // Quoted where a shell would split or expand it, so the line can be pasted back.
     std::string s = command_;
-    for (const std::string& a : argv_) s += " " + a;
+    for (const std::string& a : argv_) {
+        const bool plain = !a.empty() && a.find_first_of(" \t'\"$*?;&|<>()\\") == std::string::npos;
+        if (plain) {
+            s += " " + a;
+            continue;
+        }
+        s += " '";
+        for (char c : a) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        s += "'";
+    }
     return s;
 }
 

@@ -210,6 +210,8 @@ int conformance_main(args& a) {
                    "busy\n"
                    "                   or shared,busy (--full's default; busy needs pinning)\n"
                    "  --topology T     another shape for the N checkers (repeatable)\n"
+                   "  --place-on T     the pinned passes place workers on topology T instead\n"
+                   "                   of this machine (nothing bound; no busy pass)\n"
                    "  --hang-limit S   a run without progress for S s is a hang (default 30 "
                    "with\n"
                    "                   --quick, 120 with --full)\n"
@@ -266,6 +268,8 @@ int conformance_main(args& a) {
             if (o.filter.empty()) throw usage_error("conformance: --filter needs ids");
         } else if (f == "--topology") {
             o.topologies.push_back(a.value());
+        } else if (f == "--place-on") {
+            o.place_on = a.value();
         } else if (f == "--policy") {
             o.policies.clear();
             std::istringstream in(a.value());
@@ -298,6 +302,8 @@ int conformance_main(args& a) {
     if (!policy_given && !o.quick) {
         o.policies = {blitz::placement_policy::none, blitz::placement_policy::compact};
     }
+    // --place-on is about the pinned passes: without --policy it runs a compact one alone.
+    if (!policy_given && !o.place_on.empty()) o.policies = {blitz::placement_policy::compact};
     if (!io_mode_given && !o.quick) {
         o.io_modes = {blitz::io_mode_kind::shared, blitz::io_mode_kind::busy};
     }

@@ -245,7 +245,11 @@ suite_run run_checkers(const harness_options& o) {
         detail::topo::load_machine(t);  // a bad --topology fails here, before any checker runs
         topologies.push_back(t);
     }
-    const unsigned max_pinned = static_cast<unsigned>(detail::topo::load_machine("").pus.size());
+    // A bad --place-on fails here too.
+    const unsigned max_pinned =
+        static_cast<unsigned>(detail::topo::load_machine(o.place_on).pus.size());
+    const std::string placed_on =
+        o.place_on.empty() ? std::string() : "on " + topology_label(o.place_on) + " ";
     watchdog dog(std::chrono::seconds(o.quick ? 600 : 3600));
     const std::chrono::seconds hang_limit(o.hang_limit_s ? o.hang_limit_s : o.quick ? 30 : 120);
     suite_run out;
@@ -265,7 +269,7 @@ suite_run run_checkers(const harness_options& o) {
     });
     const bool busy_pass_run =
         std::find(o.io_modes.begin(), o.io_modes.end(), io_mode_kind::busy) != o.io_modes.end() &&
-        pinned != o.policies.end() && max_pinned > 0;
+        pinned != o.policies.end() && max_pinned > 0 && o.place_on.empty();
     unsigned checker_hangs = 0;  // outside negative controls
     auto stopped = [&] { return o.max_hangs && checker_hangs >= o.max_hangs; };
     for (const checker& c : o.hang_selftest ? hang_selftest_checkers() : all_checkers()) {
@@ -317,6 +321,7 @@ suite_run run_checkers(const harness_options& o) {
                 for (io_mode_kind mode : o.io_modes) {
                     const bool busy = mode == io_mode_kind::busy;
                     if (busy && pol == placement_policy::none) continue;  // busy needs pinning
+                    if (busy && !o.place_on.empty()) continue;            // nothing is pinned there
                     if (busy && c.needs_parking) {
                         const std::string why = "busy mode: n/a (its workers never park)";
                         if (r.total.note.find(why) == std::string::npos) {
@@ -325,14 +330,15 @@ suite_run run_checkers(const harness_options& o) {
                         if (r.na_reason.empty()) r.na_reason = why;
                         continue;
                     }
-                    current_placement() = suite_placement{pol, max_pinned, o.seed, mode};
+                    current_placement() =
+                        suite_placement{pol, max_pinned, o.seed, mode, o.place_on};
                     for (unsigned w : o.workers) {
                         if (pol != placement_policy::none && w > max_pinned) continue;
                         one(run_params{w, o.seed, o.quick, {}},
                             std::string(busy ? "busy " : "") +
                                 (pol == placement_policy::none
                                      ? std::string()
-                                     : to_string(pol) + std::string(" ")) +
+                                     : to_string(pol) + std::string(" ") + placed_on) +
                                 "W=" + std::to_string(w));
                     }
                 }

@@ -30,10 +30,13 @@ std::string placement_text(const harness_options& o, unsigned max_pinned) {
         }
         config pc;
         pc.topology.policy = pol;
+        pc.topology.source = o.place_on;
         const unsigned most =
             std::min(max_pinned, *std::max_element(o.workers.begin(), o.workers.end()));
         text += "pinned W<=" + std::to_string(most) +
-                " (each worker binds itself at start; N1 checks it): " +
+                (o.place_on.empty()
+                     ? std::string(" (each worker binds itself at start; N1 checks it): ")
+                     : " placed on " + topology_label(o.place_on) + " (nothing bound): ") +
                 plan_placement(pc, most).summary();
     }
     return text;

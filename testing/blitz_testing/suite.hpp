@@ -15,6 +15,9 @@ struct suite_placement {
     std::uint64_t seed = 0;   // the run's --seed: every runtime's worker RNGs start from it
     // The pass's io_mode: busy applies to the runtimes this pass pins (busy needs pinning).
     io_mode_kind io_mode = io_mode_kind::shared;
+    // The topology the pinned runtimes are placed on (conformance --place-on): empty for this
+    // machine; a synthetic string or a file, where placement is computed and nothing bound.
+    std::string source;
 };
 
 inline suite_placement& current_placement() {
@@ -29,6 +32,7 @@ inline config fresh(unsigned workers) {
     const suite_placement& p = current_placement();
     if (p.policy != placement_policy::none && workers <= p.max_pinned) {
         c.topology.policy = p.policy;
+        c.topology.source = p.source;
         c.io_mode = p.io_mode;
     }
     c.seed = p.seed;
