@@ -309,7 +309,8 @@ suite_run run_checkers(const harness_options& o) {
             }
         };
         if (c.per_topology) {
-            current_placement() = suite_placement{placement_policy::none, 0, o.seed};
+            current_placement() =
+                suite_placement{placement_policy::none, 0, o.seed, io_mode_kind::shared, {}};
             for (const std::string& t : topologies) {
                 for (unsigned w : o.workers) {
                     one(run_params{w, o.seed, o.quick, t},
@@ -343,7 +344,8 @@ suite_run run_checkers(const harness_options& o) {
                     }
                 }
             }
-            current_placement() = suite_placement{placement_policy::none, 0, o.seed};
+            current_placement() =
+                suite_placement{placement_policy::none, 0, o.seed, io_mode_kind::shared, {}};
         }
         if (stopped()) {
             // This row hung: it fails without running its control, and the suite ends here.
@@ -405,12 +407,13 @@ suite_run run_checkers(const harness_options& o) {
                 const std::string lbl = "negative control busy " + std::string(to_string(*pinned)) +
                                         " W=" + std::to_string(bw);
                 current_placement() =
-                    suite_placement{*pinned, max_pinned, o.seed, io_mode_kind::busy};
+                    suite_placement{*pinned, max_pinned, o.seed, io_mode_kind::busy, {}};
                 dog.arm(c.id + " " + lbl);
                 const auto busy_started = std::chrono::steady_clock::now();
                 guarded g = run_guarded(c, run_params{bw, o.seed, o.quick, {}}, /*faulty=*/true,
                                         lbl, hang_limit);
-                current_placement() = suite_placement{placement_policy::none, 0, o.seed};
+                current_placement() =
+                    suite_placement{placement_policy::none, 0, o.seed, io_mode_kind::shared, {}};
                 out.hangs += g.hung;
                 if (g.o.applicable) {
                     r.configs.push_back({lbl, g.o, seconds_since(busy_started), true});

@@ -35,6 +35,9 @@ inline std::span<const std::byte> bytes_of(const std::string& s) {
     return std::as_bytes(std::span<const char>(s.data(), s.size()));
 }
 
+// A task that completes at once.
+inline task<void> nothing() { co_return; }
+
 inline task<unsigned long> leaf(unsigned long i) { co_return i; }
 
 // Spawns n leaves from the calling task, awaits them all; returns n * (n - 1) / 2.

@@ -176,6 +176,14 @@ struct config {
     io_mode_kind io_mode = io_mode_kind::shared;
     static constexpr std::chrono::nanoseconds busy_poll_forever = std::chrono::nanoseconds::max();
     std::chrono::nanoseconds busy_poll_spin = busy_poll_forever;
+    // Busy mode on io_uring: each worker gets its own ring for the completion operations it
+    // starts (owned reads and writes, file operations): SINGLE_ISSUER with DEFER_TASKRUN (Linux
+    // 6.1; COOP_TASKRUN on 6.0), its descriptor registered with the worker, a sparse registered
+    // file table. Readiness, pooled receives and operations of plain threads stay on the
+    // shared ring. A worker with operations in flight on its ring keeps spinning past
+    // busy_poll_spin (only it can reap them). A kernel that refuses the rings leaves every
+    // worker on the shared ring (runtime_metrics::io_rings says why). Ignored in shared mode.
+    bool io_worker_rings = true;
     // io_uring submission-queue polling (IORING_SETUP_SQPOLL with SQ_AFF): a kernel thread bound
     // to this OS CPU submits what the workers stage, so a submission costs no syscall. -1 (the
     // default): off. Needs a placement policy, and the CPU must run no worker (a polling

@@ -108,6 +108,12 @@ struct runtime_metrics {
     // Completions that named an operation state already reused (ignored by its generation
     // tag): always 0 unless a state was freed too early (O6).
     std::uint64_t io_stale_completions = 0;
+    // Busy mode's per-worker rings (config io_worker_rings): operations submitted to a worker's
+    // own ring, cancels another thread handed to a ring's owner, and the rings' io_uring_enter
+    // calls (submissions and deferred completion work).
+    std::uint64_t io_worker_ring_ops = 0;
+    std::uint64_t io_worker_ring_handed_cancels = 0;
+    std::uint64_t io_worker_ring_enters = 0;
     // Pooled receives (read_pooled, R7): the provided-buffer pool ("ring: N x S B", or why
     // there is none), its buffers and those out of it now, multishot receives armed, buffers
     // they filled, their ends for want of a buffer (-ENOBUFS), and pooled reads that found no

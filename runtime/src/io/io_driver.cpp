@@ -25,12 +25,26 @@ namespace blitz::detail {
 
 namespace {
 
+// The sparse registered file table each worker ring gets (direct descriptors' room).
+constexpr unsigned worker_ring_file_slots = 1024;
+
 std::string errno_text(int e) {
     const char* name = strerrorname_np(e);
     return std::string(strerror(e)) + " (" + (name ? name : std::to_string(e)) + ")";
 }
 
 }  // namespace
+
+// One worker's ring and its mailbox of cancels from other threads.
+// Thread-safety: `ring` is used by its owner only once enabled (SINGLE_ISSUER); `mail` under
+// `mail_mu` from any thread; `has_mail` any thread.
+struct io_driver::worker_ring {
+    std::unique_ptr<uring_backend> ring;
+    bool enabled = false;  // written by the owner before it submits anything
+    detail::mutex mail_mu;
+    std::vector<std::uint64_t> mail BLITZ_GUARDED_BY(mail_mu);  // user_data of ops to cancel
+    atomic<bool> has_mail{false};
+};
 
 std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& reason) {
     if (cfg.io_backend == io_backend_kind::none) {
@@ -90,6 +104,8 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
     d->file_ops_ = cfg.fs_io_uring;
     return d;
 }
+
+io_driver::io_driver(std::unique_ptr<io_backend> b) : backend_(std::move(b)) {}
 
 io_driver::~io_driver() {
     // Nobody can reach the driver any more (the runtime and every socket let go of it). Its
@@ -198,6 +214,12 @@ std::size_t io_driver::turn(std::chrono::nanoseconds timeout) noexcept {
     return n;
 }
 
+void io_driver::flush() noexcept {
+    backend_->flush();
+    unsigned i;
+    if (uring_backend* r = own_ring(i)) r->flush();
+}
+
 std::chrono::nanoseconds io_driver::idle_for() const noexcept {
     if (backend_->free_poll()) return std::chrono::nanoseconds::max();
     const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
@@ -283,6 +305,7 @@ io_op_state* io_driver::alloc_op_locked(scheduled_io* s, io_op_kind kind) {
     op->from_unread = false;
     op->result = 0;
     op->fd = s ? s->fd() : -1;
+    op->ring = -1;
     op->sio = s;
     op->qnext = nullptr;
     op->prev = nullptr;
@@ -314,7 +337,7 @@ io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& bu
         }
         if (!s->recv_busy->cancel_sent) {
             s->recv_busy->cancel_sent = true;
-            backend_->cancel(s->recv_busy);
+            cancel_op(s->recv_busy);
         }
     }
     if (kind == io_op_kind::recv) {
@@ -341,7 +364,7 @@ io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& bu
         s->recv_busy = op;
         s->set_recv_pending(true);
     }
-    backend_->submit(op);  // under ops_mu_: a shutdown or close cancels only submitted states
+    submit_op(op);  // under ops_mu_: a shutdown or close cancels only submitted states
     return op;
 }
 
@@ -356,7 +379,7 @@ io_op_state* io_driver::start_file(io_op_kind kind, const io_file_args& a, owned
     op->w = std::move(w);
     // seq_cst, before the kernel has it: a worker about to park sees it and parks in the driver
     registered_.fetch_add(1, std::memory_order_seq_cst);
-    backend_->submit(op);
+    submit_op(op);
     return op;
 }
 
@@ -379,7 +402,7 @@ void io_driver::promote_locked(scheduled_io* s, std::vector<waker>& wakes) {
             complete_locked(d, static_cast<int>(k), wakes);
         } else {
             s->recv_busy = d;
-            backend_->submit(d);
+            submit_op(d);
             return;
         }
     }
@@ -446,7 +469,7 @@ void io_driver::abandon(io_op_state* op) noexcept {
                 ++ops_orphaned_;
                 if (!op->cancel_sent) {
                     op->cancel_sent = true;
-                    backend_->cancel(op);
+                    cancel_op(op);
                 }
 #if BLITZ_FAULTS
                 // O6's control: the state and its buffer are freed now, before the kernel's
@@ -534,7 +557,7 @@ void io_driver::close(scheduled_io* s, int fd) noexcept {
                 if (op->sio == s && !op->cancel_sent && !op->deferred &&
                     op->phase.load(std::memory_order_relaxed) != io_op_state::done) {
                     op->cancel_sent = true;
-                    backend_->cancel(op);
+                    cancel_op(op);
                 }
             }
         }
@@ -558,7 +581,9 @@ void io_driver::drain_ops() noexcept {
     for (;;) {
         {
             lock_guard l(ops_mu_);
-            if (ops_in_flight_ == 0) return;
+            std::uint64_t shared = 0;
+            for (io_op_state* op = op_live_; op; op = op->next) shared += op->ring < 0 ? 1 : 0;
+            if (shared == 0) return;
             const auto now = steady_clock::now();
             if (now - start > seconds(30)) {
                 std::fprintf(stderr,
@@ -576,6 +601,9 @@ void io_driver::drain_ops() noexcept {
                     op->phase.load(std::memory_order_relaxed) == io_op_state::done) {
                     continue;  // never in the kernel, or its awaiter has the result
                 }
+                // A worker's own ring: its owner cancelled and reaped it before exiting (only a
+                // drain that gave up leaves one, and only the owner could submit the cancel).
+                if (op->ring >= 0) continue;
                 if (!op->cancel_sent || again) {
                     op->cancel_sent = true;
                     backend_->cancel(op);
@@ -648,7 +676,7 @@ void io_driver::multishot(io_op_state* op, int res, int buffer, bool more) noexc
                 // this many buffers wait; its next read on an empty queue re-arms it.
                 if (more && !op->cancel_sent && s->chunks() >= pool_queue_) {
                     op->cancel_sent = true;
-                    backend_->cancel(op);
+                    cancel_op(op);
                 }
             } else {
                 drop = true;
@@ -718,7 +746,171 @@ io_driver_stats io_driver::stats() const noexcept {
         st.socket_busy_poll_error = "SO_BUSY_POLL: " + errno_text(e);
     }
     st.stale_completions = c.stale.load(std::memory_order_relaxed);
+    st.worker_ring_ops = ring_ops_.load(std::memory_order_relaxed);
+    st.worker_ring_handed_cancels = handed_cancels_.load(std::memory_order_relaxed);
+    for (unsigned i = 0; i < nrings_; ++i) {
+        const io_syscall_counts& rc = rings_[i].ring->counts;
+        st.worker_ring_enters +=
+            rc.waits.load(std::memory_order_relaxed) + rc.submits.load(std::memory_order_relaxed);
+        st.stale_completions += rc.stale.load(std::memory_order_relaxed);
+    }
     return st;
+}
+
+// ---- busy mode's per-worker rings ----
+
+namespace {
+// The ring the calling thread owns: its driver and index (a worker of one runtime at a time).
+struct own_ring_slot {
+    const void* driver = nullptr;
+    unsigned index = 0;
+};
+thread_local own_ring_slot tl_own_ring;
+}  // namespace
+
+void io_driver::create_worker_rings(unsigned workers, unsigned entries) {
+    if (!backend_->completion_ops()) return;  // epoll: nothing to give each worker
+    const std::uint32_t file_ops = [&] {
+        std::uint32_t bits = 0;
+        for (unsigned k = 0; k < 32; ++k) {
+            if (backend_->runs(static_cast<io_op_kind>(k))) bits |= 1u << k;
+        }
+        return bits;
+    }();
+    auto rings = std::make_unique<worker_ring[]>(workers);
+    for (unsigned i = 0; i < workers; ++i) {
+        uring_probe_result why;
+        rings[i].ring = uring_backend::create_worker_ring(entries, file_ops, why);
+        if (!rings[i].ring) {
+            rings_text_ = "no per-worker rings (" + why.what + " failed with " +
+                          errno_text(why.error) + "): every worker uses the shared ring";
+            return;
+        }
+    }
+    const uring_backend& r0 = *rings[0].ring;
+    rings_text_ = "a ring per worker for completion operations (" + std::to_string(entries) +
+                  " entries, SINGLE_ISSUER, " +
+                  (r0.defer_taskrun() ? "DEFER_TASKRUN" : "COOP_TASKRUN") + " with TASKRUN_FLAG)";
+    rings_ = std::move(rings);
+    nrings_ = workers;
+}
+
+void io_driver::attach_worker(unsigned index) noexcept {
+    if (index >= nrings_) return;
+    worker_ring& w = rings_[index];
+    const char* what = "";
+    if (const int r = w.ring->enable_here(worker_ring_file_slots, what); r < 0) {
+        // The ring stays disabled and the worker submits to the shared ring.
+        std::fprintf(stderr, "blitz: worker %u's io_uring ring: %s failed with %s\n", index, what,
+                     errno_text(-r).c_str());
+        return;
+    }
+    w.enabled = true;
+    tl_own_ring = own_ring_slot{this, index};
+}
+
+uring_backend* io_driver::own_ring(unsigned& index) const noexcept {
+    if (tl_own_ring.driver != this) return nullptr;
+    index = tl_own_ring.index;
+    return rings_[index].ring.get();
+}
+
+bool io_driver::own_ring_busy() const noexcept {
+    unsigned i;
+    const uring_backend* r = own_ring(i);
+    return r && r->in_flight() != 0;
+}
+
+void io_driver::submit_op(io_op_state* op) noexcept {
+    unsigned i;
+    if (op->kind != io_op_kind::recv_multishot) {
+        if (uring_backend* r = own_ring(i)) {
+            op->ring = static_cast<int>(i);
+            ring_ops_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+            r->submit(op);
+            return;
+        }
+    }
+    op->ring = -1;
+    backend_->submit(op);
+}
+
+void io_driver::cancel_op(io_op_state* op) noexcept {
+    if (op->ring < 0) {
+        backend_->cancel(op);
+        return;
+    }
+    unsigned i;
+    if (uring_backend* r = own_ring(i); r && static_cast<int>(i) == op->ring) {
+        r->cancel(op);
+        return;
+    }
+    // Another thread (a thief running the task now, a closer, the shutdown): only the owner may
+    // submit to its ring. The generation goes with the request, so a state reused meanwhile is
+    // not cancelled by mistake (the kernel finds no match).
+    worker_ring& w = rings_[static_cast<unsigned>(op->ring)];
+    {
+        lock_guard l(w.mail_mu);
+        w.mail.push_back(uring_backend::user_data_of(op));
+    }
+    w.has_mail.store(true, std::memory_order_release);        // release: the entry is in before
+    handed_cancels_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+}
+
+std::size_t io_driver::poll_own() noexcept {
+    unsigned i;
+    uring_backend* r = own_ring(i);
+    if (!r) return 0;
+    worker_ring& w = rings_[i];
+    // acquire: pairs with the release in cancel_op (the mutex orders the entries themselves)
+    if (w.has_mail.load(std::memory_order_acquire)) {
+        std::vector<std::uint64_t> mail;
+        {
+            lock_guard l(w.mail_mu);
+            w.has_mail.store(false, std::memory_order_relaxed);  // relaxed: under the mutex
+            mail.swap(w.mail);
+        }
+        for (const std::uint64_t ud : mail) r->cancel_user_data(ud);
+    }
+    const std::size_t n = r->poll_own(*this);
+    if (n) events_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic
+    // A completion may have started the next queued receive of its descriptor (promote_locked):
+    // staged on this ring, it goes out now, not at the end of a tick that may never come.
+    r->flush();
+    return n;
+}
+
+void io_driver::detach_worker(unsigned index) noexcept {
+    unsigned i;
+    uring_backend* r = own_ring(i);
+    if (!r || i != index) return;
+    using namespace std::chrono;
+    const auto start = steady_clock::now();
+    for (;;) {
+        {
+            lock_guard l(ops_mu_);
+            for (io_op_state* op = op_live_; op; op = op->next) {
+                if (op->ring != static_cast<int>(index) || op->deferred || op->cancel_sent ||
+                    op->phase.load(std::memory_order_relaxed) == io_op_state::done) {
+                    continue;
+                }
+                op->cancel_sent = true;
+                r->cancel(op);
+            }
+        }
+        (void)poll_own();  // the mailbox too: a cancel handed over is just as good
+        if (r->in_flight() == 0) break;
+        if (steady_clock::now() - start > seconds(30)) {
+            std::fprintf(stderr,
+                         "blitz: worker %u: %llu I/O operations on its ring did not complete 30 s "
+                         "after it cancelled them; their memory is kept\n",
+                         index, static_cast<unsigned long long>(r->in_flight()));
+            break;
+        }
+        const std::size_t n = r->wait_own(milliseconds(10), *this);
+        if (n) events_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic
+    }
+    tl_own_ring = own_ring_slot{};
 }
 
 // ---- the public side (blitz/detail/io_api.hpp) ----

@@ -20,6 +20,7 @@
 namespace blitz::detail {
 
 class scheduled_io;
+class uring_backend;
 struct io_op_state;
 
 #if BLITZ_FAULTS
@@ -41,6 +42,9 @@ struct io_driver_stats {
     std::uint64_t ops = 0, ops_in_flight = 0, ops_orphaned = 0, orphan_bytes_kept = 0;
     std::uint64_t deferred_closes = 0;
     std::uint64_t stale_completions = 0;  // see io_syscall_counts::stale
+    // Busy mode's per-worker rings: operations submitted to a worker's own ring, cancels another
+    // thread handed to a ring's owner, and the rings' own io_uring_enter calls.
+    std::uint64_t worker_ring_ops = 0, worker_ring_handed_cancels = 0, worker_ring_enters = 0;
     // Pooled receives (R7): the pool's size and buffers out of it now; multishot receives
     // armed, buffers they filled, ends for want of a buffer (-ENOBUFS), and pooled reads that
     // found no free buffer and read into a heap buffer.
@@ -83,7 +87,7 @@ public:
     void wake() noexcept { backend_->wake(); }
     // Submits the operations staged since the last submission (workers call it at the end of
     // every tick, so a tick's operations cost one syscall).
-    void flush() noexcept { backend_->flush(); }
+    void flush() noexcept;
 
     scheduled_io* add(int fd);
     void remove(scheduled_io* s) noexcept;
@@ -118,12 +122,32 @@ public:
 
     io_driver_stats stats() const noexcept;
 
+    // Busy mode on io_uring (IO.md 7.6): a ring per worker for completion operations (readiness
+    // polls, pooled receives and plain threads' operations stay on the shared ring). An
+    // operation runs on the ring of the worker that started it, and its completion wakes the
+    // task wherever it runs by then; a cancel from another thread goes to the owner's mailbox,
+    // which the owner empties at every look. Call before the workers start; a kernel that
+    // refuses the rings leaves everyone on the shared ring (worker_rings_text says why).
+    void create_worker_rings(unsigned workers, unsigned entries);
+    // On worker `index`'s thread, first: enables its ring with that thread as the only issuer.
+    void attach_worker(unsigned index) noexcept;
+    // On its thread, last: cancels every operation on its ring and reaps them all.
+    void detach_worker(unsigned index) noexcept;
+    // The calling worker's ring: its mailbox of cancels, then its completions. Cheap when it
+    // has nothing (no syscall unless the kernel flags deferred completion work).
+    std::size_t poll_own() noexcept;
+    // True when the calling worker's ring has operations in flight (a busy worker then keeps
+    // spinning instead of parking: only it can reap them).
+    bool own_ring_busy() const noexcept;
+    // "a ring per worker (...)" for io_rings, or why there is none; empty when not asked for.
+    const std::string& worker_rings_text() const noexcept { return rings_text_; }
+
     // Signal streams (blitz/signal.hpp): registers a duplicate of the signal eventfd once, so a
     // delivery wakes this driver (and a runtime parked in it). Throws std::system_error.
     void enable_signals();
 
 private:
-    explicit io_driver(std::unique_ptr<io_backend> b) : backend_(std::move(b)) {}
+    explicit io_driver(std::unique_ptr<io_backend> b);
     void ready(scheduled_io* s, std::uint32_t bits) noexcept override;
     void released(scheduled_io* s) noexcept override;
     void completed(io_op_state* op, int res) noexcept override;
@@ -148,6 +172,19 @@ private:
     void apply_socket_busy_poll(int fd) noexcept;
     // Shutdown: turns the driver until no operation is in flight.
     void drain_ops() noexcept;
+    // Where an operation goes: the calling worker's own ring, else the shared ring.
+    void submit_op(io_op_state* op) noexcept BLITZ_REQUIRES(ops_mu_);
+    // Cancels on the ring that runs it: directly on the shared ring or the caller's own ring,
+    // through the owner's mailbox otherwise.
+    void cancel_op(io_op_state* op) noexcept BLITZ_REQUIRES(ops_mu_);
+    // The calling thread's own ring (and its index), or null.
+    uring_backend* own_ring(unsigned& index) const noexcept;
+
+    struct worker_ring;
+    std::unique_ptr<worker_ring[]> rings_;
+    unsigned nrings_ = 0;
+    std::string rings_text_;
+    atomic<std::uint64_t> ring_ops_{0}, handed_cancels_{0};
 
     std::unique_ptr<io_backend> backend_;
     alignas(cache_line) atomic<bool> locked_{false};

@@ -35,6 +35,9 @@ struct alignas(16) io_op_state {
     bool from_unread = false;
     int result = 0;  // bytes, or -errno; written by the driver before `done`
     int fd = -1;
+    // The busy worker whose own ring runs it (a cancel must be submitted there, by that worker),
+    // or -1 for the shared ring. Set at submission, under the operation mutex.
+    int ring = -1;
     io_file_args file;            // a file operation's arguments (its fd is `fd`)
     scheduled_io* sio = nullptr;  // holds one of sio's operation references; null: a file op
     owned_buffer buf;

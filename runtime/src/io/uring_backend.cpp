@@ -57,6 +57,57 @@ std::string io_uring_disabled_setting() {
     return v;
 }
 
+std::uint64_t uring_backend::user_data_of(const io_op_state* op) noexcept {
+    return op_user_data(op);
+}
+
+std::unique_ptr<uring_backend> uring_backend::create_worker_ring(unsigned entries,
+                                                                 std::uint32_t file_ops,
+                                                                 uring_probe_result& why) {
+    std::unique_ptr<uring_backend> b(new uring_backend());
+    io_uring_params p{};
+    p.flags = IORING_SETUP_R_DISABLED | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+              IORING_SETUP_TASKRUN_FLAG;
+    int r = io_uring_queue_init_params(entries, &b->ring_, &p);
+    if (r == -EINVAL) {
+        // No DEFER_TASKRUN (Linux 6.0): completion work still waits for the owner to enter the
+        // kernel, but runs on any entry (and on its return from an interrupt).
+        p = io_uring_params{};
+        p.flags = IORING_SETUP_R_DISABLED | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN |
+                  IORING_SETUP_TASKRUN_FLAG;
+        r = io_uring_queue_init_params(entries, &b->ring_, &p);
+    } else if (r == 0) {
+        b->defer_taskrun_ = true;
+    }
+    if (r < 0) {
+        why.error = -r;
+        why.what = "io_uring_queue_init with SINGLE_ISSUER (Linux 6.0)";
+        return nullptr;
+    }
+    b->ring_up_ = true;
+    b->worker_ring_ = true;
+    b->coop_taskrun_ = true;  // TASKRUN_FLAG: the flag says when to enter
+    b->file_ops_ = file_ops;
+    b->pool_reason_ = "worker rings: pooled receives use the shared ring's pool";
+    return b;
+}
+
+int uring_backend::enable_here(unsigned file_slots, const char*& what) noexcept {
+    what = "IORING_REGISTER_ENABLE_RINGS";
+    // A raw io_uring_register: Debian's liburing 2.3 declares io_uring_enable_rings but does
+    // not export it.
+    if (::syscall(__NR_io_uring_register, ring_.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr,
+                  0) != 0) {
+        return -errno;
+    }
+    // Optional: a kernel without them still runs the ring.
+    registered_fd_ = io_uring_register_ring_fd(&ring_) == 1;
+    if (file_slots != 0 && io_uring_register_files_sparse(&ring_, file_slots) == 0) {
+        file_slots_ = file_slots;
+    }
+    return 0;
+}
+
 std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_errno,
                                                      unsigned pool_buffers, unsigned pool_size,
                                                      int sqpoll_cpu, bool coop_taskrun,
@@ -248,6 +299,10 @@ std::size_t uring_backend::reap(io_event_sink& sink, bool& woken) noexcept {
                                                           ~(op_bit | removal_bit | waker_tag));
                 // A state is freed only after its final completion (a multishot receive's last
                 // one), so the generation always matches; the check guards the invariant.
+                if (worker_ring_ && !more) {
+                    in_flight_.store(in_flight_.load(std::memory_order_relaxed) - 1,
+                                     std::memory_order_relaxed);  // relaxed: the owner's own
+                }
                 if (op->gen != static_cast<std::uint16_t>(c->user_data >> gen_shift)) {
                     counts.bump(counts.stale);
                 } else if (op->kind == io_op_kind::recv_multishot) {
@@ -344,6 +399,52 @@ std::size_t uring_backend::wait(std::chrono::nanoseconds timeout, io_event_sink&
 
 void uring_backend::wake() noexcept { waker_.wake(counts); }
 
+namespace {
+// io_uring_enter on a worker ring: through the registered descriptor when there is one.
+int enter_own(io_uring& ring, bool registered, unsigned min_complete, unsigned flags, void* arg,
+              std::size_t arg_size) noexcept {
+    if (registered) {
+        return enter(ring.enter_ring_fd, 0, min_complete, flags | IORING_ENTER_REGISTERED_RING, arg,
+                     arg_size);
+    }
+    return enter(ring.ring_fd, 0, min_complete, flags, arg, arg_size);
+}
+}  // namespace
+
+std::size_t uring_backend::poll_own(io_event_sink& sink) noexcept {
+    if (IO_URING_READ_ONCE(*ring_.sq.kflags) & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW)) {
+        counts.bump(counts.waits);
+        enter_own(ring_, registered_fd_, 0, IORING_ENTER_GETEVENTS, nullptr, _NSIG / 8);
+    }
+    if (io_uring_cq_ready(&ring_) == 0) return 0;
+    bool woken = false;
+    return reap(sink, woken);
+}
+
+std::size_t uring_backend::wait_own(std::chrono::nanoseconds timeout,
+                                    io_event_sink& sink) noexcept {
+    flush();
+    __kernel_timespec ts{};
+    ts.tv_sec = timeout.count() / 1'000'000'000;
+    ts.tv_nsec = timeout.count() % 1'000'000'000;
+    io_uring_getevents_arg arg{};
+    arg.sigmask_sz = _NSIG / 8;
+    arg.ts = reinterpret_cast<std::uint64_t>(&ts);
+    counts.bump(counts.waits);
+    enter_own(ring_, registered_fd_, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg,
+              sizeof arg);
+    bool woken = false;
+    return reap(sink, woken);
+}
+
+void uring_backend::cancel_user_data(std::uint64_t user_data) noexcept {
+    lock_guard l(sq_mu_);
+    io_uring_sqe* sqe = sqe_locked();
+    io_uring_prep_cancel64(sqe, user_data, 0);
+    io_uring_sqe_set_data64(sqe, cancel_tag);
+    submit_locked();
+}
+
 void uring_backend::run_task_work() noexcept {
     if (!coop_taskrun_ || !(IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_TASKRUN)) return;
     counts.bump(counts.waits);
@@ -431,6 +532,10 @@ void uring_backend::submit(io_op_state* op) noexcept {
             break;
     }
     io_uring_sqe_set_data64(sqe, op_user_data(op));
+    if (worker_ring_) {
+        // relaxed: the owner alone writes it
+        in_flight_.store(in_flight_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
 #if BLITZ_FAULTS
     if (io_fault(&testing::runtime_faults::io_submit_per_op)) {  // O15's control: one
                                                                  // io_uring_enter per operation

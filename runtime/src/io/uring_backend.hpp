@@ -38,7 +38,36 @@ public:
                                                  unsigned pool_buffers, unsigned pool_size,
                                                  int sqpoll_cpu, bool coop_taskrun,
                                                  uring_probe_result& why);
+    // Busy mode's per-worker ring (IO.md 7.6): completion operations only (no readiness polls,
+    // no waker), set up disabled with SINGLE_ISSUER | DEFER_TASKRUN | TASKRUN_FLAG (or, on a
+    // kernel without DEFER_TASKRUN, SINGLE_ISSUER | COOP_TASKRUN | TASKRUN_FLAG), so the worker
+    // that enables it (enable_here) is its only submitter. `file_ops`: the opcodes the shared
+    // ring's probe found. On failure returns null and fills `why`.
+    static std::unique_ptr<uring_backend> create_worker_ring(unsigned entries,
+                                                             std::uint32_t file_ops,
+                                                             uring_probe_result& why);
     ~uring_backend() override;
+
+    // Worker rings, on the owning worker's thread only:
+    // Enables the ring with this thread as its one issuer, registers the ring's descriptor with
+    // this thread (io_uring_enter then skips the file lookup) and a sparse file table. Returns
+    // 0 or -errno (`what` names the failed step).
+    int enable_here(unsigned file_slots, const char*& what) noexcept;
+    // Runs the completion work the kernel deferred to this thread when the ring flags some
+    // (DEFER_TASKRUN: completions are posted only then), then reports the completion queue.
+    std::size_t poll_own(io_event_sink& sink) noexcept;
+    // Waits up to `timeout` for at least one completion (the worker's drain before it exits).
+    std::size_t wait_own(std::chrono::nanoseconds timeout, io_event_sink& sink) noexcept;
+    // Cancels the operation named by `user_data` (an operation state and its generation, taken
+    // when another thread asked: the state may have been reused since, and then nothing matches).
+    void cancel_user_data(std::uint64_t user_data) noexcept;
+    // Operations submitted to this ring whose final completion has not been reaped.
+    std::uint64_t in_flight() const noexcept { return in_flight_.load(std::memory_order_relaxed); }
+    bool defer_taskrun() const noexcept { return defer_taskrun_; }
+    bool registered_ring_fd() const noexcept { return registered_fd_; }
+    unsigned file_slots() const noexcept { return file_slots_; }
+    // The user_data of `op` as it is now (its generation included).
+    static std::uint64_t user_data_of(const io_op_state* op) noexcept;
 
     const char* name() const noexcept override { return "io_uring"; }
     void add(scheduled_io* s) override;
@@ -76,6 +105,13 @@ private:
     io_uring ring_{};
     bool ring_up_ = false;
     int sqpoll_cpu_ = -1;
+    bool worker_ring_ = false;    // a busy worker's own ring (create_worker_ring)
+    bool defer_taskrun_ = false;  // DEFER_TASKRUN (worker rings)
+    bool registered_fd_ = false;  // io_uring_register_ring_fd succeeded (worker rings)
+    unsigned file_slots_ = 0;     // the sparse registered file table's size (worker rings)
+    // Worker rings: operations submitted and not yet finally completed. Written by the owner
+    // only; relaxed: read by statistics and by the owner.
+    atomic<std::uint64_t> in_flight_{0};
     bool coop_taskrun_ = false;    // COOP_TASKRUN | TASKRUN_FLAG (busy mode)
     std::uint32_t file_ops_ = 0;   // bit k: the probe found the opcode of io_op_kind k
     buffer_pool* pool_ = nullptr;  // one reference, dropped after the ring is gone

@@ -34,8 +34,20 @@ void driver_stack::end_tick() noexcept {
     if (io_) io_->flush();
 }
 
+void driver_stack::worker_started(unsigned index) noexcept {
+    if (io_) io_->attach_worker(index);
+}
+
+void driver_stack::worker_stopping(unsigned index) noexcept {
+    if (io_) io_->detach_worker(index);
+}
+
+bool driver_stack::busy_must_spin() noexcept { return io_ && io_->own_ring_busy(); }
+
 std::size_t driver_stack::maintain() noexcept {
     const std::size_t fired = timers_.fire_due();
+    // Busy mode's own ring (a no-op elsewhere): its owner is the only one that can reap it.
+    if (io_) io_->poll_own();
     if (fired) cover_next();  // the next expiry is a new one: is a parked worker planned for it?
     if (io_ && !BLITZ_FAULT(faults_.no_handoff)) {
         // B1: I/O is looked at at tick starts while descriptors are registered (a compute-only
@@ -55,6 +67,7 @@ std::size_t driver_stack::maintain() noexcept {
 std::size_t driver_stack::busy_poll() noexcept {
     const std::size_t fired = timers_.fire_due();
     if (fired) cover_next();
+    if (io_) io_->poll_own();
     if (io_ && io_->has_registrations()) {
         io_->run_task_work();  // this thread's queued completion work, if the ring flags some
         if (io_->try_lock()) {
@@ -202,7 +215,11 @@ std::shared_ptr<io_driver> make_io(const config& cfg, const topo::plan& plan, st
             }
         }
     }
-    return io_driver::create(cfg, reason);
+    std::shared_ptr<io_driver> d = io_driver::create(cfg, reason);
+    if (d && cfg.io_mode == io_mode_kind::busy && cfg.io_worker_rings) {
+        d->create_worker_rings(static_cast<unsigned>(plan.report.workers.size()), cfg.io_entries);
+    }
+    return d;
 }
 
 driver_stack::faults driver_faults([[maybe_unused]] const config& cfg) {
@@ -367,6 +384,7 @@ runtime_metrics runtime_core::metrics() const {
         if (cfg_.napi_busy_poll.count() != 0) {  // the driver registered it or refused to start
             m.io_rings += ", NAPI busy poll " + std::to_string(cfg_.napi_busy_poll.count()) + " us";
         }
+        if (!io_->worker_rings_text().empty()) m.io_rings += "; " + io_->worker_rings_text();
     } else {
         m.io_rings = "none";
     }
@@ -386,6 +404,9 @@ runtime_metrics runtime_core::metrics() const {
         m.io_orphan_bytes_kept = st.orphan_bytes_kept;
         m.io_deferred_closes = st.deferred_closes;
         m.io_stale_completions = st.stale_completions;
+        m.io_worker_ring_ops = st.worker_ring_ops;
+        m.io_worker_ring_handed_cancels = st.worker_ring_handed_cancels;
+        m.io_worker_ring_enters = st.worker_ring_enters;
         m.io_pool = st.pool_buffers ? "ring: " + std::to_string(st.pool_buffers) + " x " +
                                           std::to_string(io_->pool_buffer_size()) + " B"
                                     : io_->pool_reason();

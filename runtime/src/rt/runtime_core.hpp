@@ -54,6 +54,9 @@ public:
     void attach(scheduler* s) noexcept { sched_.store(s, std::memory_order_release); }
     std::size_t maintain() noexcept override;
     std::size_t busy_poll() noexcept override;
+    void worker_started(unsigned index) noexcept override;
+    void worker_stopping(unsigned index) noexcept override;
+    bool busy_must_spin() noexcept override;
     park_wake park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept override;
     void unpark(parker& p) noexcept override;
     void end_tick() noexcept override;

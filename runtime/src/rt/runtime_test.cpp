@@ -49,7 +49,7 @@ struct guard {
 };
 
 task<int> answer() { co_return 42; }
-task<void> nothing() { co_return; }
+using workloads::nothing;
 
 TEST(Runtime, BlockOnReturnsTheValue) {
     runtime rt(with_workers(2));

@@ -33,6 +33,12 @@ public:
     // The end of a tick that polled tasks: work the tasks staged for the drivers goes out in
     // one batch (I/O submissions, IO.md 7.2).
     virtual void end_tick() noexcept {}
+    // First and last thing on worker `index`'s thread (busy mode: the worker's own I/O ring is
+    // enabled for it, and drained by it before it exits).
+    virtual void worker_started(unsigned /*index*/) noexcept {}
+    virtual void worker_stopping(unsigned /*index*/) noexcept {}
+    // True while the calling busy worker must not park (I/O only it can reap is in flight).
+    virtual bool busy_must_spin() noexcept { return false; }
 
 protected:
     ~park_driver() = default;

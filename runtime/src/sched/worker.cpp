@@ -45,6 +45,7 @@ void worker::run() {
     pthread_setname_np(pthread_self(), name.c_str());
     tl_worker = this;
     sched_.on_worker_start(index_);  // the runtime's context, and the placed PU first (N1)
+    sched_.driver().worker_started(index_);
 
     while (!sched_.shutting_down()) {
         bump(c_ticks);
@@ -93,6 +94,9 @@ void worker::run() {
         searching_ = false;
         sched_.idle().transition_from_searching();
     }
+    // Busy mode: the worker's own ring is cancelled and reaped by the worker (its only issuer);
+    // what the completions wake lands in the queues the shutdown drains.
+    sched_.driver().worker_stopping(index_);
     sched_.on_worker_stop();
     tl_worker = nullptr;
 }
@@ -506,7 +510,7 @@ bool worker::busy_wait() noexcept {
         const bool woke = collected_n_ > 0 || fired > 0;
         flush_collected();
         if (woke) return true;
-        if (!forever && clock::now() >= until) {
+        if (!forever && clock::now() >= until && !sched_.driver().busy_must_spin()) {
             bump(c_busy_expiries);
             return false;
         }

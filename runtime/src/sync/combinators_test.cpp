@@ -12,6 +12,7 @@
 
 #include "blitz/blitz.hpp"
 #include "blitz_testing/suite.hpp"
+#include "blitz_testing/workloads.hpp"
 
 namespace blitz {
 namespace {
@@ -23,7 +24,7 @@ task<int> after(std::chrono::milliseconds d, int v) {
     co_return v;
 }
 task<std::string> word(std::string s) { co_return s; }
-task<void> nothing() { co_return; }
+using workloads::nothing;
 task<int> fails() {
     throw std::runtime_error("branch failed");
     co_return 0;

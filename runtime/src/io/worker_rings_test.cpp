@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+// Busy mode's per-worker rings (config io_worker_rings, issue 20): owned operations run on the
+// ring of the worker that started them; a cancel from another worker goes to the owner's mailbox
+// and no byte is lost; a worker with operations in flight on its ring keeps spinning past
+// busy_poll_spin (only it can reap them); shared mode and epoll have no worker rings.
+
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "blitz/blitz.hpp"
+#include "blitz_testing/io_backends.hpp"
+#include "blitz_testing/settle.hpp"
+#include "blitz_testing/workloads.hpp"
+
+namespace blitz {
+namespace {
+
+using namespace std::chrono_literals;
+
+config busy(io_backend_kind b, unsigned workers) {
+    config c;
+    c.workers = workers;
+    c.topology.policy = placement_policy::compact;  // worker i on the i-th CPU
+    c.io_mode = io_mode_kind::busy;
+    c.io_backend = b;
+    c.park_timeout = std::chrono::hours(1);
+    return c;
+}
+
+bool has_worker_rings(const runtime_metrics& m) {
+    return m.io_rings.find("a ring per worker") != std::string::npos;
+}
+
+class WorkerRings : public ::testing::TestWithParam<io_backend_kind> {};
+
+TEST_P(WorkerRings, OwnedOperationsRunOnTheStartingWorkersRing) {
+    runtime rt(busy(GetParam(), 2));
+    const runtime_metrics m0 = rt.metrics();
+    // Rings exactly when the backend is io_uring (automatic selection may fall back to epoll).
+    EXPECT_EQ(has_worker_rings(m0), m0.io_backend == "io_uring") << m0.io_rings;
+    const std::size_t got = rt.block_on([]() -> task<std::size_t> {
+        auto p = net::unix_stream::pair();
+        EXPECT_TRUE(p.ok());
+        std::size_t total = 0;
+        for (int i = 0; i < 200; ++i) {
+            owned_buffer out(8);
+            out.resize(8);
+            auto w = co_await p->first.write_owned(std::move(out));
+            EXPECT_TRUE(w.result.ok());
+            owned_buffer into(16);
+            auto r = co_await p->second.read_owned(std::move(into));
+            if (r.result.ok()) total += *r.result;
+        }
+        co_return total;
+    }());
+    EXPECT_EQ(got, 1600u);
+    const runtime_metrics m = workloads::settle(rt);
+    if (has_worker_rings(m0)) {
+        EXPECT_EQ(m.io_worker_ring_ops, 400u);  // every one started on a worker: its own ring
+        EXPECT_GT(m.io_worker_ring_enters, 0u);
+    } else {
+        EXPECT_EQ(m.io_worker_ring_ops, 0u);
+    }
+    EXPECT_EQ(m.io_stale_completions, 0u);
+    EXPECT_EQ(m.io_ops_in_flight, 0u);
+}
+
+// A reader's owned read is in flight on its worker's ring; a task on the other worker aborts
+// it, so the reader's frame is destroyed there and the read's cancel must be handed to the
+// ring's owner. Bytes written afterwards reach the next read exactly (none lost, none twice).
+TEST_P(WorkerRings, ACancelFromAnotherWorkerGoesToTheOwnersMailbox) {
+    if (std::thread::hardware_concurrency() < 2) {
+        GTEST_SKIP() << "one CPU: two pinned busy workers need two";
+    }
+    runtime rt(busy(GetParam(), 2));
+    const bool rings = has_worker_rings(rt.metrics());
+    auto pair = rt.block_on([]() -> task<std::pair<net::unix_stream, net::unix_stream>> {
+        auto p = net::unix_stream::pair();
+        EXPECT_TRUE(p.ok());
+        co_return std::move(*p);
+    }());
+    net::unix_stream& x = pair.first;
+    net::unix_stream& y = pair.second;
+    constexpr int rounds = 20;
+    std::string read_back;
+    for (int round = 0; round < rounds; ++round) {
+        std::atomic<int> reader_cpu{-1};
+        auto reader = rt.spawn([](net::unix_stream& s, std::atomic<int>& cpu) -> task<void> {
+            cpu = sched_getcpu();
+            owned_buffer into(64);
+            (void)co_await s.read_owned(std::move(into));  // no bytes come: it is aborted
+            ADD_FAILURE() << "the read completed";
+        }(y, reader_cpu));
+        while (reader_cpu.load() < 0) std::this_thread::yield();
+        // An aborter that runs on the other worker (a spawn from this thread lands on either;
+        // one on the reader's CPU gives up and we spawn again).
+        for (;;) {
+            auto aborter = rt.spawn([](join_handle<void>& r, int cpu) -> task<bool> {
+                if (sched_getcpu() == cpu) co_return false;
+                r.abort();
+                co_return true;
+            }(reader, reader_cpu.load()));
+            if (aborter.join()) break;
+        }
+        EXPECT_THROW(reader.join(), task_cancelled);
+        // The next owned read gets exactly what is written now.
+        const std::string msg = "round-" + std::to_string(round) + ";";
+        const std::string got = rt.block_on(
+            [](net::unix_stream& w, net::unix_stream& r, std::string m) -> task<std::string> {
+                auto sent = co_await w.write_all(workloads::bytes_of(m));
+                EXPECT_TRUE(sent.ok());
+                std::string out;
+                while (out.size() < m.size()) {
+                    owned_buffer into(64);
+                    auto got = co_await r.read_owned(std::move(into));
+                    if (!got.result.ok() || *got.result == 0) break;
+                    out.append(reinterpret_cast<const char*>(got.buffer.data()), *got.result);
+                }
+                co_return out;
+            }(x, y, msg));
+        EXPECT_EQ(got, msg);
+        read_back += got;
+    }
+    const runtime_metrics m = workloads::settle(rt);
+    if (rings) {
+        // Most rounds (the aborted task usually runs where it was woken, on the aborter's
+        // worker; a spinning owner may still take it first, and then cancels it itself).
+        EXPECT_GT(m.io_worker_ring_handed_cancels, 0u);
+    } else {
+        EXPECT_EQ(m.io_worker_ring_handed_cancels, 0u);
+    }
+    EXPECT_EQ(m.io_stale_completions, 0u);
+}
+
+// busy_poll_spin runs out while an owned read is in flight on the worker's ring: the worker
+// keeps spinning (with DEFER_TASKRUN only it can reap the completion), and the read completes
+// when the bytes come; with nothing in flight it parks as usual.
+TEST_P(WorkerRings, AWorkerWithOperationsInFlightKeepsSpinning) {
+    config c = busy(GetParam(), 1);
+    c.busy_poll_spin = 200us;
+    runtime rt(c);
+    const bool rings = has_worker_rings(rt.metrics());
+    int sv[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    std::atomic<bool> started{false};
+    auto h = rt.spawn([](int fd, std::atomic<bool>& started) -> task<std::size_t> {
+        net::unix_stream s(fd);
+        owned_buffer into(16);
+        started = true;
+        auto r = co_await s.read_owned(std::move(into));
+        co_return r.result.ok() ? *r.result : 0;
+    }(sv[0], started));
+    while (!started) std::this_thread::yield();
+    if (rings) {
+        // Far past the 200 us spin (a worker that parked would stop looking, and the wait
+        // would stall: the ctest timeout reports it).
+        const std::uint64_t looks = rt.metrics().total(&worker_metrics::busy_polls);
+        while (rt.metrics().total(&worker_metrics::busy_polls) < looks + 1000) {
+            std::this_thread::sleep_for(1ms);
+        }
+        EXPECT_EQ(rt.metrics().total(&worker_metrics::parks), 0u);
+    }
+    ASSERT_EQ(write(sv[1], "hello", 5), 5);
+    EXPECT_EQ(h.join(), 5u);
+    while (rt.metrics().num_parked == 0) std::this_thread::sleep_for(1ms);  // then it parks
+    close(sv[1]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Io, WorkerRings, workloads::io_backends(), workloads::io_backend_name);
+
+TEST(WorkerRingsShared, SharedModeHasNone) {
+    config c;
+    c.workers = 2;
+    runtime rt(c);
+    EXPECT_FALSE(has_worker_rings(rt.metrics())) << rt.metrics().io_rings;
+}
+
+TEST(WorkerRingsShared, TurnedOffByConfig) {
+    config c = busy(io_backend_kind::automatic, 1);
+    c.io_worker_rings = false;
+    runtime rt(c);
+    EXPECT_FALSE(has_worker_rings(rt.metrics())) << rt.metrics().io_rings;
+}
+
+}  // namespace
+}  // namespace blitz
