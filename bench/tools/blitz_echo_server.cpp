@@ -4,6 +4,7 @@
 //
 //   blitz_echo_server --workers W --backend epoll|io_uring|automatic [--port P]
 //                     [--mode borrowed|owned|pooled|http] [--io-mode shared|busy]
+//                     [--worker-rings on|off]
 //                     [--pin CPU]
 // --pin binds the workers to that OS CPU (placement list); busy mode needs it.
 //
@@ -95,6 +96,8 @@ int main(int argc, char** argv) {
         } else if (a == "--pin") {
             cfg.topology.policy = blitz::placement_policy::list;
             cfg.topology.pus.assign(cfg.workers, static_cast<unsigned>(std::stoul(v)));
+        } else if (a == "--worker-rings") {
+            cfg.io_worker_rings = v != "off";
         } else if (a == "--backend") {
             cfg.io_backend = v == "epoll"      ? blitz::io_backend_kind::epoll
                              : v == "io_uring" ? blitz::io_backend_kind::io_uring
