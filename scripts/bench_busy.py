@@ -1,5 +1,5 @@
-#!/usr/bin/env python3
-# SPDX-License-Identifier: MIT
+#!/ usr / bin / env python3
+#SPDX - License - Identifier : MIT
 """The busy_vs_shared benchmark row (issue 20; IO.md 4.2, 6 and 7.6): blitz's echo server in
 busy mode (config io_mode busy: the idle worker spins over its queues and the I/O driver
 instead of parking) against the same server in shared mode (idle workers park), on epoll and on
@@ -10,8 +10,11 @@ the closed loop at 16 connections (req/s and latency), with the server's CPU per
 the CPU each server burns while idle (no connection, 2 s). The anchors of IO.md 4.2 are
 printed beside the table for context, never compared.
 
-Usage: scripts/bench_busy.py [--reps N] [--quick] [--out DIR]
-Writes DIR/busy.md and busy.json (default results/<machine>/, BLITZ_MACHINE, default epyc-2c).
+Usage: scripts/bench_busy.py [--reps N] [--quick] [--out DIR] [--mode borrowed|owned]
+Writes DIR/busy.md and busy.json (default results/<machine>/, BLITZ_MACHINE, default epyc-2c);
+with --mode owned (the server echoes with read_owned/write_owned: completion operations on
+io_uring, which busy mode runs on each worker's own ring) busy-owned.md and .json, with one more
+server: busy mode on io_uring with the per-worker rings off (config io_worker_rings = false).
 Needs the release build (blitz_echo_server, echo_client).
 """
 
@@ -29,13 +32,15 @@ ROOT = bench_io.ROOT
 SERVER_CPU = "1"
 
 
-def servers():
+def servers(echo_mode):
     out = []
     for backend in ("epoll", "io_uring"):
         for mode in ("shared", "busy"):
-            out.append((f"{mode}-{backend}",
-                        [bench_io.BLITZ, "--workers", "1", "--backend", backend, "--io-mode", mode,
-                         "--pin", SERVER_CPU]))
+            cmd = [bench_io.BLITZ, "--workers", "1", "--backend", backend, "--io-mode", mode,
+                   "--pin", SERVER_CPU, "--mode", echo_mode]
+            out.append((f"{mode}-{backend}", cmd))
+            if echo_mode == "owned" and backend == "io_uring" and mode == "busy":
+                out.append((f"{mode}-{backend}-one-ring", cmd + ["--worker-rings", "off"]))
     return out
 
 
@@ -53,12 +58,14 @@ def idle_burn(cmd, seconds):
 
 
 def main():
-    args, machine, out_dir, scale = bench_io.common_args(5)
-    # (row, connections, message size, requests, client arguments)
+    args, machine, out_dir, scale = bench_io.common_args(5, extra=("--mode",))
+    echo_mode = args.mode or "borrowed"
+    name = "busy" if echo_mode == "borrowed" else "busy-" + echo_mode
+#(row, connections, message size, requests, client arguments)
     rows = [("pingpong_1c_64B", 1, 64, 40000 // scale, []),
             ("pingpong_1c_64B_spinclient", 1, 64, 40000 // scale, ["--spin"]),
             ("closed_16c_64B", 16, 64, 100000 // scale, [])]
-    srv = servers()
+    srv = servers(echo_mode)
     results = {}
     for rep in range(args.reps):
         for row, conns, size, requests, client in rows:
@@ -99,18 +106,25 @@ def main():
     for t in table:
         if "rps" not in t or not t["server"].startswith("busy-"):
             continue
-        shared = by.get((t["row"], "shared-" + t["server"].split("-", 1)[1]))
+        backend = t["server"].split("-")[1]  # busy-io_uring-one-ring: against shared-io_uring
+        shared = by.get((t["row"], "shared-" + backend))
         if shared:
             for k in ("p50_us", "p99_us", "p999_us", "rps", "cpu_us_per_req"):
                 t[k + "_vs_shared"] = t[k] / shared[k]
 
     record = subprocess.run(["bash", os.path.join(ROOT, "scripts", "machine_record.sh")],
                             stdout=subprocess.PIPE, text=True).stdout
-    with open(os.path.join(out_dir, "busy.json"), "w") as f:
-        json.dump({"machine": record, "reps": args.reps, "quick": args.quick, "rows": table}, f,
-                  indent=1)
-    with open(os.path.join(out_dir, "busy.md"), "w") as f:
-        f.write(f"# busy_vs_shared ({machine})\n\n")
+    with open(os.path.join(out_dir, name + ".json"), "w") as f:
+        json.dump({"machine": record, "reps": args.reps, "quick": args.quick, "mode": echo_mode,
+                   "rows": table}, f, indent=1)
+    with open(os.path.join(out_dir, name + ".md"), "w") as f:
+        f.write(f"# busy_vs_shared, {echo_mode} buffers ({machine})\n\n")
+        if echo_mode == "owned":
+            f.write("The server echoes with read_owned and write_owned (completion operations on "
+                    "io_uring; readiness loops on epoll). busy-io_uring runs them on the worker's "
+                    "own ring (SINGLE_ISSUER, DEFER_TASKRUN); busy-io_uring-one-ring is the same "
+                    "server with config io_worker_rings = false (the shared ring, as before "
+                    "the per-worker rings).\n\n")
         f.write("`scripts/bench_busy.py`: blitz's echo server (bench/tools/blitz_echo_server.cpp) "
                 "with one worker bound to CPU 1 (placement list and taskset) in busy mode "
                 "(config io_mode busy, busy_poll_spin forever: the idle worker spins over its "
@@ -159,7 +173,7 @@ def main():
                 "- NAPI busy poll and SO_BUSY_POLL act on a NIC's receive queue; loopback has "
                 "none, so they are not applicable here and blitz does not claim them.\n")
         f.write("\n## Machine\n\n" + record)
-    print(f"bench_busy: wrote {out_dir}/busy.md")
+    print(f"bench_busy: wrote {out_dir}/{name}.md")
 
 
 if __name__ == "__main__":

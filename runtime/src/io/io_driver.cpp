@@ -36,11 +36,10 @@ std::string errno_text(int e) {
 }  // namespace
 
 // One worker's ring and its mailbox of cancels from other threads.
-// Thread-safety: `ring` is used by its owner only once enabled (SINGLE_ISSUER); `mail` under
-// `mail_mu` from any thread; `has_mail` any thread.
+// Thread-safety: `ring` is submitted to and reaped by its owner only, once the owner enabled it
+// (SINGLE_ISSUER); its counters are read by anyone; `mail` under `mail_mu` from any thread.
 struct io_driver::worker_ring {
     std::unique_ptr<uring_backend> ring;
-    bool enabled = false;  // written by the owner before it submits anything
     detail::mutex mail_mu;
     std::vector<std::uint64_t> mail BLITZ_GUARDED_BY(mail_mu);  // user_data of ops to cancel
     atomic<bool> has_mail{false};
@@ -790,7 +789,8 @@ void io_driver::create_worker_rings(unsigned workers, unsigned entries) {
     const uring_backend& r0 = *rings[0].ring;
     rings_text_ = "a ring per worker for completion operations (" + std::to_string(entries) +
                   " entries, SINGLE_ISSUER, " +
-                  (r0.defer_taskrun() ? "DEFER_TASKRUN" : "COOP_TASKRUN") + " with TASKRUN_FLAG)";
+                  (r0.defer_taskrun() ? "DEFER_TASKRUN" : "COOP_TASKRUN") +
+                  " with TASKRUN_FLAG), each entered only by its worker, on that worker's PU";
     rings_ = std::move(rings);
     nrings_ = workers;
 }
@@ -805,7 +805,6 @@ void io_driver::attach_worker(unsigned index) noexcept {
                      errno_text(-r).c_str());
         return;
     }
-    w.enabled = true;
     tl_own_ring = own_ring_slot{this, index};
 }
 
