@@ -60,7 +60,7 @@ def idle_burn(cmd, seconds):
 def main():
     args, machine, out_dir, scale = bench_io.common_args(5, extra=("--mode",))
     echo_mode = args.mode or "borrowed"
-    name = "busy" if echo_mode == "borrowed" else "busy-" + echo_mode
+    report = "busy" if echo_mode == "borrowed" else "busy-" + echo_mode
 #(row, connections, message size, requests, client arguments)
     rows = [("pingpong_1c_64B", 1, 64, 40000 // scale, []),
             ("pingpong_1c_64B_spinclient", 1, 64, 40000 // scale, ["--spin"]),
@@ -114,10 +114,10 @@ def main():
 
     record = subprocess.run(["bash", os.path.join(ROOT, "scripts", "machine_record.sh")],
                             stdout=subprocess.PIPE, text=True).stdout
-    with open(os.path.join(out_dir, name + ".json"), "w") as f:
+    with open(os.path.join(out_dir, report + ".json"), "w") as f:
         json.dump({"machine": record, "reps": args.reps, "quick": args.quick, "mode": echo_mode,
                    "rows": table}, f, indent=1)
-    with open(os.path.join(out_dir, name + ".md"), "w") as f:
+    with open(os.path.join(out_dir, report + ".md"), "w") as f:
         f.write(f"# busy_vs_shared, {echo_mode} buffers ({machine})\n\n")
         if echo_mode == "owned":
             f.write("The server echoes with read_owned and write_owned (completion operations on "
@@ -173,7 +173,7 @@ def main():
                 "- NAPI busy poll and SO_BUSY_POLL act on a NIC's receive queue; loopback has "
                 "none, so they are not applicable here and blitz does not claim them.\n")
         f.write("\n## Machine\n\n" + record)
-    print(f"bench_busy: wrote {out_dir}/{name}.md")
+    print(f"bench_busy: wrote {out_dir}/{report}.md")
 
 
 if __name__ == "__main__":
