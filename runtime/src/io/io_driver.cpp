@@ -99,6 +99,7 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
     d->socket_busy_poll_us_ = static_cast<int>(cfg.socket_busy_poll.count());
     d->pool_ = d->backend_->pool();
     d->pool_size_ = cfg.io_pool_buffer_size;
+    d->pool_count_ = cfg.io_pool_buffers;
     d->pool_queue_ = cfg.io_pool_queue;
     d->file_ops_ = cfg.fs_io_uring;
     return d;
@@ -636,12 +637,16 @@ long io_driver::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
             }
             if (ops_shut_ || s->closing) return -ECANCELED;
             if (s->recv_busy) return -EAGAIN;  // our multishot receive, or another receive
-            if (pool_ && !pool_broken_ && pool_->out() < pool_->count()) {
+            // The pool of the ring the receive will run on (the caller's own, in busy mode).
+            unsigned own = 0;
+            uring_backend* r = own_ring(own);
+            buffer_pool* pool = r && r->pool() ? r->pool() : pool_;
+            if (pool && !pool_broken_ && pool->out() < pool->count()) {
                 io_op_state* op = alloc_op_locked(s, io_op_kind::recv_multishot);
                 s->recv_busy = op;
                 s->set_recv_pending(true);
                 ++pool_arms_;
-                backend_->submit(op);
+                submit_op(op);
                 return -EAGAIN;
             }
             ++pool_fallbacks_;
@@ -660,15 +665,17 @@ long io_driver::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
 
 void io_driver::multishot(io_op_state* op, int res, int buffer, bool more) noexcept {
     scheduled_io* s = op->sio;
+    buffer_pool* pool =
+        op->ring >= 0 ? rings_[static_cast<unsigned>(op->ring)].ring->pool() : pool_;
     bool wake = false;
     bool drop = false;
     {
         lock_guard l(ops_mu_);
         if (buffer >= 0) {
-            pool_->taken();
+            pool->taken();
             ++pool_chunks_;
             if (res > 0 && !s->closing && !ops_shut_) {
-                s->push_chunk(pool_, static_cast<std::uint16_t>(buffer),
+                s->push_chunk(pool, static_cast<std::uint16_t>(buffer),
                               static_cast<std::uint32_t>(res));
                 wake = true;
                 // Backpressure: a reader that does not keep up gets its receive paused once
@@ -700,7 +707,7 @@ void io_driver::multishot(io_op_state* op, int res, int buffer, bool more) noexc
             }
         }
     }
-    if (drop) pool_->release(static_cast<std::uint16_t>(buffer));
+    if (drop) pool->release(static_cast<std::uint16_t>(buffer));
     if (!more) {
         free_op(op);  // wakes the readers: the receive is no longer pending
     } else if (wake) {
@@ -737,6 +744,12 @@ io_driver_stats io_driver::stats() const noexcept {
     if (pool_) {
         st.pool_buffers = pool_->count();
         st.pool_out = pool_->out();
+    }
+    for (unsigned i = 0; i < nrings_; ++i) {
+        if (const buffer_pool* p = rings_[i].ring->pool()) {
+            st.pool_buffers += p->count();
+            st.pool_out += p->out();
+        }
     }
     st.orphan_bytes_kept = orphan_bytes_.load(std::memory_order_relaxed);
     st.socket_busy_poll_set = busy_poll_set_.load(std::memory_order_relaxed);
@@ -779,7 +792,8 @@ void io_driver::create_worker_rings(unsigned workers, unsigned entries) {
     auto rings = std::make_unique<worker_ring[]>(workers);
     for (unsigned i = 0; i < workers; ++i) {
         uring_probe_result why;
-        rings[i].ring = uring_backend::create_worker_ring(entries, file_ops, why);
+        rings[i].ring =
+            uring_backend::create_worker_ring(entries, file_ops, pool_count_, pool_size_, why);
         if (!rings[i].ring) {
             rings_text_ = "no per-worker rings (" + why.what + " failed with " +
                           errno_text(why.error) + "): every worker uses the shared ring";
@@ -822,8 +836,9 @@ bool io_driver::own_ring_busy() const noexcept {
 
 void io_driver::submit_op(io_op_state* op) noexcept {
     unsigned i;
-    if (op->kind != io_op_kind::recv_multishot) {
-        if (uring_backend* r = own_ring(i)) {
+    if (uring_backend* r = own_ring(i)) {
+        // A pooled receive draws from the ring's own buffer pool: without one it stays shared.
+        if (op->kind != io_op_kind::recv_multishot || r->pool()) {
             op->ring = static_cast<int>(i);
             ring_ops_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
             r->submit(op);

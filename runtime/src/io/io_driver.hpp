@@ -218,6 +218,7 @@ private:
     // Pooled receives: the backend's pool (or null), sizes from the config, and counters.
     buffer_pool* pool_ = nullptr;
     unsigned pool_size_ = 4096, pool_queue_ = 16;
+    unsigned pool_count_ = 0;      // config io_pool_buffers: each worker ring's pool too
     bool file_ops_ = true;         // config fs_io_uring
     int socket_busy_poll_us_ = 0;  // an int: setsockopt's argument
     atomic<std::uint64_t> busy_poll_set_{0}, busy_poll_failed_{0};

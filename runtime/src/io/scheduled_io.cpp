@@ -62,7 +62,7 @@ void scheduled_io::clear(io_ready_event ev) noexcept {
 }
 
 scheduled_io::~scheduled_io() {
-    for (const pool_chunk& c : chunks_) pool_->release(c.id);
+    for (const pool_chunk& c : chunks_) c.pool->release(c.id);
 }
 
 bool scheduled_io::wait(io_direction dir, wait_node& node, waker w) {
@@ -126,10 +126,10 @@ std::size_t scheduled_io::take_unread(void* out, std::size_t n) noexcept {
     if (have == 0 && !chunks_.empty()) {
         pool_chunk& c = chunks_.front();
         const std::size_t k = std::min<std::size_t>(n, c.len - c.off);
-        std::memcpy(out, pool_->data(c.id) + c.off, k);
+        std::memcpy(out, c.pool->data(c.id) + c.off, k);
         c.off += static_cast<std::uint32_t>(k);
         if (c.off == c.len) {
-            pool_->release(c.id);
+            c.pool->release(c.id);
             chunks_.pop_front();
             chunk_count_.fetch_sub(1, std::memory_order_relaxed);
         }
@@ -148,8 +148,7 @@ std::size_t scheduled_io::take_unread(void* out, std::size_t n) noexcept {
 
 void scheduled_io::push_chunk(buffer_pool* pool, std::uint16_t id, std::uint32_t len) {
     lock_guard l(mu_);
-    pool_ = pool;
-    chunks_.push_back({id, len, 0});
+    chunks_.push_back({pool, id, len, 0});
     // release: a reader that sees the count sees the chunk (it takes it under mu_ anyway)
     chunk_count_.fetch_add(1, std::memory_order_release);
 }
@@ -172,7 +171,7 @@ bool scheduled_io::take_pooled(pooled_buffer& out) {
     const pool_chunk c = chunks_.front();
     chunks_.pop_front();
     chunk_count_.fetch_sub(1, std::memory_order_relaxed);
-    out = pooled_buffer(pool_, c.id, pool_->data(c.id) + c.off, c.len - c.off);  // its reference
+    out = pooled_buffer(c.pool, c.id, c.pool->data(c.id) + c.off, c.len - c.off);  // its ref
     return true;
 }
 

@@ -112,11 +112,13 @@ private:
     atomic<std::size_t> unread_count_{0};  // bytes in unread_ beyond unread_pos_
     std::vector<std::byte> unread_ BLITZ_GUARDED_BY(mu_);
     std::size_t unread_pos_ BLITZ_GUARDED_BY(mu_) = 0;
+    // A filled buffer and its pool: the shared ring's, or (busy mode) the pool of the worker
+    // ring whose receive filled it, so one descriptor's queue may hold buffers of several pools.
     struct pool_chunk {
+        buffer_pool* pool;
         std::uint16_t id;
         std::uint32_t len, off;
     };
-    buffer_pool* pool_ BLITZ_GUARDED_BY(mu_) = nullptr;
     std::deque<pool_chunk> chunks_ BLITZ_GUARDED_BY(mu_);
     atomic<std::size_t> chunk_count_{0};
 };

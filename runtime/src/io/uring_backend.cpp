@@ -63,6 +63,8 @@ std::uint64_t uring_backend::user_data_of(const io_op_state* op) noexcept {
 
 std::unique_ptr<uring_backend> uring_backend::create_worker_ring(unsigned entries,
                                                                  std::uint32_t file_ops,
+                                                                 unsigned pool_buffers,
+                                                                 unsigned pool_size,
                                                                  uring_probe_result& why) {
     std::unique_ptr<uring_backend> b(new uring_backend());
     io_uring_params p{};
@@ -88,7 +90,16 @@ std::unique_ptr<uring_backend> uring_backend::create_worker_ring(unsigned entrie
     b->worker_ring_ = true;
     b->coop_taskrun_ = true;  // TASKRUN_FLAG: the flag says when to enter
     b->file_ops_ = file_ops;
-    b->pool_reason_ = "worker rings: pooled receives use the shared ring's pool";
+    // The buffer ring is registered now, before any thread is the ring's issuer (the kernel
+    // takes registrations from anyone until the ring is enabled), so the pool is fixed before
+    // the workers start and anyone may read it.
+    if (pool_buffers == 0) {
+        b->pool_reason_ = "no pool: io_pool_buffers = 0";
+    } else if (b->pool_ = buffer_pool::create(b->ring_, pool_buffers, pool_size, pool_group,
+                                              b->pool_reason_);
+               !b->pool_) {
+        b->pool_reason_ = "no pool: " + b->pool_reason_;
+    }
     return b;
 }
 

@@ -43,8 +43,12 @@ public:
     // kernel without DEFER_TASKRUN, SINGLE_ISSUER | COOP_TASKRUN | TASKRUN_FLAG), so the worker
     // that enables it (enable_here) is its only submitter. `file_ops`: the opcodes the shared
     // ring's probe found. On failure returns null and fills `why`.
+    // `pool_buffers` x `pool_size`: the ring's own provided-buffer pool (0 buffers: none; a
+    // refusal leaves the ring without one, and its pooled receives go to the shared ring).
     static std::unique_ptr<uring_backend> create_worker_ring(unsigned entries,
                                                              std::uint32_t file_ops,
+                                                             unsigned pool_buffers,
+                                                             unsigned pool_size,
                                                              uring_probe_result& why);
     ~uring_backend() override;
 
