@@ -84,14 +84,11 @@ struct checker_row {
 struct suite_run {
     report::machine_record machine;  // read as the run starts (date, load average)
     std::vector<checker_row> rows;
-    std::vector<std::string> topologies;
-    // The pinned passes place their runtimes on this topology instead of this machine (a
-    // synthetic string or a file; nothing is bound, so busy passes are left out); empty: here.
-    std::string place_on;        // "" (this machine) first, then the shapes
-    unsigned max_pinned = 0;     // this machine's PUs
-    unsigned hangs = 0;          // runs abandoned as hangs (each is also a violation)
-    unsigned checker_hangs = 0;  // of those, outside negative controls
-    unsigned not_run = 0;        // checkers skipped after max_hangs hangs
+    std::vector<std::string> topologies;  // "" (this machine) first, then the shapes
+    unsigned max_pinned = 0;              // this machine's PUs (or --place-on's)
+    unsigned hangs = 0;                   // runs abandoned as hangs (each is also a violation)
+    unsigned checker_hangs = 0;           // of those, outside negative controls
+    unsigned not_run = 0;                 // checkers skipped after max_hangs hangs
     double seconds = 0;
     // True if some checker applied and every applicable one passed.
     bool all_pass() const;

@@ -1,5 +1,5 @@
-#!/ usr / bin / env python3
-#SPDX - License - Identifier : MIT
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The busy_vs_shared benchmark row (issue 20; IO.md 4.2, 6 and 7.6): blitz's echo server in
 busy mode (config io_mode busy: the idle worker spins over its queues and the I/O driver
 instead of parking) against the same server in shared mode (idle workers park), on epoll and on
@@ -61,7 +61,7 @@ def main():
     args, machine, out_dir, scale = bench_io.common_args(5, extra=("--mode",))
     echo_mode = args.mode or "borrowed"
     report = "busy" if echo_mode == "borrowed" else "busy-" + echo_mode
-#(row, connections, message size, requests, client arguments)
+    # (row, connections, message size, requests, client arguments)
     rows = [("pingpong_1c_64B", 1, 64, 40000 // scale, []),
             ("pingpong_1c_64B_spinclient", 1, 64, 40000 // scale, ["--spin"]),
             ("closed_16c_64B", 16, 64, 100000 // scale, [])]

@@ -115,9 +115,9 @@ struct runtime_metrics {
     std::uint64_t io_worker_ring_handed_cancels = 0;
     std::uint64_t io_worker_ring_enters = 0;
     // Pooled receives (read_pooled, R7): the provided-buffer pool ("ring: N x S B", or why
-    // there is none; in busy mode with worker rings N counts every ring's pool), its buffers and those out of it now, multishot receives armed, buffers
-    // they filled, their ends for want of a buffer (-ENOBUFS), and pooled reads that found no
-    // free buffer and read into a heap buffer.
+    // there is none; in busy mode with worker rings N counts every ring's pool), its buffers and
+    // those out of it now, multishot receives armed, buffers they filled, their ends for want of a
+    // buffer (-ENOBUFS), and pooled reads that found no free buffer and read into a heap buffer.
     std::string io_pool;
     std::uint64_t io_pool_buffers = 0;
     std::uint64_t io_pool_out = 0;
