@@ -93,13 +93,7 @@ std::unique_ptr<uring_backend> uring_backend::create_worker_ring(unsigned entrie
     // The buffer ring is registered now, before any thread is the ring's issuer (the kernel
     // takes registrations from anyone until the ring is enabled), so the pool is fixed before
     // the workers start and anyone may read it.
-    if (pool_buffers == 0) {
-        b->pool_reason_ = "no pool: io_pool_buffers = 0";
-    } else if (b->pool_ = buffer_pool::create(b->ring_, pool_buffers, pool_size, pool_group,
-                                              b->pool_reason_);
-               !b->pool_) {
-        b->pool_reason_ = "no pool: " + b->pool_reason_;
-    }
+    b->make_pool(pool_buffers, pool_size);
     return b;
 }
 
@@ -222,14 +216,17 @@ std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_
     io_uring_cqe_seen(&b->ring_, cqe);
     if (!ok) return failed(res < 0 ? -res : EOPNOTSUPP, "multishot poll self-test");
     b->waker_.drain(b->counts);
-    if (pool_buffers == 0) {
-        b->pool_reason_ = "no pool: io_pool_buffers = 0";
-    } else if (b->pool_ = buffer_pool::create(b->ring_, pool_buffers, pool_size, pool_group,
-                                              b->pool_reason_);
-               !b->pool_) {
-        b->pool_reason_ = "no pool: " + b->pool_reason_;
-    }
+    b->make_pool(pool_buffers, pool_size);
     return b;
+}
+
+void uring_backend::make_pool(unsigned buffers, unsigned size) {
+    if (buffers == 0) {
+        pool_reason_ = "no pool: io_pool_buffers = 0";
+    } else if (pool_ = buffer_pool::create(ring_, buffers, size, pool_group, pool_reason_);
+               !pool_) {
+        pool_reason_ = "no pool: " + pool_reason_;
+    }
 }
 
 uring_backend::~uring_backend() {

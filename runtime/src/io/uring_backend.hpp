@@ -97,6 +97,9 @@ public:
 
 private:
     uring_backend() = default;
+    // The provided-buffer pool of pooled receives (0 buffers: none); a refusal is not an error
+    // (pool_reason() says why there is none).
+    void make_pool(unsigned buffers, unsigned size);
     // Takes an SQE under sq_mu_, submitting what is queued if the ring is full.
     io_uring_sqe* sqe_locked() BLITZ_REQUIRES(sq_mu_);
     void arm_poll(scheduled_io* s) BLITZ_REQUIRES(sq_mu_);
