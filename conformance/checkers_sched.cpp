@@ -423,10 +423,10 @@ outcome check_i2(const run_params& p, bool faulty) {
     runtime_metrics m;
     for (int i = 0; i < 1000; ++i) {
         m = workloads::settle(rt);
-        if (m.num_parked == p.workers && m.parked_bitmap_is_first(p.workers)) break;
+        if (m.num_parked == p.workers && workloads::parked_exactly_first(m, p.workers)) break;
     }
     ++o.events;
-    if (m.num_parked != p.workers || !m.parked_bitmap_is_first(p.workers)) {
+    if (m.num_parked != p.workers || !workloads::parked_exactly_first(m, p.workers)) {
         forbid(o, "at rest: " + std::to_string(m.num_parked) + " parked, " +
                       std::to_string(m.parked_bits()) + " bits set in the bitmap");
     }
@@ -614,11 +614,12 @@ outcome check_i7(const run_params& p, bool faulty) {
     runtime_metrics m;
     for (int i = 0; i < 1000; ++i) {  // see I2: the counter and the bitmap are read apart
         m = workloads::settle(rt);
-        if (m.num_parked == top && m.parked_bitmap_is_first(top)) break;
+        if (m.num_parked == top && workloads::parked_exactly_first(m, top)) break;
     }
     ++o.runs;
     ++o.events;
-    if (sum != 20'000ul * 19'999 / 2 || m.num_parked != top || !m.parked_bitmap_is_first(top)) {
+    if (sum != 20'000ul * 19'999 / 2 || m.num_parked != top ||
+        !workloads::parked_exactly_first(m, top)) {
         forbid(o, std::to_string(top) + " workers: sum " + std::to_string(sum) + ", parked " +
                       std::to_string(m.num_parked) + ", " + std::to_string(m.parked_bits()) +
                       " bits set in " + std::to_string(m.parked_bitmap.size()) + " words");

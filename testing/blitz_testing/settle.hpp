@@ -5,7 +5,9 @@
 // claim and the claimed worker's wake, say) agree only at quiescence, so checks that compare them
 // read them here.
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 #include "blitz/runtime.hpp"
@@ -21,6 +23,18 @@ namespace blitz::workloads {
 // In busy mode (io_mode busy) idle workers spin instead of parking: there quiescence is two
 // snapshots in a row with nobody searching, no task polled in between, and every worker looking
 // at the driver in between (spinning, not stuck in a task).
+// True when exactly workers 0 .. n - 1 have their bits set in the parked bitmap (a word per 64
+// workers): every worker of an n-worker runtime parked (I2, I7).
+inline bool parked_exactly_first(const runtime_metrics& m, unsigned n) {
+    for (std::size_t k = 0; k < m.parked_bitmap.size(); ++k) {
+        const unsigned lo = static_cast<unsigned>(k) * 64;
+        const unsigned in = n <= lo ? 0 : std::min(n - lo, 64u);
+        const std::uint64_t want = in == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << in) - 1;
+        if (m.parked_bitmap[k] != want) return false;
+    }
+    return n <= m.parked_bitmap.size() * 64;
+}
+
 inline runtime_metrics settle(const runtime& rt, int attempts = 100'000) {
     auto quiet = [&](const runtime_metrics& m) {
         const bool all_idle = m.io_mode == "busy" || m.num_parked == rt.num_workers();

@@ -3,7 +3,6 @@
 #include "blitz/detail/requires_cxx20.hpp"
 // blitz::metrics: counters the runtime keeps per worker and globally (DESIGN.md section 4).
 
-#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <string>
@@ -143,16 +142,6 @@ struct runtime_metrics {
         unsigned n = 0;
         for (const std::uint64_t w : parked_bitmap) n += static_cast<unsigned>(std::popcount(w));
         return n;
-    }
-    // True when exactly workers 0 .. n - 1 have their bits set.
-    bool parked_bitmap_is_first(unsigned n) const {
-        for (std::size_t k = 0; k < parked_bitmap.size(); ++k) {
-            const unsigned lo = static_cast<unsigned>(k) * 64;
-            const unsigned in = n <= lo ? 0 : std::min(n - lo, 64u);
-            const std::uint64_t want = in == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << in) - 1;
-            if (parked_bitmap[k] != want) return false;
-        }
-        return n <= parked_bitmap.size() * 64;
     }
     // Tasks moved across the ring/global boundary: overflowed out of a ring plus fetched from
     // the global queue (an injected task counts once, when fetched). Per task, it shows how

@@ -574,6 +574,19 @@ void io_driver::close_now(scheduled_io* s, int fd) noexcept {
     ::close(fd);
 }
 
+void io_driver::cancel_in_kernel_locked(int ring, bool again) noexcept {
+    for (io_op_state* op = op_live_; op; op = op->next) {
+        if (op->ring != ring || op->deferred ||
+            op->phase.load(std::memory_order_relaxed) == io_op_state::done) {
+            continue;  // another ring's, never in the kernel, or its awaiter has the result
+        }
+        if (!op->cancel_sent || again) {
+            op->cancel_sent = true;
+            cancel_op(op);
+        }
+    }
+}
+
 void io_driver::drain_ops() noexcept {
     using namespace std::chrono;
     const auto start = steady_clock::now();
@@ -596,19 +609,9 @@ void io_driver::drain_ops() noexcept {
             // running) gets another every 100 ms.
             const bool again = now - last_cancel > milliseconds(100);
             if (again) last_cancel = now;
-            for (io_op_state* op = op_live_; op; op = op->next) {
-                if (op->deferred ||
-                    op->phase.load(std::memory_order_relaxed) == io_op_state::done) {
-                    continue;  // never in the kernel, or its awaiter has the result
-                }
-                // A worker's own ring: its owner cancelled and reaped it before exiting (only a
-                // drain that gave up leaves one, and only the owner could submit the cancel).
-                if (op->ring >= 0) continue;
-                if (!op->cancel_sent || again) {
-                    op->cancel_sent = true;
-                    backend_->cancel(op);
-                }
-            }
+            // A worker's own ring is left out: its owner cancelled and reaped it before exiting
+            // (only a drain that gave up leaves one, and only the owner could cancel it).
+            cancel_in_kernel_locked(-1, again);
         }
         if (try_lock()) {
             turn(milliseconds(10));
@@ -903,14 +906,7 @@ void io_driver::detach_worker(unsigned index) noexcept {
     for (;;) {
         {
             lock_guard l(ops_mu_);
-            for (io_op_state* op = op_live_; op; op = op->next) {
-                if (op->ring != static_cast<int>(index) || op->deferred || op->cancel_sent ||
-                    op->phase.load(std::memory_order_relaxed) == io_op_state::done) {
-                    continue;
-                }
-                op->cancel_sent = true;
-                r->cancel(op);
-            }
+            cancel_in_kernel_locked(static_cast<int>(index), false);
         }
         (void)poll_own();  // the mailbox too: a cancel handed over is just as good
         if (r->in_flight() == 0) break;

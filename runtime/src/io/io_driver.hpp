@@ -141,6 +141,7 @@ public:
     bool own_ring_busy() const noexcept;
     // "a ring per worker (...)" for io_rings, or why there is none; empty when not asked for.
     const std::string& worker_rings_text() const noexcept { return rings_text_; }
+    bool has_worker_rings() const noexcept { return nrings_ != 0; }
 
     // Signal streams (blitz/signal.hpp): registers a duplicate of the signal eventfd once, so a
     // delivery wakes this driver (and a runtime parked in it). Throws std::system_error.
@@ -172,6 +173,10 @@ private:
     void apply_socket_busy_poll(int fd) noexcept;
     // Shutdown: turns the driver until no operation is in flight.
     void drain_ops() noexcept;
+    // Cancels every operation in the kernel on `ring` (-1: the shared ring; k: worker k's, on
+    // its own thread) that has no cancel yet, or every one when `again` (a cancel the kernel
+    // could not act on, the operation running, is sent anew).
+    void cancel_in_kernel_locked(int ring, bool again) noexcept BLITZ_REQUIRES(ops_mu_);
     // Where an operation goes: the calling worker's own ring, else the shared ring.
     void submit_op(io_op_state* op) noexcept BLITZ_REQUIRES(ops_mu_);
     // Cancels on the ring that runs it: directly on the shared ring or the caller's own ring,

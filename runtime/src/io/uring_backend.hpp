@@ -68,8 +68,6 @@ public:
     // Operations submitted to this ring whose final completion has not been reaped.
     std::uint64_t in_flight() const noexcept { return in_flight_.load(std::memory_order_relaxed); }
     bool defer_taskrun() const noexcept { return defer_taskrun_; }
-    bool registered_ring_fd() const noexcept { return registered_fd_; }
-    unsigned file_slots() const noexcept { return file_slots_; }
     // The user_data of `op` as it is now (its generation included).
     static std::uint64_t user_data_of(const io_op_state* op) noexcept;
 
@@ -115,7 +113,6 @@ private:
     bool worker_ring_ = false;    // a busy worker's own ring (create_worker_ring)
     bool defer_taskrun_ = false;  // DEFER_TASKRUN (worker rings)
     bool registered_fd_ = false;  // io_uring_register_ring_fd succeeded (worker rings)
-    unsigned file_slots_ = 0;     // the sparse registered file table's size (worker rings)
     // Worker rings: operations submitted and not yet finally completed. Written by the owner
     // only; relaxed: read by statistics and by the owner.
     atomic<std::uint64_t> in_flight_{0};

@@ -410,7 +410,7 @@ runtime_metrics runtime_core::metrics() const {
         m.io_pool = st.pool_buffers ? "ring: " + std::to_string(st.pool_buffers) + " x " +
                                           std::to_string(io_->pool_buffer_size()) + " B"
                                     : io_->pool_reason();
-        if (st.pool_buffers && !io_->worker_rings_text().empty()) {
+        if (st.pool_buffers && io_->has_worker_rings()) {
             m.io_pool += " in all (the shared ring's pool and one per worker ring)";
         }
         m.io_pool_buffers = st.pool_buffers;

@@ -447,7 +447,7 @@ TEST(Idle, QuiescentRuntimeHasNoSearchersAndBitmapMatchesParkedCount) {
         EXPECT_EQ(m.num_searching, 0u) << w << " workers";
         EXPECT_EQ(m.num_parked, w);
         EXPECT_EQ(m.parked_bits(), m.num_parked);
-        EXPECT_TRUE(m.parked_bitmap_is_first(w));
+        EXPECT_TRUE(workloads::parked_exactly_first(m, w));
     }
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sched/idle_state.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #include "blitz/detail/faults.hpp"
@@ -13,7 +14,7 @@ constexpr std::uint64_t bit_of(unsigned i) noexcept { return std::uint64_t{1} <<
 
 idle_state::idle_state(unsigned workers, bool limit_searchers, idle_faults f)
     : workers_(workers),
-      nwords_((workers + 63) / 64 == 0 ? 1 : (workers + 63) / 64),
+      nwords_(std::max(1u, (workers + 63) / 64)),
       limit_searchers_(limit_searchers),
       faults_(f),
       words_(new atomic<std::uint64_t>[nwords_]) {

@@ -67,29 +67,28 @@ TEST(IdleState, LastSearcherParkingIsReported) {
 }
 
 // Concurrent claimers and parkers: each parked worker is claimed at most once, and the counts
-// agree with the bitmap at the end.
-TEST(IdleState, ConcurrentClaimsNeverClaimOneWorkerTwice) {
-    constexpr unsigned w = 64;
-    for (int round = 0; round < 200; ++round) {
+// agree with the bitmap at the end. `w` workers, all parked, claimed by four threads.
+void concurrent_claims(unsigned w, int rounds) {
+    for (int round = 0; round < rounds; ++round) {
         idle_state s(w, true);
         for (unsigned i = 0; i < w; ++i) s.mark_parked(i, false);
         std::vector<std::atomic<int>> claimed(w);
         std::vector<std::thread> ts;
         for (int k = 0; k < 4; ++k) {
             ts.emplace_back([&] {
-                while (auto i = s.claim_parked()) claimed[i->index].fetch_add(1);
+                while (auto c = s.claim_parked()) claimed[c->index].fetch_add(1);
             });
         }
         for (auto& t : ts) t.join();
         for (unsigned i = 0; i < w; ++i) ASSERT_EQ(claimed[i].load(), 1);
         EXPECT_EQ(s.num_parked(), 0u);
-        EXPECT_EQ(s.bitmap_word(0), 0u);
+        for (unsigned k = 0; k < s.bitmap_words(); ++k) EXPECT_EQ(s.bitmap_word(k), 0u);
         EXPECT_EQ(s.num_searching(), w);
     }
 }
 
-// Above 64 workers the bitmap is a word per 64 workers under a summary word (I7): a claim takes
-// the lowest word the summary names, then that word's lowest bit.
+TEST(IdleState, ConcurrentClaimsNeverClaimOneWorkerTwice) { concurrent_claims(64, 200); }
+
 TEST(IdleState, ClaimAcrossWordsTakesTheLowestParkedWorker) {
     idle_state s(256, true);
     ASSERT_EQ(s.bitmap_words(), 4u);
@@ -138,22 +137,7 @@ TEST(IdleState, SixtyFourWorkersKeepOneWordAndNoSummary) {
 }
 
 TEST(IdleState, ConcurrentClaimsAcrossWordsNeverClaimOneWorkerTwice) {
-    constexpr unsigned w = 256;
-    for (int round = 0; round < 100; ++round) {
-        idle_state s(w, true);
-        for (unsigned i = 0; i < w; ++i) s.mark_parked(i, false);
-        std::vector<std::atomic<int>> claimed(w);
-        std::vector<std::thread> ts;
-        for (int k = 0; k < 4; ++k) {
-            ts.emplace_back([&] {
-                while (auto c = s.claim_parked()) claimed[c->index].fetch_add(1);
-            });
-        }
-        for (auto& t : ts) t.join();
-        for (unsigned i = 0; i < w; ++i) ASSERT_EQ(claimed[i].load(), 1);
-        EXPECT_EQ(s.num_parked(), 0u);
-        for (unsigned k = 0; k < s.bitmap_words(); ++k) EXPECT_EQ(s.bitmap_word(k), 0u);
-    }
+    concurrent_claims(256, 100);
 }
 
 // Parkers in several words race claimers that clear stale summary bits (left by timeout
