@@ -18,7 +18,8 @@ enum class probe_kind : std::uint16_t {
     poll,        // a: poll_source, b: task address, c: choice_* bits of what was available (G3)
     lifo_flush,  // the LIFO cap moved the slot's task to the ring (L2); b: task address
     steal,       // a: victim, b: tasks available at claim, c: tasks taken (Q5)
-    global_fetch,  // a: 1 if periodic (G4), b: tasks fetched, c: queue length seen (G2)
+    global_fetch,  // a: bit 0 periodic (G4), bits 1+ ring length (G7), b: tasks fetched, c: queue
+                   // length seen (G2)
     overflow,      // b: tasks moved to the global queue (Q4)
     search_begin,  // became a searcher (I1); a: count the gate compared, b: searchers after joining
     search_end,    // stopped searching; a: 1 if it was the last searcher

@@ -188,19 +188,27 @@ task_header* worker::next_task() noexcept {
 task_header* worker::fetch_global(bool periodic) noexcept {
     global_queue& g = sched_.global();
     if (g.empty()) return nullptr;  // G1: no lock for the emptiness check
-    // G2: the periodic check (G4) takes one task, as Tokio's does: the worker has local work,
-    // and a batch would pull back tasks its own ring overflowed for the next spawns to overflow
-    // again. Otherwise one to run plus what fits the ring's free space (nothing overflows);
-    // the rest go to the ring's tail, where thieves see them.
-    const std::uint32_t ring_room = local_queue::capacity - ring_.len();
-    const std::uint32_t room =
-        periodic && !BLITZ_FAULT(cfg_.debug.periodic_fetch_batches) ? 1 : 1 + ring_room;
+    // G2: one to run plus what fits the ring's free space (nothing overflows); the rest go to
+    // the ring's tail, where thieves see them. G7: the periodic check (G4) takes one task, as
+    // Tokio's does, while the worker's ring is a quarter full or more: a batch would pull back
+    // tasks its own ring overflowed for the next spawns to overflow again. Below a quarter it
+    // fills the ring up to a quarter: a worker whose few local tasks keep yielding (busy loops,
+    // with remote spawns streaming in) would otherwise take one injected task per yield, 10 us
+    // apart when those tasks stall 10 us. Tasks pulled back below a quarter overflow again only
+    // after 192 more spawns.
+    const std::uint32_t ring_len = ring_.len();
+    const std::uint32_t ring_room = local_queue::capacity - ring_len;
+    std::uint32_t room = 1 + ring_room;
+    if (periodic && !BLITZ_FAULT(cfg_.debug.periodic_fetch_batches)) {
+        const bool fill = ring_len < periodic_fill && !BLITZ_FAULT(cfg_.debug.periodic_fetch_one);
+        room = 1 + (fill ? periodic_fill - ring_len : 0);
+    }
     task_header* got[1 + local_queue::capacity];
     std::uint64_t len_seen = 0;
     const std::uint32_t n = g.pop_share(got, room, sched_.num_workers(), cfg_.global_batch_min,
                                         cfg_.global_batch_max, &len_seen);
     if (n == 0) return nullptr;
-    BLITZ_PROBE(*this, probe_kind::global_fetch, periodic ? 1 : 0, n, len_seen);
+    BLITZ_PROBE(*this, probe_kind::global_fetch, (periodic ? 1u : 0u) | ring_len << 1, n, len_seen);
     source_ = poll_source::global;
     bump(c_global_fetch_ops);
     bump(c_global_fetched, n);

@@ -214,6 +214,8 @@ private:
     bool transitioning_to_park_ = false;
     bool collecting_ = false;  // wakes from this thread go to collected_ (driver work)
     static constexpr unsigned collect_capacity = 64;
+    // G7: below this many ring tasks the periodic global check fills the ring up to it.
+    static constexpr std::uint32_t periodic_fill = 64;  // a quarter of local_queue::capacity
     unsigned collected_n_ = 0;
     task_header* collected_[collect_capacity];
     bool searching_ = false;

@@ -61,6 +61,9 @@ struct runtime_faults {
     bool select_completes_losers = false;
     // G7: the periodic global check fetches a batch, as an ordinary fetch does.
     bool periodic_fetch_batches = false;
+    // G7 before issue 21: the periodic global check takes one task even when the ring is
+    // nearly empty (injected tasks then drain one per yield behind a yielding loop).
+    bool periodic_fetch_one = false;
     // G2: fetched tasks wait where thieves cannot see them (the batch buffer before issue 15).
     bool hide_fetched_batch = false;
     // G8: the periodic global check follows the poll count only, never the clock.
