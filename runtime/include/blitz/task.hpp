@@ -62,14 +62,15 @@ inline constexpr std::size_t slot_bytes =
     (sizeof(Slot) + __STDCPP_DEFAULT_NEW_ALIGNMENT__ - 1) / __STDCPP_DEFAULT_NEW_ALIGNMENT__ *
     __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
+// Builds the result slot in front of the header of a frame we allocated (nothing otherwise:
+// the promise's own slot is used).
 template <class Slot>
-Slot* place_result_slot(task_header* h, Slot* fallback) noexcept {
+void place_result_slot(task_header* h) noexcept {
     static_assert(alignof(Slot) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
                   "blitz::task<T>: over-aligned result types are not supported; wrap T");
-    if (!h) return fallback;
-    auto* slot = new (reinterpret_cast<std::byte*>(h) - h->slot_bytes()) Slot();
-    h->bind_result_slot(
-        slot, [](void* p) noexcept { static_cast<Slot*>(p)->~Slot(); },
+    if (!h) return;
+    static constexpr task_header::result_ops ops{
+        [](void* p) noexcept { static_cast<Slot*>(p)->~Slot(); },
         [](void* p) noexcept -> std::exception_ptr {
             auto* s = static_cast<Slot*>(p);
             if constexpr (std::is_same_v<Slot, std::exception_ptr>) {
@@ -77,8 +78,14 @@ Slot* place_result_slot(task_header* h, Slot* fallback) noexcept {
             } else {
                 return s->index() == 2 ? std::get<2>(*s) : std::exception_ptr();
             }
-        });
-    return slot;
+        }};
+    new (h->result_slot()) Slot();
+    h->bind_result_slot(&ops);
+}
+
+template <class Slot>
+Slot* slot_of(task_header* h, Slot* own) noexcept {
+    return h ? static_cast<Slot*>(h->result_slot()) : own;
 }
 
 template <class T>
@@ -99,26 +106,28 @@ public:
     }
     static void operator delete(void* p) noexcept { free_task_frame(p); }
 
-    promise() noexcept : slot_(place_result_slot(header(), &own_)) {}
+    promise() noexcept { place_result_slot<result_slot<T>>(header()); }
 
     task<T> get_return_object() noexcept;
     template <class U>
         requires std::is_convertible_v<U&&, T>
     void return_value(U&& v) {
-        slot_->template emplace<1>(std::forward<U>(v));
+        slot()->template emplace<1>(std::forward<U>(v));
     }
     void unhandled_exception() noexcept {
         if (!BLITZ_FAULT(detail::fault_drop_exceptions()))
-            slot_->template emplace<2>(std::current_exception());
+            slot()->template emplace<2>(std::current_exception());
         if (header()) header()->mark_failed();
     }
 
     // Moves the result out, or rethrows the task's exception.
-    T take_result() { return take_from<T>(*slot_); }
+    T take_result() { return take_from<T>(*slot()); }
 
 private:
+    // In front of the header when the frame is ours, else own_ (no pointer kept: 8 bytes of
+    // every frame).
+    result_slot<T>* slot() noexcept { return slot_of(header(), &own_); }
     result_slot<T> own_;
-    result_slot<T>* slot_;
 };
 
 template <>
@@ -129,19 +138,19 @@ public:
     }
     static void operator delete(void* p) noexcept { free_task_frame(p); }
 
-    promise() noexcept : slot_(place_result_slot(header(), &own_)) {}
+    promise() noexcept { place_result_slot<result_slot<void>>(header()); }
 
     task<void> get_return_object() noexcept;
     void return_void() noexcept {}
     void unhandled_exception() noexcept {
-        if (!BLITZ_FAULT(detail::fault_drop_exceptions())) *slot_ = std::current_exception();
+        if (!BLITZ_FAULT(detail::fault_drop_exceptions())) *slot() = std::current_exception();
         if (header()) header()->mark_failed();
     }
-    void take_result() { take_from<void>(*slot_); }
+    void take_result() { take_from<void>(*slot()); }
 
 private:
+    result_slot<void>* slot() noexcept { return slot_of(header(), &own_); }
     result_slot<void> own_;
-    result_slot<void>* slot_;
 };
 
 }  // namespace detail

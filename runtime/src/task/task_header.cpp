@@ -47,7 +47,10 @@ constexpr waker_vtable task_waker_vtable{waker_wake, waker_wake_by_ref, waker_cl
 // Freed task blocks are kept per thread, by size class, and reused by the next spawn on that
 // thread: fork-join work frees on one worker what another allocated, which sends glibc's free
 // to its arena locks. Blocks are allocated at their class size so any block of a class fits
-// any request of it. A thread's cache is returned to the heap when the thread exits. Off under
+// any request of it; classes are 16 bytes apart (the heap's own granularity), so a block is
+// never rounded up by more than 15 bytes (64-byte classes made a 200-byte task take 256). A
+// thread keeps at most 256 blocks of a class and 2 MiB in all. A thread's cache is returned to
+// the heap when the thread exits. Off under
 // AddressSanitizer, so that a use after free still faults.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool block_cache_on = false;
@@ -57,7 +60,8 @@ constexpr bool block_cache_on = true;
 
 class block_cache {
 public:
-    static constexpr std::size_t step = 64, classes = 16, per_class = 256;
+    static constexpr std::size_t step = 16, classes = 64, per_class = 256;
+    static constexpr std::size_t max_bytes = std::size_t{2} << 20;
 
     block_cache() = default;
     block_cache(const block_cache&) = delete;
@@ -82,12 +86,14 @@ public:
         if (!n) return nullptr;
         head_[c] = n->next;
         --count_[c];
+        bytes_ -= bytes_of(c);
         return n;
     }
     bool give(std::size_t c, void* p) noexcept {
-        if (!alive_ || count_[c] == per_class) return false;
+        if (!alive_ || count_[c] == per_class || bytes_ + bytes_of(c) > max_bytes) return false;
         head_[c] = ::new (p) node{head_[c]};
         ++count_[c];
+        bytes_ += bytes_of(c);
         return true;
     }
 
@@ -97,6 +103,7 @@ private:
     };
     node* head_[classes] = {};
     std::size_t count_[classes] = {};
+    std::size_t bytes_ = 0;  // in all classes
     bool alive_ = true;
 };
 
@@ -122,7 +129,7 @@ void* allocate_task_frame(std::size_t frame_size, std::size_t slot_bytes) {
 }
 
 void task_header::release_block(task_header* h) noexcept {
-    if (h->result_dtor_) h->result_dtor_(h->result_slot_);
+    if (h->result_ops_) h->result_ops_->destroy(h->result_slot());
     void* block = reinterpret_cast<std::byte*>(h) - h->slot_bytes_;
     const std::size_t c =
         block_cache::class_of(h->slot_bytes_ + header_prefix_size + h->frame_size_);
@@ -157,8 +164,8 @@ void submit_spawn(task_scheduler* s, task_header* t) noexcept { s->spawn(t); }
 
 // ---- lifecycle ----
 void task_header::init_spawned(task_scheduler* s, std::coroutine_handle<> root) noexcept {
+    assert(root == this->root());  // the handle is the frame right after the header
     sched_ = s;
-    root_ = root;
     resume_point_ = root;
     spawned_ = true;
     // join handle + owner's task list + queue entry
@@ -185,7 +192,7 @@ task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_s
         resume_point_.resume();
         set_current_task(nullptr);
     }
-    if (root_.done()) {
+    if (root().done()) {
         complete(/*cancelled=*/false, 1);
         return poll_outcome::completed;
     }
@@ -409,7 +416,7 @@ void task_header::drop_refs(std::uint64_t dec, std::uint32_t n) noexcept {
     auto prev = state_.fetch_sub(dec, std::memory_order_acq_rel);
     assert(refs_of(prev) >= n && "task reference count underflow");
     if (refs_of(prev) != n) return;
-    if (frame_alive_) root_.destroy();  // runs free_task_frame, which only marks it dead
+    if (frame_alive_) root().destroy();  // runs free_task_frame, which only marks it dead
     release_block(this);
 }
 
@@ -419,7 +426,7 @@ waker task_header::make_waker() noexcept {
 }
 
 void task_header::destroy_frame() noexcept {
-    if (frame_alive_) root_.destroy();
+    if (frame_alive_) root().destroy();
 }
 
 // ---- abort, yield and joins from plain threads ----

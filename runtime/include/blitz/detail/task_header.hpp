@@ -118,20 +118,21 @@ public:
     void wake_join_waiter(std::uint64_t prev_state) noexcept;
 
     // ---- for task<T> and join_handle<T> (the result slot in front of the header) ----
-    // Bytes reserved in front of the header for the result slot.
-    std::uint32_t slot_bytes() const noexcept { return slot_bytes_; }
-    // Records the result slot built in front of the header, how to destroy it, and how to read
-    // the exception it may hold.
-    void bind_result_slot(void* slot, void (*dtor)(void*) noexcept,
-                          std::exception_ptr (*error_of)(void*) noexcept) noexcept {
-        result_slot_ = slot;
-        result_dtor_ = dtor;
-        error_of_ = error_of;
+    // How to destroy a result slot and read the exception it may hold: one static table per
+    // result type, so the header keeps one pointer for both.
+    struct result_ops {
+        void (*destroy)(void* slot) noexcept;
+        std::exception_ptr (*error_of)(void* slot) noexcept;
+    };
+    // Where the result slot lives: the bytes reserved in front of the header.
+    void* result_slot() const noexcept {
+        return const_cast<std::byte*>(reinterpret_cast<const std::byte*>(this)) - slot_bytes_;
     }
-    void* result_slot() const noexcept { return result_slot_; }
+    // Records that a result slot was built at result_slot(), and how to handle it.
+    void bind_result_slot(const result_ops* ops) noexcept { result_ops_ = ops; }
     // The exception stored in the result slot, if any (for unhandled-exception reports).
     std::exception_ptr stored_exception() const noexcept {
-        return error_of_ ? error_of_(result_slot_) : nullptr;
+        return result_ops_ ? result_ops_->error_of(result_slot()) : nullptr;
     }
     // An exception escaped the coroutine (set by its promise).
     void mark_failed() noexcept { failed_ = true; }
@@ -158,7 +159,6 @@ private:
     // ---- fields ----
     detail::atomic<std::uint64_t> state_{0};
     task_scheduler* sched_ = nullptr;         // whoever runs it (task/schedule.hpp)
-    std::coroutine_handle<> root_{};          // the spawned coroutine (frame owner)
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
     ready_fn ready_fn_ = nullptr;             // readiness check of the awaitable suspended on
     const void* ready_ctx_ = nullptr;
@@ -174,15 +174,15 @@ private:
     // The task's result lives in front of the header, outside the frame, so the frame (its
     // locals and by-value parameters, e.g. a channel sender) is destroyed as soon as the task
     // completes while the join handle can still take the result.
-    void* result_slot_ = nullptr;
-    void (*result_dtor_)(void*) noexcept = nullptr;
-    std::exception_ptr (*error_of_)(void*) noexcept = nullptr;  // the slot's exception, if any
-    std::uint32_t slot_bytes_ = 0;  // bytes in front of the header (the result slot)
-    std::uint32_t frame_size_ = 0;  // bytes of the frame (to recognise our own promise)
+    const result_ops* result_ops_ = nullptr;  // set once a slot was built (bind_result_slot)
+    std::uint32_t slot_bytes_ = 0;            // bytes in front of the header (the result slot)
+    std::uint32_t frame_size_ = 0;            // bytes of the frame (to recognise our own promise)
     bool spawned_ = false;
     bool frame_alive_ = true;
     bool failed_ = false;  // an exception escaped the coroutine (set by its promise)
 
+    // The spawned coroutine (the frame's owner): its frame follows the header in the block.
+    std::coroutine_handle<> root() const noexcept;
     // Destroys the frame, publishes COMPLETE and wakes the join waiter; returns the state before.
     std::uint64_t finish(bool cancelled) noexcept;
     // Subtracts `dec` from the state (n references and any flag bits with them); the holder of
@@ -201,6 +201,13 @@ inline constexpr std::size_t header_prefix_size =
 
 inline task_header* header_of_frame(void* frame) noexcept {
     return reinterpret_cast<task_header*>(static_cast<std::byte*>(frame) - header_prefix_size);
+}
+
+inline std::coroutine_handle<> task_header::root() const noexcept {
+    // A coroutine's handle is the address its allocation function returned (both compilers;
+    // init_spawned checks it).
+    return std::coroutine_handle<>::from_address(
+        const_cast<std::byte*>(reinterpret_cast<const std::byte*>(this)) + header_prefix_size);
 }
 
 // Frame allocation hooks used by task<T>::promise_type: [result slot | header | frame] in one
