@@ -13,6 +13,7 @@
 
 #include "base/rng.hpp"
 #include "blitz/blitz.hpp"
+#include "blitz_testing/queue_race.hpp"
 #include "blitz_testing/scenarios.hpp"
 #include "blitz_testing/settle.hpp"
 #include "blitz_testing/test_event.hpp"
@@ -82,12 +83,37 @@ outcome check_l4(const run_params& p, bool faulty) {
     return o;
 }
 
-// G1: the global queue is a FIFO whose emptiness checks take no lock. FIFO: tagged headers pushed
-// in random batches come out of random fair-share fetches in order. No lock: W saturated workers
-// run purely local work (a yield storm) for many ticks, each tick checking the global queue;
-// the lock is taken only to inject and fetch the root task. Control: emptiness checks lock.
+// G1 (amended by issue 21): the global queue is a FIFO whose producers and emptiness checks take
+// no lock. FIFO: tagged headers pushed in random batches come out of random fair-share fetches
+// in order. Producers: 2,000 pushes take no lock acquisition; 4 producer threads racing 2
+// consumer threads deliver every task exactly once, each producer's in its push order. No lock
+// for emptiness: W saturated workers run purely local work (a yield storm) for many ticks, each
+// tick checking the global queue; the lock is taken only to fetch the root task. Control: pushes
+// take the consumers' lock and emptiness checks lock; caught only if both halves are.
 outcome check_g1(const run_params& p, bool faulty) {
     outcome o;
+    std::uint64_t push_locks = 0;
+    {
+        detail::global_queue g;
+        g.set_fault_locked_push(faulty);
+        std::vector<detail::task_header> pool(2000);
+        for (auto& t : pool) g.push(&t);
+        push_locks = g.lock_acquisitions();
+        ++o.runs;
+        o.events += pool.size();
+        if (push_locks) {
+            forbid(o, std::to_string(push_locks) + " lock acquisitions for " +
+                          std::to_string(pool.size()) + " pushes");
+        }
+        while (g.pop()) {
+        }
+    }
+    {
+        const auto race = detail::testing::global_queue_race(4, 2, p.quick ? 5'000 : 25'000);
+        ++o.runs;
+        o.events += race.fetched;
+        if (!race.first.empty()) forbid(o, "producers racing consumers: " + race.first);
+    }
     {
         detail::global_queue g;
         std::vector<detail::task_header> pool(5000);
@@ -99,7 +125,8 @@ outcome check_g1(const run_params& p, bool faulty) {
                 const std::size_t n =
                     std::min<std::size_t>(1 + r.bounded(40), pool.size() - pushed);
                 for (std::size_t i = 0; i + 1 < n; ++i)
-                    detail::task_access::queue_next(pool[pushed + i]) = &pool[pushed + i + 1];
+                    detail::task_access::queue_next(pool[pushed + i])
+                        .store(&pool[pushed + i + 1], std::memory_order_relaxed);
                 g.push_batch(&pool[pushed], &pool[pushed + n - 1], static_cast<std::uint32_t>(n));
                 pushed += n;
             } else {
@@ -120,6 +147,7 @@ outcome check_g1(const run_params& p, bool faulty) {
     c.debug.locked_global_empty = faulty;
     runtime rt(c);
     const int rounds = p.quick ? 2 : 8;
+    std::uint64_t empty_locks = 0;
     for (int k = 0; k < rounds; ++k) {
         workloads::settle(rt);
         const std::uint64_t before = rt.metrics().global_lock_acquisitions;
@@ -127,14 +155,20 @@ outcome check_g1(const run_params& p, bool faulty) {
         const runtime_metrics m = workloads::settle(rt);
         ++o.runs;
         o.events += m.total(&worker_metrics::ticks);
-        // One push of the root task, and at most one locked fetch attempt per worker for it.
+        // The root task's push takes no lock, and at most one locked fetch attempt per worker
+        // for it (one more allowed for the push, so this half does not catch the push control).
         const std::uint64_t allowed = 1 + p.workers;
         const std::uint64_t used = m.global_lock_acquisitions - before;
         if (used > allowed) {
+            ++empty_locks;
             forbid(o, std::to_string(used) +
                           " global-queue lock acquisitions for one injected task (" +
                           std::to_string(m.total(&worker_metrics::ticks)) + " ticks)");
         }
+    }
+    if (faulty && (push_locks == 0 || empty_locks == 0)) {
+        o.violations = 0;  // each half of the control must be caught on its own
+        o.detail = push_locks == 0 ? "locked pushes not caught" : "locked emptiness not caught";
     }
     return o;
 }
@@ -1076,8 +1110,8 @@ std::vector<checker> sched_checkers() {
          "LIFO slot off", check_l1},
         {"L4", "nothing enters the LIFO slot of a parking worker", "LIFO used while parking",
          check_l4, false, false, /*needs_parking=*/true},
-        {"G1", "the global queue is FIFO and its emptiness checks take no lock",
-         "emptiness checks lock", check_g1},
+        {"G1", "the global queue is FIFO; its pushes and emptiness checks take no lock",
+         "pushes and emptiness checks lock", check_g1},
         {"G3", "work-finding order: LIFO, ring, global, steal", "ring popped before LIFO",
          check_g3},
         {"G5", "interval = clamp(1ms / EWMA(0.1) poll time, 8, 255), replayed from probes",

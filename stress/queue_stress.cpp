@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/rng.hpp"
+#include "blitz_testing/queue_race.hpp"
 #include "blitz_testing/test_support.hpp"
 #include "sched/global_queue.hpp"
 #include "sched/local_queue.hpp"
@@ -97,6 +98,16 @@ void run_conservation(std::uint32_t start_index, int thieves, std::uint64_t seed
 TEST(QueueStress, ConservationWithRestealingThieves) { run_conservation(0, 3, 1); }
 TEST(QueueStress, ConservationAcrossTheIndexWrap) { run_conservation(0xFFFFFFFFu - 5000, 3, 2); }
 TEST(QueueStress, ConservationWithManyThieves) { run_conservation(12345, 7, 3); }
+
+// G1 (amended by issue 21): lock-free producers racing consumers on the global queue, several
+// rounds: every task once, each producer's in its order (TSan checks the links' publication).
+TEST(QueueStress, GlobalQueueProducersRacingConsumers) {
+    for (int round = 0; round < 4; ++round) {
+        const auto r = testing::global_queue_race(3 + round % 3, 1 + round % 2, 30'000);
+        EXPECT_TRUE(r.first.empty()) << r.first;
+        EXPECT_EQ(r.lost + r.duplicates + r.out_of_order, 0u);
+    }
+}
 
 }  // namespace
 }  // namespace blitz::detail

@@ -23,6 +23,7 @@ inline void futex_wake_one(atomic<std::uint32_t>& word) noexcept {
     ::blitz::model::impl::futex_wake(word.location(), 1);
 }
 inline std::chrono::nanoseconds monotonic_now() noexcept { return ::blitz::model::now(); }
+inline void spin_pause() noexcept { ::blitz::model::yield(); }
 
 }  // namespace blitz::detail
 

@@ -5,6 +5,8 @@
 
 namespace blitz::detail {
 
+global_queue::global_queue() noexcept : head_(&stub_), tail_(&stub_) {}
+
 void global_queue::count_lock() const noexcept {
     // relaxed: a statistic, written under the lock
     locks_.store(locks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -16,18 +18,57 @@ bool global_queue::locked_empty() const noexcept {
     return len() == 0;
 }
 
+void global_queue::append(task_header* first, task_header* last) noexcept {
+    last->queue_next_.store(nullptr, std::memory_order_relaxed);  // published by the link below
+    // acq_rel: acquire the previous tail's node (its producer's writes) to link from it; release
+    // our chain to the producer that exchanges after us
+    task_header* prev = tail_.exchange(last, std::memory_order_acq_rel);
+    // release: the chain (its links and the tasks) to the consumer that reads this link
+    prev->queue_next_.store(first, std::memory_order_release);
+}
+
 void global_queue::push_batch(task_header* first, task_header* last, std::uint32_t n) noexcept {
-    last->queue_next_ = nullptr;
-    lock_guard l(mu_);
-    count_lock();
-    if (tail_) {
-        tail_->queue_next_ = first;
+    // seq_cst, and before the exchange: the parking protocol's final check (idle_state's Dekker
+    // argument) must see the queue non-empty from here on; and len_ never undercounts.
+    len_.fetch_add(n, std::memory_order_seq_cst);
+    if (BLITZ_FAULT(fault_locked_push_)) [[unlikely]] {  // G1's control: the push locks
+        lock_guard l(mu_);
+        count_lock();
+        append(first, last);
     } else {
-        head_ = first;
+        append(first, last);
     }
-    tail_ = last;
-    // seq_cst: pairs with the parking worker's final check (idle_state's Dekker argument)
-    len_.store(len_.load(std::memory_order_relaxed) + n, std::memory_order_seq_cst);
+    pushes_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+}
+
+task_header* global_queue::take_one() noexcept {
+    task_header* head = head_;
+    // acquire: pairs with the release store of the link (the node behind it is complete)
+    task_header* next = head->queue_next_.load(std::memory_order_acquire);
+    if (head == &stub_) {
+        if (!next) return nullptr;  // empty, or a push in flight
+        head_ = head = next;        // step over the stub
+        next = head->queue_next_.load(std::memory_order_acquire);
+    }
+    if (next) {
+        head_ = next;
+        return head;
+    }
+    // head is the last linked node. If it is not the tail, a producer has exchanged the tail
+    // and not yet linked from head: wait for it (the caller returns what it has).
+    if (head != tail_.load(std::memory_order_acquire)) return nullptr;
+    if (BLITZ_MODEL_DEFECT(global_reset_to_stub)) {  // the model's control: the naive reset
+        stub_.queue_next_.store(nullptr, std::memory_order_relaxed);
+        tail_.store(&stub_, std::memory_order_release);  // loses a push racing this store
+        head_ = &stub_;
+        return head;
+    }
+    // Put the stub behind head, so head can leave without the queue becoming headless.
+    append(&stub_, &stub_);
+    next = head->queue_next_.load(std::memory_order_acquire);
+    if (!next) return nullptr;  // a producer got in before the stub; its link is coming
+    head_ = next;
+    return head;
 }
 
 std::uint32_t global_queue::pop_share(task_header** out, std::uint32_t room, unsigned workers,
@@ -36,18 +77,30 @@ std::uint32_t global_queue::pop_share(task_header** out, std::uint32_t room, uns
     if (room == 0 || empty()) return 0;
     lock_guard l(mu_);
     count_lock();
-    std::uint64_t len = len_.load(std::memory_order_relaxed);  // relaxed: we hold the lock
+    const std::uint64_t len = len_.load(std::memory_order_seq_cst);
     if (len_seen) *len_seen = len;
-    std::uint64_t share = std::clamp<std::uint64_t>(len / std::max(workers, 1u), lo, hi);
-    auto n = static_cast<std::uint32_t>(std::min({len, share, std::uint64_t{room}}));
-    for (std::uint32_t i = 0; i < n; ++i) {
-        task_header* t = head_;
-        head_ = t->queue_next_;
-        t->queue_next_ = nullptr;
-        out[i] = t;
+    const std::uint64_t share = std::clamp<std::uint64_t>(len / std::max(workers, 1u), lo, hi);
+    const auto want = static_cast<std::uint32_t>(std::min({len, share, std::uint64_t{room}}));
+    std::uint32_t n = 0;
+    // Consumers take and count under the lock, so a length above what is reachable means a push
+    // in flight (its length raised, its exchange or its link to come, a few instructions on).
+    // With nothing taken yet, wait a little for it; if its producer was preempted there, the
+    // caller comes back (a non-empty queue keeps a worker from parking).
+    unsigned waits = 0;
+    while (n < want) {
+        task_header* t = take_one();
+        if (!t) {
+            if (n == 0 && ++waits <= link_wait_spins) {
+                spin_pause();
+                continue;
+            }
+            break;
+        }
+        t->queue_next_.store(nullptr, std::memory_order_relaxed);
+        out[n++] = t;
     }
-    if (!head_) tail_ = nullptr;
-    len_.store(len - n, std::memory_order_seq_cst);  // seq_cst: see push_batch
+    // seq_cst: see push_batch. Never below zero: pushes raise len_ before they link.
+    if (n) len_.fetch_sub(n, std::memory_order_seq_cst);
     return n;
 }
 

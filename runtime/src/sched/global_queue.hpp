@@ -11,28 +11,44 @@
 
 namespace blitz::detail {
 
-// An intrusive FIFO list of tasks (linked through task_header::queue_next_) under a mutex, with
-// an atomic length so emptiness checks take no lock (G1).
+// An intrusive FIFO of tasks (linked through task_header::queue_next_) whose producers take no
+// lock, with an atomic length so emptiness checks take no lock either (G1, amended by issue 21).
 //
-// Invariants: len_ equals the list length whenever mu_ is free; every operation takes mu_ at most
-// once, so an overflow of 129 tasks or a batch fetch costs one acquisition (Q4, G2).
-// Memory ordering: the list is protected by mu_. len_ is written with seq_cst under the lock and
-// read with seq_cst by the parking protocol's final check, so a producer's push and a parking
-// worker's bitmap update cannot both miss each other (see idle_state).
+// Producers (any thread) append a chain with one exchange on the tail and one store of the
+// link from the previous tail: a spawn from a plain thread never waits for a worker that is
+// fetching, and never sleeps on a contended mutex. Consumers (workers fetching a share) take
+// the consumer lock, so one fetch is one acquisition whatever its size (G2), and walk from the
+// head. A stub node sits in the list whenever it would otherwise be empty, so the head and the
+// tail never have to be updated together (Vyukov's intrusive MPSC queue, with consumers
+// serialized by the lock).
+//
+// The one window: a producer that exchanged the tail but has not yet stored its link. Nodes
+// behind it are unreachable until it does; a fetch then returns fewer tasks than len(), possibly
+// none ("a push in flight"). The length is raised before the exchange, so len() never
+// undercounts reachable tasks, and a worker that finds the queue non-empty does not park (the
+// parking protocol's final check), so it looks again once the link lands.
+//
+// Invariants: len_ >= the number of reachable tasks (equal when no push is in flight); every
+// pushed task is fetched exactly once, in push order (per producer, and across producers in
+// the order of their exchanges); a consumer never reads a node after handing it out.
+// Memory ordering: a push publishes its chain with the release store of the link; consumers
+// read links with acquire. len_ is raised with seq_cst before the exchange and read with
+// seq_cst by the parking protocol's final check, so a producer's push and a parking worker's
+// bitmap update cannot both miss each other (see idle_state).
 // Thread-safety: every method from any thread.
 class global_queue {
 public:
-    global_queue() = default;
+    global_queue() noexcept;
     global_queue(const global_queue&) = delete;
     global_queue& operator=(const global_queue&) = delete;
 
     void push(task_header* t) noexcept { push_batch(t, t, 1); }
-    // Appends the chain first..last (linked by queue_next_, `n` tasks) in one acquisition.
+    // Appends the chain first..last (linked by queue_next_, `n` tasks) with one exchange.
     void push_batch(task_header* first, task_header* last, std::uint32_t n) noexcept;
 
     // Takes a fair share for one of `workers` workers: n = min(len, clamp(len / workers, lo, hi)),
-    // but never more than `room`; writes them to `out` in FIFO order and returns n (G2).
-    // `len_seen`, if given, receives the queue length under the lock (for probes).
+    // but never more than `room` (fewer while a push is in flight); writes them to `out` in FIFO
+    // order and returns n (G2). `len_seen`, if given, receives the length it saw.
     std::uint32_t pop_share(task_header** out, std::uint32_t room, unsigned workers,
                             std::uint32_t lo, std::uint32_t hi,
                             std::uint64_t* len_seen = nullptr) noexcept;
@@ -45,23 +61,40 @@ public:
             return locked_empty();
         return len() == 0;
     }
-    // G1's negative control: emptiness checks take the lock (set before the queue is shared).
+    // G1's negative controls (set before the queue is shared): emptiness checks take the
+    // consumer lock; pushes take it.
     void set_fault_locked_empty(bool on) noexcept { fault_locked_empty_ = on; }
-    // Total lock acquisitions so far, for the overflow/batching checks (Q4, G2).
+    void set_fault_locked_push(bool on) noexcept { fault_locked_push_ = on; }
+    // Consumer-lock acquisitions so far (fetches, and the controls' locked checks and pushes).
     std::uint64_t lock_acquisitions() const noexcept {
         return locks_.load(std::memory_order_relaxed);  // relaxed: a statistic
+    }
+    // Pushes so far (one per push_batch, whatever its length: Q4's one operation per overflow).
+    std::uint64_t push_operations() const noexcept {
+        return pushes_.load(std::memory_order_relaxed);  // relaxed: a statistic
     }
 
 private:
     void count_lock() const noexcept BLITZ_REQUIRES(mu_);
     bool locked_empty() const noexcept;
+    // The oldest reachable task; nullptr when empty or behind a push in flight.
+    task_header* take_one() noexcept BLITZ_REQUIRES(mu_);
+    void append(task_header* first, task_header* last) noexcept;
 
-    mutable mutex mu_;
-    task_header* head_ BLITZ_GUARDED_BY(mu_) = nullptr;
-    task_header* tail_ BLITZ_GUARDED_BY(mu_) = nullptr;
+#ifdef BLITZ_MODEL_ATOMIC_HEADER
+    static constexpr unsigned link_wait_spins = 1;  // each pause is a scheduling point there
+#else
+    static constexpr unsigned link_wait_spins = 64;  // pauses a fetch waits for a link
+#endif
+    mutable mutex mu_;                         // the consumers' lock
+    task_header* head_ BLITZ_GUARDED_BY(mu_);  // the oldest node (possibly the stub)
+    task_header stub_;
+    alignas(cache_line) atomic<task_header*> tail_;  // the newest node; producers exchange it
+    atomic<std::uint64_t> pushes_{0};
     alignas(cache_line) atomic<std::uint64_t> len_{0};
     mutable atomic<std::uint64_t> locks_{0};
     bool fault_locked_empty_ = false;
+    bool fault_locked_push_ = false;
 };
 
 }  // namespace blitz::detail

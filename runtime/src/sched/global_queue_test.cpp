@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// global_queue: FIFO, lock-free emptiness, fair-share batch size in one acquisition (G1, G2).
+// global_queue: FIFO, lock-free pushes and emptiness, fair-share batch size in one acquisition
+// (G1, G2).
 
 #include "sched/global_queue.hpp"
 
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 
+#include "blitz_testing/queue_race.hpp"
 #include "blitz_testing/test_support.hpp"
 
 namespace blitz::detail {
@@ -56,6 +58,51 @@ TEST(GlobalQueue, EmptyCheckTakesNoLock) {
     task_header* out[4];
     EXPECT_EQ(g.pop_share(out, 4, 2, 4, 64), 0u);
     EXPECT_EQ(g.lock_acquisitions(), before);
+}
+
+// G1 (amended by issue 21): producers take no lock, whatever they push.
+TEST(GlobalQueue, PushesTakeNoLock) {
+    testing::header_pool pool(100);
+    global_queue g;
+    for (int i = 0; i < 50; ++i) g.push(pool.at(i));
+    for (int i = 50; i < 99; ++i) task_access::queue_next(*pool.at(i)).store(pool.at(i + 1));
+    g.push_batch(pool.at(50), pool.at(99), 50);
+    EXPECT_EQ(g.lock_acquisitions(), 0u);
+    EXPECT_EQ(g.push_operations(), 51u);
+    EXPECT_EQ(g.len(), 100u);
+    global_queue h;  // the control: pushes lock
+    h.set_fault_locked_push(true);
+    h.push(pool.at(0));
+    EXPECT_EQ(h.lock_acquisitions(), 1u);
+}
+
+// The stub: the queue empties and refills many times, each time through the last node.
+TEST(GlobalQueue, EmptiesAndRefillsThroughTheStub) {
+    testing::header_pool pool(3);
+    global_queue g;
+    for (int round = 0; round < 100; ++round) {
+        g.push(pool.at(0));
+        EXPECT_EQ(g.pop(), pool.at(0));
+        EXPECT_EQ(g.pop(), nullptr);
+        g.push(pool.at(1));
+        g.push(pool.at(2));
+        EXPECT_EQ(g.pop(), pool.at(1));
+        g.push(pool.at(0));
+        EXPECT_EQ(g.pop(), pool.at(2));
+        EXPECT_EQ(g.pop(), pool.at(0));
+        EXPECT_TRUE(g.empty());
+    }
+}
+
+// Producers racing consumers: every task once, each producer's in order (also under TSan in
+// stress/queue_stress.cpp).
+TEST(GlobalQueue, ProducersRacingConsumersDeliverEveryTaskOnceInOrder) {
+    const auto r = testing::global_queue_race(4, 2, 20'000);
+    EXPECT_EQ(r.fetched, 80'000u);
+    EXPECT_EQ(r.lost, 0u);
+    EXPECT_EQ(r.duplicates, 0u);
+    EXPECT_EQ(r.out_of_order, 0u);
+    EXPECT_TRUE(r.first.empty()) << r.first;
 }
 
 }  // namespace

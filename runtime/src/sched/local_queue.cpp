@@ -49,15 +49,15 @@ bool local_queue::overflow(task_header* t, std::uint32_t head, std::uint32_t n,
         return false;
     }
     // The n oldest tasks are ours now. Chain them, then the new task, and hand the chain over
-    // under one lock acquisition (Q4).
+    // in one push (Q4). relaxed: the push's release store of its link publishes the chain.
     task_header* first = slots_[head & mask].load(std::memory_order_relaxed);  // relaxed: ours
     task_header* prev = first;
     for (std::uint32_t i = 1; i < n; ++i) {
         task_header* cur = slots_[(head + i) & mask].load(std::memory_order_relaxed);
-        prev->queue_next_ = cur;
+        prev->queue_next_.store(cur, std::memory_order_relaxed);
         prev = cur;
     }
-    prev->queue_next_ = t;
+    prev->queue_next_.store(t, std::memory_order_relaxed);
     g.push_batch(first, t, n + 1);
     return true;
 }

@@ -61,6 +61,7 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
                         BLITZ_FAULT(cfg.debug.wake_despite_searchers)}) {
     assert(driver_ != nullptr);
     global_.set_fault_locked_empty(BLITZ_FAULT(cfg.debug.locked_global_empty));
+    global_.set_fault_locked_push(BLITZ_FAULT(cfg.debug.locked_global_push));
     make_workers();
     threads_.reserve(nworkers_);
     unsigned started = 0;

@@ -469,14 +469,6 @@ void worker::park() noexcept {
     flush_collected();  // what the I/O driver woke, now that this worker is back
 }
 
-namespace {
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-}  // namespace
-
 bool worker::spin_for_work() const noexcept {
     // Not parked and not searching: producers do not count on this worker, so it must see the
     // work itself (any ring or the global queue); the run loop then searches as usual.
@@ -484,7 +476,7 @@ bool worker::spin_for_work() const noexcept {
     do {
         for (int i = 0; i < 64; ++i) {
             if (sched_.work_pending() || sched_.shutting_down()) return true;
-            cpu_relax();
+            detail::spin_pause();
         }
     } while (std::chrono::steady_clock::now() < until);
     return false;
@@ -508,7 +500,7 @@ bool worker::busy_wait() noexcept {
     for (;;) {
         for (int i = 0; i < 32; ++i) {
             if (sched_.work_pending() || sched_.shutting_down()) return true;
-            cpu_relax();
+            detail::spin_pause();
         }
         bump(c_busy_polls);
         if (BLITZ_FAULT(cfg_.debug.busy_skips_driver)) continue;  // O2's busy-mode control

@@ -7,6 +7,8 @@
 // the parker times out by, and the mutex (blitz/detail/mutex.hpp), and so drives all of them
 // under the model checker.
 //
+// spin_pause() is one step of a spin-wait (the CPU's pause; a scheduling point in the model).
+//
 // BLITZ_ORDER(site, order) marks a memory order that a model's negative control weakens: it is
 // `order` in every build but the model build, where the control named `site` makes it relaxed
 // to show that the model notices. BLITZ_MODEL_DEFECT(site) marks a step such a control leaves
@@ -22,4 +24,12 @@ using atomic = std::atomic<T>;
 }  // namespace blitz::detail
 #define BLITZ_ORDER(site, order) (order)
 #define BLITZ_MODEL_DEFECT(site) false
+namespace blitz::detail {
+// One step of a spin-wait: the CPU's pause hint (a scheduling point under the model checker).
+inline void spin_pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+}  // namespace blitz::detail
 #endif

@@ -162,10 +162,10 @@ private:
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
     ready_fn ready_fn_ = nullptr;             // readiness check of the awaitable suspended on
     const void* ready_ctx_ = nullptr;
-    select_scope* scope_ = nullptr;      // innermost select the task is inside (poll only)
-    task_header* queue_next_ = nullptr;  // intrusive link for the global queue
-    task_header* reg_next_ = nullptr;    // intrusive links for the owner's task_list,
-    task_header* reg_prev_ = nullptr;    // which unlinks the task when it completes
+    select_scope* scope_ = nullptr;  // innermost select the task is inside (poll only)
+    detail::atomic<task_header*> queue_next_{nullptr};  // intrusive link for the global queue
+    task_header* reg_next_ = nullptr;  // intrusive links for the owner's task_list,
+    task_header* reg_prev_ = nullptr;  // which unlinks the task when it completes
     // The list it is linked in (nullptr: none). Written by the list's owner only; atomic
     // because a worker completing the task compares it with its own list (relaxed: a value
     // that is not the reader's own list means "not mine" whatever it is).

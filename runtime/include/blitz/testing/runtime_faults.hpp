@@ -32,6 +32,8 @@ struct runtime_faults {
     bool ring_before_lifo = false;
     // G1: the global queue's emptiness check takes the lock.
     bool locked_global_empty = false;
+    // G1 (amended by issue 21): a push into the global queue takes the consumers' lock.
+    bool locked_global_push = false;
     // I2: a waker claims the highest parked worker instead of the lowest.
     bool claim_highest_parked = false;
     // I3: producers wake a parked worker even while a searcher exists.
