@@ -50,8 +50,8 @@ constexpr waker_vtable task_waker_vtable{waker_wake, waker_wake_by_ref, waker_cl
 // any request of it; classes are 16 bytes apart (the heap's own granularity), so a block is
 // never rounded up by more than 15 bytes (64-byte classes made a 200-byte task take 256). A
 // thread keeps at most 256 blocks of a class and 2 MiB in all. A thread's cache is returned to
-// the heap when the thread exits. Off under
-// AddressSanitizer, so that a use after free still faults.
+// the heap when the thread exits. Off under AddressSanitizer, so that a use after free still
+// faults.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool block_cache_on = false;
 #else
