@@ -44,14 +44,14 @@ constexpr waker_vtable task_waker_vtable{waker_wake, waker_wake_by_ref, waker_cl
 
 // ---- allocation: [task_header | frame] in one block ----
 
-// Freed task blocks are kept per thread, by size class, and reused by the next spawn on that
-// thread: fork-join work frees on one worker what another allocated, which sends glibc's free
-// to its arena locks. Blocks are allocated at their class size so any block of a class fits
-// any request of it; classes are 16 bytes apart (the heap's own granularity), so a block is
-// never rounded up by more than 15 bytes (64-byte classes made a 200-byte task take 256). A
-// thread keeps at most 256 blocks of a class and 2 MiB in all. A thread's cache is returned to
-// the heap when the thread exits. Off under AddressSanitizer, so that a use after free still
-// faults.
+// Freed task blocks (and the oneshot channels' states, cached_alloc) are kept per thread, by
+// size class, and reused by the next spawn on that thread: fork-join work frees on one worker what
+// another allocated, which sends glibc's free to its arena locks. Blocks are allocated at their
+// class size so any block of a class fits any request of it; classes are 16 bytes apart (the heap's
+// own granularity), so a block is never rounded up by more than 15 bytes (64-byte classes made a
+// 200-byte task take 256). A thread keeps at most 256 blocks of a class and 2 MiB in all. A
+// thread's cache is returned to the heap when the thread exits. Off under AddressSanitizer, so that
+// a use after free still faults.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool block_cache_on = false;
 #else
@@ -109,17 +109,22 @@ private:
 
 thread_local block_cache tl_blocks;
 
+void* cached_alloc(std::size_t bytes) {
+    const std::size_t c = block_cache::class_of(bytes);
+    if (!block_cache_on || c >= block_cache::classes) return ::operator new(bytes);
+    if (void* block = tl_blocks.take(c)) return block;
+    return ::operator new(block_cache::bytes_of(c));
+}
+
+void cached_free(void* p, std::size_t bytes) noexcept {
+    const std::size_t c = block_cache::class_of(bytes);
+    if (!(block_cache_on && c < block_cache::classes && tl_blocks.give(c, p))) ::operator delete(p);
+}
+
 void* allocate_task_frame(std::size_t frame_size, std::size_t slot_bytes) {
     if (BLITZ_INJECTED_FAILURE(task_alloc)) throw std::bad_alloc();  // faults build only
     const std::size_t total = slot_bytes + header_prefix_size + frame_size;
-    void* block = nullptr;
-    const std::size_t c = block_cache::class_of(total);
-    if (block_cache_on && c < block_cache::classes) {
-        block = tl_blocks.take(c);
-        if (!block) block = ::operator new(block_cache::bytes_of(c));
-    } else {
-        block = ::operator new(total);
-    }
+    void* block = cached_alloc(total);
     auto* h = new (static_cast<std::byte*>(block) + slot_bytes) task_header();
     h->slot_bytes_ = static_cast<std::uint32_t>(slot_bytes);
     h->frame_size_ = static_cast<std::uint32_t>(frame_size);
@@ -131,11 +136,9 @@ void* allocate_task_frame(std::size_t frame_size, std::size_t slot_bytes) {
 void task_header::release_block(task_header* h) noexcept {
     if (h->result_ops_) h->result_ops_->destroy(h->result_slot());
     void* block = reinterpret_cast<std::byte*>(h) - h->slot_bytes_;
-    const std::size_t c =
-        block_cache::class_of(h->slot_bytes_ + header_prefix_size + h->frame_size_);
+    const std::size_t total = h->slot_bytes_ + header_prefix_size + h->frame_size_;
     h->~task_header();
-    if (!(block_cache_on && c < block_cache::classes && tl_blocks.give(c, block)))
-        ::operator delete(block);
+    cached_free(block, total);
     alloc_stats::on_free();
 }
 
@@ -164,7 +167,6 @@ void submit_spawn(task_scheduler* s, task_header* t) noexcept { s->spawn(t); }
 
 // ---- lifecycle ----
 void task_header::init_spawned(task_scheduler* s, std::coroutine_handle<> root) noexcept {
-    assert(root == this->root());  // the handle is the frame right after the header
     sched_ = s;
     resume_point_ = root;
     spawned_ = true;

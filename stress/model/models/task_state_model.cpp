@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <coroutine>
 #include <vector>
 
 #include "blitz/cancel.hpp"
@@ -39,11 +40,17 @@ struct model_scheduler final : detail::task_scheduler {
     void unhandled_exception(task_header*) noexcept override {}
 };
 
-// A fresh spawned header in a heap block the last reference frees (release_block).
+// A coroutine that never finishes: each poll resumes it and it suspends again at once.
+blitz::task<void> never_done() {
+    for (;;) co_await std::suspend_always{};
+}
+
+// A fresh spawned header in a heap block the last reference frees (release_block), in front of
+// a real frame (the header finds its root there).
 task_header* spawn_header(model_scheduler& s) {
-    void* frame = detail::allocate_task_frame(0, 0);
-    task_header* h = detail::header_of_frame(frame);
-    h->init_spawned(&s, std::noop_coroutine());  // a noop root: destroying it does nothing
+    const std::coroutine_handle<> root = never_done().release();
+    task_header* h = detail::header_of_frame(root.address());
+    h->init_spawned(&s, root);
     return h;
 }
 

@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -32,6 +34,24 @@ struct oneshot_state {
     detail::atomic<std::uint32_t> refs{2};
     waker rx_waker;  // written by the receiver before rx_waiting; taken by the sender after
     std::optional<T> value;
+
+    // From the per-thread block cache task frames use: a oneshot per request costs no heap
+    // allocation once the cache is warm (over-aligned values go to the heap).
+    static constexpr bool over_aligned = alignof(oneshot_state) > __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+    static void* operator new(std::size_t n) {
+        if constexpr (over_aligned) {
+            return ::operator new(n, std::align_val_t{alignof(oneshot_state)});
+        } else {
+            return cached_alloc(n);
+        }
+    }
+    static void operator delete(void* p, std::size_t n) noexcept {
+        if constexpr (over_aligned) {
+            ::operator delete(p, std::align_val_t{alignof(oneshot_state)});
+        } else {
+            cached_free(p, n);
+        }
+    }
 
     bool finished(std::uint32_t b) const noexcept { return b & (sent | tx_gone); }
     static void release(oneshot_state* s) noexcept {

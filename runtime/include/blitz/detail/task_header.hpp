@@ -204,11 +204,17 @@ inline task_header* header_of_frame(void* frame) noexcept {
 }
 
 inline std::coroutine_handle<> task_header::root() const noexcept {
-    // A coroutine's handle is the address its allocation function returned (both compilers;
-    // init_spawned checks it).
+    // A coroutine's handle is the address its allocation function returned (both compilers),
+    // so a spawned task's root is the frame right after its header. (Unit tests that drive
+    // inert headers never poll or destroy them, so their root is never read.)
     return std::coroutine_handle<>::from_address(
         const_cast<std::byte*>(reinterpret_cast<const std::byte*>(this)) + header_prefix_size);
 }
+
+// A block of at least `bytes` from this thread's cache of freed blocks (the one task frames
+// use), or the heap; give it back with cached_free and the same size, from any thread.
+void* cached_alloc(std::size_t bytes);
+void cached_free(void* p, std::size_t bytes) noexcept;
 
 // Frame allocation hooks used by task<T>::promise_type: [result slot | header | frame] in one
 // block; slot_bytes is a multiple of the default new alignment.
