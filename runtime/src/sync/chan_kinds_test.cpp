@@ -137,5 +137,27 @@ TEST(Watch, VersionsGoForwardAndTheLastValueIsSeen) {
     for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_LT(seen[i - 1], seen[i]);
 }
 
+TEST(Watch, LockFreeValuesAndLockedValuesReadTheSame) {
+    struct b64 {
+        std::uint64_t w[8];
+    };
+    struct b72 {
+        std::uint64_t w[9];
+    };
+    static_assert(detail::watch_lock_free<int> && detail::watch_lock_free<b64>);
+    static_assert(!detail::watch_lock_free<b72> && !detail::watch_lock_free<std::string>);
+    auto [tx, rx] = watch<b64>(b64{});
+    auto [ts, rs] = watch<std::string>("a");
+    EXPECT_FALSE(rx.has_changed());
+    tx.send(b64{{1, 2, 3, 4, 5, 6, 7, 8}});
+    ts.send("b");
+    EXPECT_TRUE(rx.has_changed() && rs.has_changed());
+    auto [v, version] = rx.borrow_and_update();
+    EXPECT_EQ(v.w[0] + v.w[7], 9u);
+    EXPECT_EQ(version, 1u);
+    EXPECT_EQ(rs.borrow_and_update(), (std::pair<std::string, std::uint64_t>{"b", 1}));
+    EXPECT_FALSE(rx.has_changed() || rs.has_changed());
+}
+
 }  // namespace
 }  // namespace blitz

@@ -103,6 +103,12 @@ bool barrier::arrive(awaiter& a, detail::task_header* t) {
     return false;
 }
 
+void barrier::lead_alone(awaiter& a) noexcept {
+    detail::lock_guard l(mu_);
+    a.generation_ = generation_++;
+    a.leader_ = true;
+}
+
 void barrier::abandon(awaiter& a) noexcept {
     detail::lock_guard l(mu_);
     if (a.node_.linked()) {

@@ -254,6 +254,29 @@ TEST(Barrier, AnAbortedWaiterLeavesTheCount) {
     }());
 }
 
+TEST(Barrier, OnePartyLeadsEveryGenerationAtOnce) {
+    runtime rt(conformance::fresh(1));
+    rt.block_on([]() -> task<void> {
+        barrier b(1);
+        for (int i = 0; i < 3; ++i) EXPECT_TRUE((co_await b.wait()).is_leader());
+        EXPECT_EQ(b.generation(), 3u);
+        {
+            auto unawaited = b.wait();
+        }  // made and dropped: counts nowhere
+        EXPECT_EQ(b.generation(), 3u);
+        barrier two(2);
+        {
+            auto unawaited = two.wait();
+        }
+        auto a =
+            spawn([](barrier& b) -> task<bool> { co_return (co_await b.wait()).is_leader(); }(two));
+        co_await let_others_run();
+        EXPECT_FALSE(a.is_finished());  // the dropped awaiter did not count as an arrival
+        EXPECT_TRUE((co_await two.wait()).is_leader());
+        EXPECT_FALSE(co_await a);
+    }());
+}
+
 TEST(OnceCell, InitializerRunsOnceForConcurrentCallers) {
     runtime rt(conformance::fresh(4));
     once_cell<std::string> cell;

@@ -518,6 +518,44 @@ fn primitive(rt: &Runtime, name: &str) -> Rep {
                 join_all(hs).await
             })
         }
+        // The reference runtime's definitions of its four published ratios (see
+        // bench_workloads.cpp): try_send, oneshot try_recv, watch send + borrow, barrier of one.
+        "channel_try_send" => {
+            let (tx, mut rx) = mpsc::channel::<u64>(OPS);
+            let r = timed(rt, async {
+                for _ in 0..OPS {
+                    tx.try_send(1).unwrap();
+                }
+            });
+            let mut left = 0;
+            while rx.try_recv().is_ok() {
+                left += 1;
+            }
+            assert_eq!(left, OPS);
+            r
+        }
+        "oneshot_try_recv" => timed(rt, async {
+            for i in 0..OPS {
+                let (tx, mut rx) = oneshot::channel::<u64>();
+                tx.send(i as u64).unwrap();
+                std::hint::black_box(rx.try_recv().unwrap());
+            }
+        }),
+        "watch_send_borrow" => {
+            let (tx, rx) = watch::channel(0u64);
+            timed(rt, async move {
+                for i in 0..OPS {
+                    tx.send(i as u64).unwrap();
+                    std::hint::black_box(*rx.borrow());
+                }
+            })
+        }
+        "barrier_new_1" => timed(rt, async {
+            for _ in 0..OPS {
+                let b = Barrier::new(1);
+                std::hint::black_box(b.wait().await.is_leader());
+            }
+        }),
         "notify" => {
             let n = Notify::new();
             timed(rt, async {
@@ -681,6 +719,10 @@ const WORKLOADS: &[(&str, &str, usize)] = &[
     ("once_cell_set", "primitive", OPS),
     ("barrier", "primitive", OPS),
     ("notify", "primitive", OPS),
+    ("channel_try_send", "primitive", OPS),
+    ("oneshot_try_recv", "primitive", OPS),
+    ("watch_send_borrow", "primitive", OPS),
+    ("barrier_new_1", "primitive", OPS),
     ("select_ready", "primitive", OPS),
     ("timeout_ready", "primitive", OPS),
     ("timer_insert_cancel", "timer", OPS),

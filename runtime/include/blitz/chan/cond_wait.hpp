@@ -10,8 +10,14 @@
 // A woken waiter re-checks in its readiness check, under the mutex, before its task resumes: if
 // the condition went false again it re-links with a fresh waker and stays suspended. So a wake
 // is never lost and a stray one is harmless.
+//
+// A producer that changes the condition without the mutex (the watch channel's lock-free send)
+// passes a count of linked waiters: a waiter raises it (seq_cst) after linking and then checks
+// the condition once more; the producer publishes its change (seq_cst) and then reads the count,
+// taking the mutex to wake only when it is not zero. One of the two always sees the other.
 
 #include <coroutine>
+#include <cstdint>
 #include <mutex>
 
 #include "blitz/detail/context.hpp"
@@ -25,15 +31,17 @@ namespace blitz::detail {
 template <class Pred>
 class [[nodiscard]] cond_awaiter {
 public:
-    cond_awaiter(detail::mutex& mu, wait_queue& q, Pred pred)
-        : mu_(mu), q_(q), pred_(std::move(pred)), node_(this) {}
+    // linked: the count of linked waiters the producer reads (nullptr: producers take mu).
+    cond_awaiter(detail::mutex& mu, wait_queue& q, Pred pred,
+                 detail::atomic<std::uint32_t>* linked = nullptr)
+        : mu_(mu), q_(q), pred_(std::move(pred)), node_(this), linked_(linked) {}
     cond_awaiter(const cond_awaiter&) = delete;
     cond_awaiter& operator=(const cond_awaiter&) = delete;
     ~cond_awaiter() {
         if (!suspended_) return;
         detail::lock_guard l(mu_);
         if (node_.linked()) {
-            node_.unlink();
+            unlink();
             node_.w.reset();
         }
     }
@@ -60,9 +68,12 @@ public:
         }
         detail::lock_guard l(mu_);
         if (pred_()) return false;
-        suspended_ = true;
         node_.w = task_->make_waker();
-        q_.push_back(&node_);
+        if (!link()) {
+            node_.w.reset();
+            return false;
+        }
+        suspended_ = true;
         return true;
     }
     void await_resume() const noexcept {}
@@ -76,14 +87,32 @@ private:
         // Woken, but the condition no longer holds: wait again, with a fresh waker.
         a->node_.done.store(false, std::memory_order_relaxed);
         a->node_.w = a->task_->make_waker();
-        a->q_.push_back(&a->node_);
+        if (a->link()) return false;
+        a->node_.w.reset();
+        a->node_.done.store(true, std::memory_order_relaxed);
+        return true;
+    }
+    // Links the node (under mu_); false if the condition turned true meanwhile, seen through
+    // the linked count (the node is then unlinked again).
+    bool link() BLITZ_REQUIRES(mu_) {
+        q_.push_back(&node_);
+        if (!linked_) return true;
+        linked_->fetch_add(1, std::memory_order_seq_cst);  // seq_cst: then read the condition
+        // (the model's cond_link_no_recheck control leaves the second look out)
+        if (BLITZ_MODEL_DEFECT(cond_link_no_recheck) || !pred_()) return true;
+        unlink();
         return false;
+    }
+    void unlink() BLITZ_REQUIRES(mu_) {
+        node_.unlink();
+        if (linked_) linked_->fetch_sub(1, std::memory_order_relaxed);
     }
 
     detail::mutex& mu_;
     wait_queue& q_;
     Pred pred_;
     wait_node node_;
+    detail::atomic<std::uint32_t>* linked_;
     task_header* task_ = nullptr;
     bool suspended_ = false;
     bool coop_yield_ = false;

@@ -21,17 +21,20 @@
 namespace blitz {
 
 namespace detail {
-// The state both ends share, freed by whichever end lets go last. Lock-free: one word of
-// flags decides who owns the value and the receiver's waker at every step.
+// The state both ends share. Lock-free: one word of flags decides who owns the value, the
+// receiver's waker and the state itself at every step. There is no reference count: the end
+// that finds the other's "done" flag already set when it sets its own frees the state, and an
+// end that sees the other done with a plain load frees it without writing at all (the common
+// case: a receiver that got its value).
 template <class T>
 struct oneshot_state {
     static constexpr std::uint32_t sent = 1;        // the value is in `value`
-    static constexpr std::uint32_t tx_gone = 2;     // the sender is done (sent or dropped)
+    static constexpr std::uint32_t tx_gone = 2;     // the sender finished (sent or dropped)
     static constexpr std::uint32_t rx_waiting = 4;  // `rx_waker` is registered
-    static constexpr std::uint32_t rx_gone = 8;     // the receiver was dropped
+    static constexpr std::uint32_t rx_gone = 8;     // the receiver is done with the state
+    static constexpr std::uint32_t tx_done = 16;    // the sender is done with the state
 
     detail::atomic<std::uint32_t> bits{0};
-    detail::atomic<std::uint32_t> refs{2};
     waker rx_waker;  // written by the receiver before rx_waiting; taken by the sender after
     std::optional<T> value;
 
@@ -53,16 +56,39 @@ struct oneshot_state {
         }
     }
 
-    bool finished(std::uint32_t b) const noexcept { return b & (sent | tx_gone); }
-    static void release(oneshot_state* s) noexcept {
-        // acq_rel: the last owner sees everything the other did before it let go
-        if (s && s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
-    }
-    // The sender is done (prev: the flags before it said so): wake a registered receiver.
-    void wake_receiver(std::uint32_t prev) noexcept {
+    static bool finished(std::uint32_t b) noexcept { return b & (sent | tx_gone); }
+
+    // The sender's last step (add: sent | tx_gone, or tx_gone alone). Returns true when the
+    // receiver was already gone: the caller is then the last owner (it takes back the value it
+    // put in, if any, and deletes the state). Otherwise the state may be gone on return.
+    bool sender_finish(std::uint32_t add) noexcept {
+        std::uint32_t b = bits.load(std::memory_order_relaxed);
+        // acq_rel: publishes the value; sees the receiver's waker if it registered first.
+        // Without a registered waker the sender has nothing left to do here: it says so in the
+        // same write. With one, it must still take the waker, so tx_done waits.
+        while (!bits.compare_exchange_weak(b, b | add | ((b & rx_waiting) ? 0 : tx_done),
+                                           std::memory_order_acq_rel, std::memory_order_relaxed)) {
+        }
+        if (b & rx_gone) return true;  // the receiver left; it will not touch the state again
+        if (!(b & rx_waiting)) return false;
+        // The waker is the sender's now (the receiver's abandon path leaves it alone once it
+        // sees a finished flag). Take it, then let go of the state, then wake.
+        waker w = static_cast<waker&&>(rx_waker);
+        // acq_rel: the receiver, if it let go first, did everything before; if it comes later
+        // it sees this sender's work
+        if (bits.fetch_or(tx_done, std::memory_order_acq_rel) & rx_gone) delete this;
         // (the model's oneshot_skip_wake control leaves the wake out)
-        if ((prev & rx_waiting) && !BLITZ_MODEL_DEFECT(oneshot_skip_wake))
-            static_cast<waker&&>(rx_waker).wake();
+        if (!BLITZ_MODEL_DEFECT(oneshot_skip_wake)) static_cast<waker&&>(w).wake();
+        return false;
+    }
+    // The receiver lets go of the state.
+    void receiver_release() noexcept {
+        // acquire: the sender's tx_done; everything it did to the state happened before
+        if (bits.load(std::memory_order_acquire) & tx_done) {
+            delete this;  // the sender is done for good: no write needed
+            return;
+        }
+        if (bits.fetch_or(rx_gone, std::memory_order_acq_rel) & tx_done) delete this;
     }
 };
 }  // namespace detail
@@ -97,23 +123,18 @@ public:
             throw std::logic_error(
                 "blitz::oneshot_sender::send: the sender already sent or was moved from");
         state* s = std::exchange(s_, nullptr);
+        // acquire: the receiver let go for good; everything it did happened before
         if (s->bits.load(std::memory_order_acquire) & state::rx_gone) {
-            s->bits.fetch_or(state::tx_gone, std::memory_order_relaxed);
-            state::release(s);
+            delete s;
             return send_result<T>::back(send_result<T>::status::closed, std::move(v));
         }
         s->value.emplace(std::move(v));
-        // acq_rel: publishes the value; sees the receiver's waker if it registered first
-        const std::uint32_t prev =
-            s->bits.fetch_or(state::sent | state::tx_gone, std::memory_order_acq_rel);
-        if (prev & state::rx_gone) {  // the receiver left meanwhile and will not touch the value
+        if (s->sender_finish(state::sent | state::tx_gone)) {
+            // The receiver left meanwhile and will not touch the value: it goes back.
             T back = std::move(*s->value);
-            s->value.reset();
-            state::release(s);
+            delete s;
             return send_result<T>::back(send_result<T>::status::closed, std::move(back));
         }
-        s->wake_receiver(prev);
-        state::release(s);
         return send_result<T>::ok();
     }
     // True once the receiver is gone (or this sender is spent).
@@ -127,8 +148,11 @@ private:
     void close() noexcept {
         if (!s_) return;
         state* s = std::exchange(s_, nullptr);
-        s->wake_receiver(s->bits.fetch_or(state::tx_gone, std::memory_order_acq_rel));
-        state::release(s);
+        // acquire: the receiver let go for good
+        if ((s->bits.load(std::memory_order_acquire) & state::rx_gone) ||
+            s->sender_finish(state::tx_gone)) {
+            delete s;
+        }
     }
     state* s_;
 };
@@ -239,12 +263,9 @@ private:
     }
     void close() noexcept {
         if (!s_) return;
-        state* s = std::exchange(s_, nullptr);
-        // A value already sent is destroyed now (nobody will take it); one sent later goes
-        // back to the sender.
-        if (s->bits.fetch_or(state::rx_gone, std::memory_order_acq_rel) & state::sent)
-            s->value.reset();
-        state::release(s);
+        // A value sent and not taken is destroyed with the state (by whichever end lets go
+        // last); one sent after this goes back to the sender.
+        std::exchange(s_, nullptr)->receiver_release();
     }
     state* s_;
 };

@@ -88,10 +88,20 @@ public:
         explicit awaiter(barrier& b) noexcept : b_(b), node_(this) {}
         awaiter(const awaiter&) = delete;
         awaiter& operator=(const awaiter&) = delete;
-        ~awaiter() { b_.abandon(*this); }
-        bool await_ready() noexcept { return false; }
+        ~awaiter() {
+            // Never arrived, or released (the barrier no longer touches the node): nothing to
+            // take back, no lock.
+            if (arrived_ && !node_.done.load(std::memory_order_acquire)) b_.abandon(*this);
+        }
+        // A barrier of one party: every arrival leads its own generation at once.
+        bool await_ready() noexcept {
+            if (b_.n_ != 1) return false;
+            b_.lead_alone(*this);
+            return true;
+        }
         bool await_suspend(std::coroutine_handle<> h) {
             detail::task_header* t = detail::suspend_current(h, &ready, this);
+            arrived_ = true;
             return b_.arrive(*this, t);
         }
         barrier_wait_result await_resume() noexcept { return barrier_wait_result{leader_}; }
@@ -104,6 +114,7 @@ public:
         barrier& b_;
         detail::wait_node node_;
         bool leader_ = false;
+        bool arrived_ = false;        // counted in a generation (await_suspend ran)
         std::size_t generation_ = 0;  // the generation it arrived in (under b_.mu_)
     };
 
@@ -113,6 +124,7 @@ public:
 
 private:
     bool arrive(awaiter& a, detail::task_header* t);
+    void lead_alone(awaiter& a) noexcept;
     void abandon(awaiter& a) noexcept;
 
     const std::size_t n_;
