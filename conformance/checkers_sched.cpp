@@ -614,6 +614,60 @@ outcome check_i6(const run_params& p, bool faulty) {
     return o;
 }
 
+// I10: a worker woken by its own park timeout looks at no more than worker::timeout_victims (4)
+// rings, and does not become a searcher, until it finds work or parks again. Read per worker from
+// the unpark (a = 1: timeout), tick_end (a > 0: it ran something), search_begin and steal_walk
+// events, with a 2 ms park timeout so that timeout wakes are many, and at least 8 workers so
+// that a full walk (7 rings or more) differs from a sampled one. Control: a timeout wake
+// searches and walks every ring, as before issue 21.
+outcome check_i10(const run_params& p, bool faulty) {
+    outcome o;
+    constexpr unsigned sample = 4;  // worker::timeout_victims
+    const unsigned w = std::max(p.workers, 8u);
+    config c = probed(w);
+    c.park_timeout = 2ms;
+    c.debug.full_walk_on_timeout = faulty;
+    runtime rt(c);
+    idle_bursts(rt, p.quick ? 10 : 50);
+    std::this_thread::sleep_for(30ms);  // every worker times out several times
+    ++o.runs;
+    std::vector<char> after_timeout(w, 0);
+    std::uint64_t sampled_walks = 0;
+    visit_events(rt, o, [&](const probe_event& e) {
+        char& t = after_timeout[e.worker];
+        switch (e.kind) {
+            case probe_kind::unpark:
+                t = e.a == 1 ? 1 : 0;
+                break;
+            case probe_kind::tick_end:
+                if (e.a > 0) t = 0;
+                break;
+            case probe_kind::search_begin:
+                if (t) forbid(o, "a worker woken by its timeout became a searcher");
+                break;
+            case probe_kind::steal_walk:
+                if (!t) break;
+                ++o.events;
+                ++sampled_walks;
+                if (e.c > sample) {
+                    forbid(o, "a worker woken by its timeout walked " + std::to_string(e.c) +
+                                  " rings (at most " + std::to_string(sample) + ")");
+                }
+                break;
+            default:
+                break;
+        }
+    });
+    if (sampled_walks == 0) {
+        note_first(o, "no walk after a timeout wake was seen");
+        if (faulty) forbid(o, "no walk after a timeout wake: the control cannot show");
+    } else {
+        o.note = std::to_string(sampled_walks) + " walks after timeout wakes at " +
+                 std::to_string(w) + " workers";
+    }
+    return o;
+}
+
 // I7: the bitmap (64 words of 64 bits under a summary word) bounds W at config::max_workers
 // (4096): asking for one more fails at construction naming the field and the limit; the
 // limit itself runs a fan-out and parks every worker, each bit set in its word. Control: the
@@ -1130,6 +1184,8 @@ std::vector<checker> sched_checkers() {
          "timeout wakes counted as claims", check_i6, false, false, /*needs_parking=*/true},
         {"I7", "more than max_workers (4096) workers fails at construction with a clear message",
          "worker count capped silently", check_i7},
+        {"I10", "a timeout wake looks at 4 rings at most and is not a searcher",
+         "a timeout wake searches every ring", check_i10, false, false, /*needs_parking=*/true},
     };
 }
 

@@ -234,16 +234,22 @@ bool worker::begin_search() noexcept {
 
 task_header* worker::search() noexcept {
     const unsigned w = sched_.num_workers();
-    if (!searching_ && !begin_search()) return nullptr;  // I1: enough searchers already
+    // I10: a worker woken by its own park timeout is owed no work (every task that needs a
+    // worker wakes one: I3, I4, I9), so its look is a safety net, not a search: a few random
+    // rings and the global queue, without joining the searchers (whose last one to park scans
+    // every ring). At 256 workers a full walk at every 10 ms timeout wake kept two CPUs busy.
+    const bool sampling = woke_by_timeout_ && !BLITZ_FAULT(cfg_.debug.full_walk_on_timeout);
+    if (!sampling && !searching_ && !begin_search()) return nullptr;  // I1: enough searchers
+    const unsigned limit = sampling ? std::min(w - 1, timeout_victims) : w - 1;
     note_choice();
     if (tiered_) {
-        if (task_header* t = steal_tiered()) return t;
+        if (task_header* t = steal_tiered(limit)) return t;
     } else if (w > 1) {
         // Q7: a uniform random start among the other workers, then each of them once.
         const unsigned start = BLITZ_FAULT(cfg_.debug.fixed_victim_start) ? 0 : rng_.bounded(w - 1);
         // Probe only: the victims below 64 this walk tried (a 64-bit probe field).
         [[maybe_unused]] std::uint64_t visited = 0;
-        for (unsigned i = 0; i < w - 1; ++i) {
+        for (unsigned i = 0; i < limit; ++i) {
             const unsigned victim = nth_victim(index_, start, i, w);
             if (probes_on() && victim < 64) visited |= std::uint64_t{1} << victim;
             auto r = sched_.worker_at(victim).ring_.steal_into(ring_, cfg_.max_steal,
@@ -254,13 +260,13 @@ task_header* worker::search() noexcept {
                 return take_stolen(victim, r);
             }
         }
-        BLITZ_PROBE(*this, probe_kind::steal_walk, nth_victim(index_, start, 0, w), visited, w - 1);
+        BLITZ_PROBE(*this, probe_kind::steal_walk, nth_victim(index_, start, 0, w), visited, limit);
     }
     note_choice();
     return fetch_global();  // the final global check before parking (G3)
 }
 
-task_header* worker::steal_tiered() noexcept {
+task_header* worker::steal_tiered(unsigned limit) noexcept {
     // N4: every victim on this worker's node (random start), then its package, then the rest;
     // each tier once, each with its own random start.
     [[maybe_unused]] std::uint64_t visited = 0;
@@ -270,6 +276,8 @@ task_header* worker::steal_tiered() noexcept {
         const unsigned n = end - begin;
         const unsigned start = n > 1 ? rng_.bounded(n) : 0;
         for (unsigned i = 0; i < n; ++i) {
+            if (limit == 0) break;  // I10: a timeout wake's few rings, nearest first
+            --limit;
             const unsigned victim = tiers_.victims[begin + (start + i) % n];
             BLITZ_PROBE(*this, probe_kind::steal_attempt, victim);
             if (probes_on()) {
@@ -284,6 +292,7 @@ task_header* worker::steal_tiered() noexcept {
             }
         }
         begin = end;
+        if (limit == 0) break;
     }
     if (!tiers_.victims.empty()) BLITZ_PROBE(*this, probe_kind::steal_walk, first, visited, tried);
     return nullptr;
@@ -442,6 +451,7 @@ void worker::park() noexcept {
         index_, parker_, std::chrono::duration_cast<std::chrono::nanoseconds>(cfg_.park_timeout));
     collecting_ = false;
     const bool got_token = why == park_wake::token;
+    woke_by_timeout_ = false;  // set again below only if this wake is the timeout's (I10)
     if (idle.unmark_parked(index_)) {
         // I6: our bit was still set, so nobody claimed us. Without a token the park timed out;
         // with one, it was shutdown's unpark (claims never leave stale tokens, see below).

@@ -159,7 +159,7 @@ private:
     task_header* search() noexcept;
     // I1: becomes a searcher if the gate admits it; false when enough workers search already.
     bool begin_search() noexcept;
-    task_header* steal_tiered() noexcept;
+    task_header* steal_tiered(unsigned limit) noexcept;
     task_header* take_stolen(unsigned victim, const local_queue::steal_result& r) noexcept;
     void run_task(task_header* t) noexcept;
     void push_ring(task_header* t) noexcept;
@@ -216,6 +216,8 @@ private:
     static constexpr unsigned collect_capacity = 64;
     // G7: below this many ring tasks the periodic global check fills the ring up to it.
     static constexpr std::uint32_t periodic_fill = 64;  // a quarter of local_queue::capacity
+    // I10: the rings a worker woken by its park timeout looks at before the global queue.
+    static constexpr unsigned timeout_victims = 4;
     unsigned collected_n_ = 0;
     task_header* collected_[collect_capacity];
     bool searching_ = false;

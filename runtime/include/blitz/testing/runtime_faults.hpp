@@ -72,6 +72,8 @@ struct runtime_faults {
     bool no_time_bound_on_global_interval = false;
     // I8: the last searcher to find work does not wake another worker.
     bool skip_last_searcher_wake = false;
+    // I10: a worker woken by its park timeout becomes a searcher and walks every ring.
+    bool full_walk_on_timeout = false;
     // I9: a worker that pushes work to its ring never wakes a parked peer to help.
     bool no_wake_on_local_push = false;
     // T7: arming a timer earlier than every parked worker's wake-up wakes nobody.
