@@ -151,7 +151,9 @@ outcome check_g1(const run_params& p, bool faulty) {
     for (int k = 0; k < rounds; ++k) {
         workloads::settle(rt);
         const std::uint64_t before = rt.metrics().global_lock_acquisitions;
-        rt.block_on(workloads::yield_storm(2 * p.workers, 2000));
+        // At most 128 tasks: more, spawned by one task, overflow its ring (256) into the global
+        // queue, whose fetches lock by design (above 64 workers the storm stays at 128).
+        rt.block_on(workloads::yield_storm(2 * std::min(p.workers, 64u), 2000));
         const runtime_metrics m = workloads::settle(rt);
         ++o.runs;
         o.events += m.total(&worker_metrics::ticks);
@@ -300,7 +302,10 @@ outcome check_g6(const run_params& p, bool faulty) {
     runtime rt(c);
     std::atomic<bool> stop{false};
     std::vector<join_handle<void>> busy;
-    for (unsigned i = 0; i < p.workers; ++i) {
+    // Four busy tasks a worker: with one each, thieves keep moving them between rings, and a
+    // worker whose task was just stolen searches and takes the injected task at once (at 256
+    // workers on two CPUs the control went uncaught that way).
+    for (unsigned i = 0; i < 4 * p.workers; ++i) {
         busy.push_back(rt.spawn([](std::atomic<bool>& stop) -> task<void> {
             for (long y = 0; y < 5'000'000 && !stop.load(std::memory_order_relaxed); ++y) {
                 co_await yield_now();

@@ -1,11 +1,21 @@
 // SPDX-License-Identifier: MIT
 #include "sched/global_queue.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 
 namespace blitz::detail {
 
 global_queue::global_queue() noexcept : head_(&stub_), tail_(&stub_) {}
+
+void global_queue::yield_cpu() noexcept {
+#ifdef BLITZ_MODEL_ATOMIC_HEADER
+    spin_pause();  // never reached there (no yields), but a scheduling point if it were
+#else
+    sched_yield();
+#endif
+}
 
 void global_queue::count_lock() const noexcept {
     // relaxed: a statistic, written under the lock
@@ -92,6 +102,10 @@ std::uint32_t global_queue::pop_share(task_header** out, std::uint32_t room, uns
         if (!t) {
             if (n == 0 && ++waits <= link_wait_spins) {
                 spin_pause();
+                continue;
+            }
+            if (n == 0 && waits <= link_wait_spins + link_wait_yields) {
+                yield_cpu();
                 continue;
             }
             break;
