@@ -96,5 +96,15 @@ TEST(ModelOneshot, ControlSenderThatDoesNotWakeIsCaught) {
                   oneshot_body(sender_does::send, false));
 }
 
+TEST(ModelOneshot, ControlLastEndThatKeepsTheStateIsCaught) {
+    make_runtime_statics();
+    options o;
+    o.weaken = "oneshot_last_keeps_state";
+    // The receiver lets go after the sender (its write finds tx_done) and does not free: the
+    // value the aborted receiver never took is never destroyed.
+    expect_caught("oneshot control: the last end to let go keeps the state", o,
+                  oneshot_body(sender_does::send, true));
+}
+
 }  // namespace
 }  // namespace blitz::model

@@ -88,7 +88,11 @@ struct oneshot_state {
             delete this;  // the sender is done for good: no write needed
             return;
         }
-        if (bits.fetch_or(rx_gone, std::memory_order_acq_rel) & tx_done) delete this;
+        // (the model's oneshot_last_keeps_state control: the last end forgets to free it)
+        if ((bits.fetch_or(rx_gone, std::memory_order_acq_rel) & tx_done) &&
+            !BLITZ_MODEL_DEFECT(oneshot_last_keeps_state)) {
+            delete this;
+        }
     }
 };
 }  // namespace detail
