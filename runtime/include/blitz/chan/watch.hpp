@@ -42,12 +42,13 @@ public:
     explicit watch_value(const T& v) noexcept { store_words(v); }
     void write(const T& v) noexcept {
         std::uint64_t s = seq_.load(std::memory_order_relaxed);
-        for (;;) {
+        for (unsigned spins = 0;; ++spins) {
             if (!(s & 1) && seq_.compare_exchange_weak(s, s + 1, std::memory_order_acquire,
                                                        std::memory_order_relaxed)) {
                 break;
             }
             detail::spin_pause();  // another send is mid-write
+            if (spins > 64) std::this_thread::yield();  // and was preempted there
             s = seq_.load(std::memory_order_relaxed);
         }
         store_words(v);
