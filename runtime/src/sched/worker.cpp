@@ -398,6 +398,9 @@ void worker::push_ring(task_header* t) noexcept {
 
 void worker::park() noexcept {
     idle_state& idle = sched_.idle();
+    // I10: a timeout wake samples during its first tick only; a park that does not sleep (the
+    // spin saw work, the final check found some) comes back as an ordinary worker.
+    woke_by_timeout_ = false;
     owned_.sweep_if_worthwhile();   // going idle: a good moment to release completed tasks
     transitioning_to_park_ = true;  // L4: wakes from this thread now go to the global queue
     if (lifo_) push_ring(std::exchange(lifo_, nullptr));
@@ -451,7 +454,6 @@ void worker::park() noexcept {
         index_, parker_, std::chrono::duration_cast<std::chrono::nanoseconds>(cfg_.park_timeout));
     collecting_ = false;
     const bool got_token = why == park_wake::token;
-    woke_by_timeout_ = false;  // set again below only if this wake is the timeout's (I10)
     if (idle.unmark_parked(index_)) {
         // I6: our bit was still set, so nobody claimed us. Without a token the park timed out;
         // with one, it was shutdown's unpark (claims never leave stale tokens, see below).

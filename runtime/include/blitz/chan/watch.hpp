@@ -47,7 +47,7 @@ public:
                                                        std::memory_order_relaxed)) {
                 break;
             }
-            detail::spin_pause();  // another send is mid-write
+            detail::spin_pause();                       // another send is mid-write
             if (spins > 64) std::this_thread::yield();  // and was preempted there
             s = seq_.load(std::memory_order_relaxed);
         }
