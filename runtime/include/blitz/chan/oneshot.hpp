@@ -152,11 +152,7 @@ private:
     void close() noexcept {
         if (!s_) return;
         state* s = std::exchange(s_, nullptr);
-        // acquire: the receiver let go for good
-        if ((s->bits.load(std::memory_order_acquire) & state::rx_gone) ||
-            s->sender_finish(state::tx_gone)) {
-            delete s;
-        }
+        if (s->sender_finish(state::tx_gone)) delete s;  // the receiver was gone: we are last
     }
     state* s_;
 };
