@@ -34,7 +34,7 @@ using detail::local_queue;
 using detail::task_header;
 
 // A pool of inert task headers, grown on demand: queues only move pointers, so each header
-// carries its tag in a field the queues never touch (frame_size_).
+// carries its tag in a field the queues never touch (task_access::tag).
 struct tags {
     explicit tags(std::size_t n = 0) {
         while (pool.size() < n) (*this)[pool.size()];
@@ -42,12 +42,11 @@ struct tags {
     task_header* operator[](std::size_t i) {
         while (pool.size() <= i) {
             pool.emplace_back();
-            detail::task_access::frame_size(pool.back()) =
-                static_cast<std::uint32_t>(pool.size() - 1);
+            detail::task_access::tag(pool.back()) = static_cast<std::uint32_t>(pool.size() - 1);
         }
         return &pool[i];
     }
-    static std::size_t of(const task_header* t) { return detail::task_access::frame_size(*t); }
+    static std::size_t of(const task_header* t) { return detail::task_access::tag(*t); }
     std::deque<task_header> pool;
 };
 

@@ -32,7 +32,8 @@ public:
     }
 
     auto wait() {
-        struct awaiter {
+        struct awaiter : private ::blitz::detail::ready_hook {
+            explicit awaiter(test_event* e) noexcept : ev(e) {}
             test_event* ev;
             bool pending = false;
             bool await_ready() { return ev->is_set(); }
@@ -44,7 +45,7 @@ public:
                 pending = true;
                 return true;
             }
-            static bool ready(const void* a) noexcept {
+            static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
                 return static_cast<const awaiter*>(a)->ev->is_set();
             }
             void await_resume() { pending = false; }

@@ -134,7 +134,7 @@ public:
         return take_(job_.get());
     }
 
-    class awaiter {
+    class awaiter : private ::blitz::detail::ready_hook {
     public:
         explicit awaiter(blocking_handle& h) noexcept : h_(h) {}
         bool await_ready() const noexcept { return h_.is_finished(); }
@@ -145,7 +145,7 @@ public:
         T await_resume() { return h_.take_(h_.job_.get()); }
 
     private:
-        static bool ready(const void* a) noexcept {
+        static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
             return static_cast<const awaiter*>(a)->h_.is_finished();
         }
         blocking_handle& h_;

@@ -89,7 +89,8 @@ public:
     detail::task_header* header_for_scope() const noexcept { return h_; }
 
     auto operator co_await() noexcept {
-        struct awaiter {
+        struct awaiter : private ::blitz::detail::ready_hook {
+            explicit awaiter(join_handle* h) noexcept : self(h) {}
             join_handle* self;
             bool registered = false;
             bool await_ready() const noexcept { return self->h_ && self->h_->is_complete(); }
@@ -99,7 +100,7 @@ public:
                 registered = self->h_->set_join_waker(me->make_waker());
                 return registered;  // false: already complete, continue at once
             }
-            static bool ready(const void* a) noexcept {
+            static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
                 return static_cast<const awaiter*>(a)->self->h_->is_complete();
             }
             T await_resume() {

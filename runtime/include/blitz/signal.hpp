@@ -94,7 +94,7 @@ private:
     std::uint64_t seen_ = 0;
 };
 
-class signal_stream::recv_op {
+class signal_stream::recv_op : private ::blitz::detail::ready_hook {
 public:
     explicit recv_op(signal_stream& s) noexcept : s_(&s), node_(this) {}
     recv_op(const recv_op&) = delete;
@@ -127,7 +127,7 @@ private:
             if (take()) return false;
         }
     }
-    static bool ready(const void* p) noexcept {
+    static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
         auto* a = const_cast<recv_op*>(static_cast<const recv_op*>(p));
         // acquire: pairs with the dispatch's release of the node
         if (!a->node_.done.load(std::memory_order_acquire)) return false;  // a stray wake

@@ -50,17 +50,24 @@ private:
     std::coroutine_handle<> continuation_{};
 };
 
-// Where a task's outcome is kept: in front of the task's header (outside the frame) when the
-// frame was allocated by us, so it outlives the frame; inside the promise otherwise (a frame
-// whose allocation the compiler elided is only ever awaited inline).
+// Where a task's outcome is kept: outside the frame when the frame was allocated by us, so it
+// outlives the frame (in the header for task<void>, in front of the header otherwise); inside the
+// promise otherwise (a frame whose allocation the compiler elided is only ever awaited inline).
 template <class T>
 using result_slot = std::conditional_t<std::is_void_v<T>, std::exception_ptr,
                                        std::variant<std::monostate, T, std::exception_ptr>>;
 
+// The table of a result slot kept in front of the header (every result type but void's, whose
+// exception slot is in the header).
 template <class Slot>
-inline constexpr std::size_t slot_bytes =
+inline constexpr task_header::result_ops front_slot_ops{
     (sizeof(Slot) + __STDCPP_DEFAULT_NEW_ALIGNMENT__ - 1) / __STDCPP_DEFAULT_NEW_ALIGNMENT__ *
-    __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+        __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+    [](void* p) noexcept { static_cast<Slot*>(p)->~Slot(); },
+    [](void* p) noexcept -> std::exception_ptr {
+        auto* s = static_cast<Slot*>(p);
+        return s->index() == 2 ? std::get<2>(*s) : std::exception_ptr();
+    }};
 
 // Builds the result slot in front of the header of a frame we allocated (nothing otherwise:
 // the promise's own slot is used).
@@ -69,18 +76,8 @@ void place_result_slot(task_header* h) noexcept {
     static_assert(alignof(Slot) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
                   "blitz::task<T>: over-aligned result types are not supported; wrap T");
     if (!h) return;
-    static constexpr task_header::result_ops ops{
-        [](void* p) noexcept { static_cast<Slot*>(p)->~Slot(); },
-        [](void* p) noexcept -> std::exception_ptr {
-            auto* s = static_cast<Slot*>(p);
-            if constexpr (std::is_same_v<Slot, std::exception_ptr>) {
-                return *s;
-            } else {
-                return s->index() == 2 ? std::get<2>(*s) : std::exception_ptr();
-            }
-        }};
     new (h->result_slot()) Slot();
-    h->bind_result_slot(&ops);
+    h->mark_slot_built();
 }
 
 template <class Slot>
@@ -102,7 +99,7 @@ template <class T>
 class promise final : public promise_base {
 public:
     static void* operator new(std::size_t n) {
-        return allocate_task_frame(n, slot_bytes<result_slot<T>>);
+        return allocate_task_frame(n, &front_slot_ops<result_slot<T>>);
     }
     static void operator delete(void* p) noexcept { free_task_frame(p); }
 
@@ -134,11 +131,11 @@ template <>
 class promise<void> final : public promise_base {
 public:
     static void* operator new(std::size_t n) {
-        return allocate_task_frame(n, slot_bytes<result_slot<void>>);
+        return allocate_task_frame(n);  // the exception slot is in the header
     }
     static void operator delete(void* p) noexcept { free_task_frame(p); }
 
-    promise() noexcept { place_result_slot<result_slot<void>>(header()); }
+    promise() noexcept = default;
 
     task<void> get_return_object() noexcept;
     void return_void() noexcept {}

@@ -98,7 +98,7 @@ task<T> scope_task(task<T> t, scope_guard g) {
 // Waits until no scope task is live. With `watch_cancel`, it completes only when the awaiting
 // task's own cancellation has been requested (under a shield) and the scope's tasks, aborted
 // at that moment, are all gone; without, it also aborts them on such a request.
-class scope_wait {
+class scope_wait : private ::blitz::detail::ready_hook {
 public:
     scope_wait(scope_state& s, bool watch_cancel) noexcept
         : s_(s), watch_cancel_(watch_cancel), node_(this) {}
@@ -138,7 +138,7 @@ private:
         }
         return false;
     }
-    static bool ready(const void* p) noexcept {
+    static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
         auto* a = const_cast<scope_wait*>(static_cast<const scope_wait*>(p));
         // Every poll looks again: the wake may be the cancellation request, not the queue's.
         return a->check(/*link=*/true);

@@ -30,7 +30,7 @@ instant now() noexcept;
 // its timer (nothing fires afterwards).
 //
 // Thread-safety: await it from one task; it is neither copyable nor movable once created.
-class sleep_until_awaiter {
+class sleep_until_awaiter : private ::blitz::detail::ready_hook {
 public:
     explicit sleep_until_awaiter(instant deadline) noexcept : deadline_(deadline) {}
     sleep_until_awaiter(const sleep_until_awaiter&) = delete;
@@ -53,7 +53,7 @@ public:
     void set_deadline(instant d) noexcept { deadline_ = d; }
 
 private:
-    static bool ready(const void* a) noexcept {
+    static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
         // acquire: pairs with the driver's release store after it took the waker
         return static_cast<const sleep_until_awaiter*>(a)->slot_.fired.load(
             std::memory_order_acquire);

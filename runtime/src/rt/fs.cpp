@@ -59,7 +59,7 @@ std::shared_ptr<detail::io_driver> ring_for(std::initializer_list<io_op_kind> ki
 // operation state until the final completion, so a task aborted meanwhile leaves nothing the
 // kernel can write into, and an open it abandoned has its descriptor closed by the driver.
 // The result is -errno or the operation's value; buffer() has the buffer back.
-class ring_op {
+class ring_op : private ::blitz::detail::ready_hook {
 public:
     ring_op(std::shared_ptr<detail::io_driver> d, io_op_kind kind, detail::io_file_args a,
             owned_buffer b) noexcept
@@ -88,7 +88,7 @@ public:
     owned_buffer& buffer() noexcept { return buf_; }
 
 private:
-    static bool ready(const void* p) noexcept {
+    static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
         const auto* a = static_cast<const ring_op*>(p);
         return a->op_ && detail::io_op_done(a->op_);
     }

@@ -5,48 +5,55 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <cstdlib>
 
 #include "blitz/detail/task_header.hpp"
 
 namespace blitz::detail {
 
-// An intrusive doubly-linked list (task_header::reg_prev_/reg_next_/reg_list_) holding one
-// reference to each task in it. Single owner, no lock:
-//   1. push() links a task when it is spawned;
-//   2. remove() unlinks a task that completed on the owner's thread, at completion, so its
-//      memory goes back at once (the caller drops the list's reference);
-//   3. tasks that completed elsewhere (stolen) stay linked until a sweep: push() sweeps when
-//      the list has doubled since the last sweep (plus a slack of 256), and
-//      sweep_if_worthwhile() (the owner going idle) when a quarter of it is new. Each sweep
-//      walks at most twice the pushes since the previous one: O(1) amortized per push;
+// The owner's array of its tasks (each holding one reference); a task knows its list by the
+// list's 16-bit id (task_header::reg_owner_) and its position in the array (reg_index_), so
+// the header spends 6 bytes on it, not three pointers. Single owner, no lock:
+//   1. push() appends a task when it is spawned;
+//   2. remove() takes out a task that completed on the owner's thread, at completion (the last
+//      entry moves into its place), so its memory goes back at once (the caller drops the
+//      list's reference);
+//   3. tasks that completed elsewhere (stolen) stay until a sweep: push() sweeps when the list
+//      has doubled since the last sweep (plus a slack of 256), and sweep_if_worthwhile() (the
+//      owner going idle) when a quarter of it is new. Each sweep walks at most twice the pushes
+//      since the previous one: O(1) amortized per push. The array grows by doubling (no
+//      allocation once it is big enough) and a sweep halves it when it is under a quarter full;
 //   4. pop() empties it at shutdown.
 //
-// Invariants: a task is in at most one list, and reg_list_ names it exactly while it is linked
-// (only the owner writes it; other threads may read it, see task_header);
-// every task pushed is released exactly once (remove, sweep, or the shutdown pass); len_ counts
-// the linked tasks.
+// Invariants: a task is in at most one list; reg_owner_ holds the list's id exactly while the
+// task is in it (0 otherwise; only the owner writes it, other threads may read it, see
+// task_header) and then items_[reg_index_] is the task; every task pushed is released exactly
+// once (remove, sweep, or the shutdown pass). Ids are unique among the lists alive at once
+// unless 65,535 lists are made in between (a runtime makes one per worker plus one); a task is
+// only ever compared with lists of its own runtime.
 // Memory ordering: a sweep reads each task's lifecycle with acquire (task_header::is_complete).
 // Thread-safety: one owner thread (a worker; the scheduler's list of foreign spawns is used
-// under its mutex and is only swept).
+// under its mutex and is only swept). An allocation failure while growing terminates (as
+// Tokio aborts on one).
 class task_list {
 public:
-    task_list() = default;
+    task_list() noexcept;
+    ~task_list() { std::free(items_); }
     task_list(const task_list&) = delete;
     task_list& operator=(const task_list&) = delete;
 
     void push(task_header* t) noexcept {
-        t->reg_prev_ = nullptr;
-        t->reg_next_ = head_;
-        if (head_) head_->reg_prev_ = t;
-        head_ = t;
-        t->reg_list_.store(this, std::memory_order_relaxed);
-        ++len_;
+        if (len_ == cap_) grow();
+        t->reg_index_ = static_cast<std::uint32_t>(len_);
+        t->reg_owner_.store(id_, std::memory_order_relaxed);
+        items_[len_++] = t;
         if (len_ >= 2 * kept_ + 256) sweep();
     }
-    // Unlinks t if it is linked here; true if it was (the caller then owns the list's reference).
+    // Takes t out if it is here; true if it was (the caller then owns the list's reference).
     bool remove(task_header* t) noexcept {
-        if (t->reg_list_.load(std::memory_order_relaxed) != this) return false;
-        unlink(t);
+        if (t->reg_owner_.load(std::memory_order_relaxed) != id_) return false;
+        take_out(t->reg_index_);
         if (kept_ > len_) kept_ = len_;
         return true;
     }
@@ -54,33 +61,36 @@ public:
         const std::size_t fresh = len_ > kept_ ? len_ - kept_ : 0;
         if (fresh >= 64 && fresh >= kept_ / 4) sweep();
     }
-    // Unlinks every completed task and releases the list's reference to it.
+    // Takes out every completed task and releases the list's reference to it.
     void sweep() noexcept;
-    // Unlinks and returns one task (its reference passes to the caller); nullptr when empty.
+    // Takes out and returns one task (its reference passes to the caller); nullptr when empty.
     task_header* pop() noexcept {
-        task_header* t = head_;
-        if (t) unlink(t);
+        if (len_ == 0) return nullptr;
+        task_header* t = items_[len_ - 1];
+        take_out(len_ - 1);
         if (kept_ > len_) kept_ = len_;
         return t;
     }
     std::size_t size() const noexcept { return len_; }
+    std::size_t capacity() const noexcept { return cap_; }
 
 private:
-    void unlink(task_header* t) noexcept {
-        if (t->reg_prev_) {
-            t->reg_prev_->reg_next_ = t->reg_next_;
-        } else {
-            head_ = t->reg_next_;
-        }
-        if (t->reg_next_) t->reg_next_->reg_prev_ = t->reg_prev_;
-        t->reg_prev_ = t->reg_next_ = nullptr;
-        t->reg_list_.store(nullptr, std::memory_order_relaxed);
-        --len_;
+    // Removes the task at i: the last one moves into its place.
+    void take_out(std::size_t i) noexcept {
+        task_header* t = items_[i];
+        task_header* last = items_[--len_];
+        items_[i] = last;
+        last->reg_index_ = static_cast<std::uint32_t>(i);
+        t->reg_owner_.store(0, std::memory_order_relaxed);
     }
+    void grow() noexcept;
+    bool resize(std::size_t cap) noexcept;  // false (and unchanged) if realloc fails
 
-    task_header* head_ = nullptr;
+    task_header** items_ = nullptr;
     std::size_t len_ = 0;
+    std::size_t cap_ = 0;
     std::size_t kept_ = 0;  // length right after the last sweep
+    std::uint16_t id_;      // never 0
 };
 
 }  // namespace blitz::detail

@@ -39,7 +39,7 @@ TEST(TaskList, SweepReleasesCompletedTasksAndKeepsLiveOnes) {
     int popped = 0;
     while (task_header* t = l.pop()) {
         EXPECT_NE(pool.index_of(t) % 3, 0u);
-        EXPECT_EQ(task_access::reg_list(*t).load(), nullptr);
+        EXPECT_EQ(task_access::reg_owner(*t).load(), 0u);
         ++popped;
     }
     EXPECT_EQ(popped, 6);
@@ -54,7 +54,7 @@ TEST(TaskList, RemoveUnlinksHeadTailAndMiddleOnce) {
     }
     for (int i : {0, 9, 4, 5}) EXPECT_TRUE(l.remove(pool.at(i))) << i;  // tail, head, middle
     EXPECT_FALSE(l.remove(pool.at(4)));                                 // already out
-    EXPECT_EQ(task_access::reg_list(*pool.at(4)).load(), nullptr);
+    EXPECT_EQ(task_access::reg_owner(*pool.at(4)).load(), 0u);
     EXPECT_EQ(l.size(), 6u);
     std::set<std::size_t> left;
     while (task_header* t = l.pop()) left.insert(pool.index_of(t));

@@ -49,20 +49,24 @@ task_scheduler* spawn_target() {
 void set_current_task(task_header* t) noexcept { tl_task = t; }
 void set_current_runtime(const runtime_context* r) noexcept { tl_runtime = r; }
 
-task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, const void* awaiter) {
+task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, ready_hook* hook) {
     task_header* t = tl_task;
     if (!t) {
         throw std::logic_error(
             "blitz: this awaitable must be awaited inside a blitz task (one spawned on a "
             "runtime or run by runtime::block_on)");
     }
+    if (ready) {
+        hook->ready_check = ready;
+    } else {
+        hook = nullptr;  // ready on any poll
+    }
     if (select_scope* s = t->scope_) {
-        s->record(h, ready, awaiter);  // one branch of a select suspends
+        s->record(h, hook);  // one branch of a select suspends
         return t;
     }
     t->resume_point_ = h;
-    t->ready_fn_ = ready;
-    t->ready_ctx_ = awaiter;
+    t->ready_ = hook;
     return t;
 }
 

@@ -31,26 +31,21 @@ void select_scope::leave() noexcept {
             break;
         }
     }
-    if (t_->ready_ctx_ == this) {
-        t_->ready_fn_ = nullptr;
-        t_->ready_ctx_ = nullptr;
-    }
+    if (t_->ready_ == this) t_->ready_ = nullptr;
     t_ = nullptr;
 }
 
-void select_scope::record(std::coroutine_handle<> h, ready_fn ready, const void* ctx) noexcept {
-    slots_[active_] = scope_slot{h, ready, ctx, true};
+void select_scope::record(std::coroutine_handle<> h, ready_hook* hook) noexcept {
+    slots_[active_] = scope_slot{h, hook, true};
     // The task's own readiness check is always the outermost scope's.
-    t_->ready_fn_ = &select_scope::ready;
-    t_->ready_ctx_ = root_;
+    t_->ready_ = root_;
 }
 
 void select_scope::install() noexcept {
     if (parent_) {
-        parent_->record(std::coroutine_handle<>{}, &select_scope::ready, this);
+        parent_->record(std::coroutine_handle<>{}, this);
     } else {
-        t_->ready_fn_ = &select_scope::ready;
-        t_->ready_ctx_ = this;
+        t_->ready_ = this;
     }
 }
 
@@ -108,18 +103,18 @@ bool select_scope::resume_slot(unsigned i) noexcept {
 
 bool select_scope::win_during_setup(unsigned i, std::coroutine_handle<> c) noexcept {
     if (losers_settled(i)) return true;
-    slots_[i] = scope_slot{c, nullptr, nullptr, true};
+    slots_[i] = scope_slot{c, nullptr, true};
     decided_ = static_cast<int>(i);
     return false;
 }
 
-bool select_scope::ready(const void* self) noexcept {
+bool select_scope::ready(const ready_hook* self) noexcept {
     auto* s = const_cast<select_scope*>(static_cast<const select_scope*>(self));
     if (s->decided_ >= 0) {
         // A winner was found and waits for losing branches to settle.
         const unsigned i = static_cast<unsigned>(s->decided_);
         const scope_slot& sl = s->slots_[i];
-        if (!sl.h && !sl.ready(sl.ctx)) return false;  // an inner scope still settling
+        if (!sl.h && !sl.hook->ready_check(sl.hook)) return false;  // an inner scope settling
         return s->resume_slot(i);
     }
     // First the branches that can tell whether they are ready, in argument order (the earliest
@@ -127,12 +122,12 @@ bool select_scope::ready(const void* self) noexcept {
     // then belongs to the branch chosen here.
     for (unsigned i = 0; i < s->n_; ++i) {
         scope_slot& sl = s->slots_[i];
-        if (sl.armed && sl.ready && sl.ready(sl.ctx)) return s->resume_slot(i);
+        if (sl.armed && sl.hook && sl.hook->ready_check(sl.hook)) return s->resume_slot(i);
     }
     // Then branches that complete by being resumed (a yield): ready on any poll.
     for (unsigned i = 0; i < s->n_; ++i) {
         scope_slot& sl = s->slots_[i];
-        if (sl.armed && !sl.ready) return s->resume_slot(i);
+        if (sl.armed && !sl.hook) return s->resume_slot(i);
     }
     return false;
 }

@@ -11,9 +11,10 @@ namespace blitz::detail {
 struct task_access {
     static auto& state(task_header& t) noexcept { return t.state_; }
     static auto& queue_next(task_header& t) noexcept { return t.queue_next_; }
-    static auto& reg_list(task_header& t) noexcept { return t.reg_list_; }
-    static auto& frame_size(task_header& t) noexcept { return t.frame_size_; }
-    static std::uint32_t frame_size(const task_header& t) noexcept { return t.frame_size_; }
+    static auto& reg_owner(task_header& t) noexcept { return t.reg_owner_; }
+    // A field no queue touches (the task-list position), for tests that tag inert headers.
+    static auto& tag(task_header& t) noexcept { return t.reg_index_; }
+    static std::uint32_t tag(const task_header& t) noexcept { return t.reg_index_; }
 };
 
 }  // namespace blitz::detail

@@ -16,6 +16,13 @@
 #include "task/schedule.hpp"
 
 namespace blitz::detail {
+
+// The layout the 128-byte block of an empty task depends on (fields listed in task_header.hpp);
+// a field added there must find its bytes elsewhere. (The model checker's atomics are bigger.)
+#if !defined(BLITZ_MODEL_ATOMIC_HEADER)
+static_assert(sizeof(void*) != 8 || sizeof(task_header) == 80, "task_header grew past 80 bytes");
+#endif
+
 namespace {
 
 using namespace state;
@@ -116,41 +123,59 @@ void* cached_alloc(std::size_t bytes) {
     return ::operator new(block_cache::bytes_of(c));
 }
 
-void cached_free(void* p, std::size_t bytes) noexcept {
-    const std::size_t c = block_cache::class_of(bytes);
+namespace {
+// Gives back a block of class c (block_cache::classes: one the heap allocated).
+void free_of_class(void* p, std::size_t c) noexcept {
     if (!(block_cache_on && c < block_cache::classes && tl_blocks.give(c, p))) ::operator delete(p);
 }
+// Where the block of the latest allocate_task_frame on this thread ends (claim_fresh_header).
+thread_local const std::byte* tl_fresh_end = nullptr;
+}  // namespace
 
-void* allocate_task_frame(std::size_t frame_size, std::size_t slot_bytes) {
+void cached_free(void* p, std::size_t bytes) noexcept {
+    free_of_class(p, block_cache::class_of(bytes));
+}
+
+void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops* front) {
     if (BLITZ_INJECTED_FAILURE(task_alloc)) throw std::bad_alloc();  // faults build only
+    const std::size_t slot_bytes = front ? front->slot_bytes : 0;
     const std::size_t total = slot_bytes + header_prefix_size + frame_size;
     void* block = cached_alloc(total);
     auto* h = new (static_cast<std::byte*>(block) + slot_bytes) task_header();
-    h->slot_bytes_ = static_cast<std::uint32_t>(slot_bytes);
-    h->frame_size_ = static_cast<std::uint32_t>(frame_size);
+    static_assert(block_cache::classes <= 255, "a class must fit task_header::size_class_");
+    h->size_class_ = static_cast<std::uint8_t>(block_cache::class_of(total));
+    if (front) {
+        h->void_error_.~exception_ptr();  // a null one: nothing to release
+        h->result_ops_ = front;
+        h->flags_ |= task_header::flag_in_front;
+    }
     alloc_stats::on_alloc(total);
     tl_fresh_header = h;
+    tl_fresh_end = static_cast<const std::byte*>(block) + total;
     return reinterpret_cast<std::byte*>(h) + header_prefix_size;
 }
 
 void task_header::release_block(task_header* h) noexcept {
-    if (h->result_ops_) h->result_ops_->destroy(h->result_slot());
-    void* block = reinterpret_cast<std::byte*>(h) - h->slot_bytes_;
-    const std::size_t total = h->slot_bytes_ + header_prefix_size + h->frame_size_;
+    void* block = h;
+    if (h->has(flag_in_front)) {
+        if (h->has(flag_slot_built)) h->result_ops_->destroy(h->result_slot());
+        block = reinterpret_cast<std::byte*>(h) - h->result_ops_->slot_bytes;
+    }
+    const std::size_t c = h->size_class_;
     h->~task_header();
-    cached_free(block, total);
+    free_of_class(block, c);
     alloc_stats::on_free();
 }
 
 void free_task_frame(void* frame) noexcept {
     task_header* h = header_of_frame(frame);
-    if (!h->spawned_) {
+    if (!h->has(task_header::flag_spawned)) {
         task_header::release_block(h);  // an inline-awaited task: nothing else refers to the header
         return;
     }
     // A spawned task's frame is gone, but join handles and wakers may still hold the header;
     // the last unref frees the block.
-    h->frame_alive_ = false;
+    h->flags_ |= task_header::flag_frame_dead;
 }
 
 task_header* claim_fresh_header(const void* promise) noexcept {
@@ -158,7 +183,7 @@ task_header* claim_fresh_header(const void* promise) noexcept {
     if (!h) return nullptr;  // allocation elided by the compiler: never spawnable
     auto* frame = reinterpret_cast<const std::byte*>(h) + header_prefix_size;
     auto* p = static_cast<const std::byte*>(promise);
-    if (p < frame || p >= frame + h->frame_size_) return nullptr;  // not our frame
+    if (p < frame || p >= tl_fresh_end) return nullptr;  // not our frame
     tl_fresh_header = nullptr;
     return h;
 }
@@ -169,7 +194,7 @@ void submit_spawn(task_scheduler* s, task_header* t) noexcept { s->spawn(t); }
 void task_header::init_spawned(task_scheduler* s, std::coroutine_handle<> root) noexcept {
     sched_ = s;
     resume_point_ = root;
-    spawned_ = true;
+    flags_ |= flag_spawned;
     // join handle + owner's task list + queue entry
     // relaxed: the task is published later by a queue push (lock or release store)
     state_.store(3 * ref_one | join_interest | lifecycle_bits(lifecycle::scheduled),
@@ -185,11 +210,11 @@ task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_s
     }
     // B2: a fresh cooperative budget for this poll (the readiness check may already spend it).
     tl_coop_budget = coop_budget;
-    if (ready_fn_ && !ready_fn_(ready_ctx_)) {
+    if (ready_ && !ready_->ready_check(ready_)) {
         // A stray wake: the awaitable it is suspended on is not ready. Stay suspended.
         stray = true;
     } else {
-        ready_fn_ = nullptr;
+        ready_ = nullptr;
         set_current_task(this);
         resume_point_.resume();
         set_current_task(nullptr);
@@ -215,7 +240,7 @@ std::uint64_t task_header::finish(bool was_cancelled) noexcept {
 void task_header::complete(bool was_cancelled, std::uint32_t refs) noexcept {
     const std::uint64_t prev = finish(was_cancelled);
     // Failed with nobody to tell: the handle was dropped or detached before this.
-    if (failed_ && !was_cancelled && !(prev & join_interest)) [[unlikely]] {
+    if (has(flag_failed) && !was_cancelled && !(prev & join_interest)) [[unlikely]] {
         sched_->unhandled_exception(this);
     }
     // Completed on the thread that owns its list entry: the list's reference goes with the
@@ -418,7 +443,7 @@ void task_header::drop_refs(std::uint64_t dec, std::uint32_t n) noexcept {
     auto prev = state_.fetch_sub(dec, std::memory_order_acq_rel);
     assert(refs_of(prev) >= n && "task reference count underflow");
     if (refs_of(prev) != n) return;
-    if (frame_alive_) root().destroy();  // runs free_task_frame, which only marks it dead
+    if (!has(flag_frame_dead)) root().destroy();  // runs free_task_frame: marks it dead
     release_block(this);
 }
 
@@ -428,7 +453,7 @@ waker task_header::make_waker() noexcept {
 }
 
 void task_header::destroy_frame() noexcept {
-    if (frame_alive_) root().destroy();
+    if (!has(flag_frame_dead)) root().destroy();
 }
 
 // ---- abort, yield and joins from plain threads ----

@@ -29,7 +29,7 @@
 namespace blitz::detail {
 
 template <class Pred>
-class [[nodiscard]] cond_awaiter {
+class [[nodiscard]] cond_awaiter : private ::blitz::detail::ready_hook {
 public:
     // linked: the count of linked waiters the producer reads (nullptr: producers take mu).
     cond_awaiter(detail::mutex& mu, wait_queue& q, Pred pred,
@@ -79,7 +79,7 @@ public:
     void await_resume() const noexcept {}
 
 private:
-    static bool ready(const void* p) noexcept {
+    static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
         auto* a = const_cast<cond_awaiter*>(static_cast<const cond_awaiter*>(p));
         if (!a->node_.done.load(std::memory_order_acquire)) return false;  // still linked
         detail::lock_guard l(a->mu_);

@@ -174,7 +174,7 @@ public:
     }
     ~oneshot_receiver() { close(); }
 
-    class [[nodiscard]] recv_awaiter {
+    class [[nodiscard]] recv_awaiter : private ::blitz::detail::ready_hook {
     public:
         explicit recv_awaiter(state& s) noexcept : s_(s) {}
         recv_awaiter(const recv_awaiter&) = delete;
@@ -223,7 +223,7 @@ public:
             registered_ = true;
             return true;
         }
-        static bool ready(const void* p) noexcept {
+        static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
             auto* a = const_cast<recv_awaiter*>(static_cast<const recv_awaiter*>(p));
             if (a->coop_yield_) {  // back from a budget yield: wait properly now
                 a->coop_yield_ = false;

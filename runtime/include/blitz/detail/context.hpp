@@ -25,19 +25,26 @@ bool fault_drop_exceptions() noexcept;
 bool fault_select_completes_losers() noexcept;
 #endif
 
-// Readiness check of a suspended awaitable: true when it may be resumed.
-using ready_fn = bool (*)(const void* awaiter) noexcept;
+// Readiness check of a suspended awaitable: an awaitable that can tell whether it may be
+// resumed derives from ready_hook (it lives in the suspended frame), so the task's header keeps
+// one pointer for both the check and its object.
+struct ready_hook;
+using ready_fn = bool (*)(const ready_hook* self) noexcept;
+struct ready_hook {
+    ready_fn ready_check = nullptr;  // set by suspend_current
+};
 
 // For awaitables that park the running task: records `h` as the coroutine to resume on the
 // next poll and returns the running task. Throws std::logic_error outside a runtime task.
 //
 // `ready` (optional) makes the awaitable immune to stray wakes: a poll of the task first calls
-// ready(awaiter) and, if it says false, leaves the task idle without resuming it. A stray wake is
-// one left over from an earlier registration, such as the losing side of a timeout race.
-// Awaitables that keep a waker registered must either pass `ready` or guarantee that the only
-// wake they can receive is their own.
+// ready(hook) and, if it says false, leaves the task idle without resuming it. `hook` is the
+// awaitable itself (it derives from ready_hook; `ready` casts it back). A stray wake is one left
+// over from an earlier registration, such as the losing side of a timeout race. Awaitables that
+// keep a waker registered must either pass `ready` or guarantee that the only wake they can
+// receive is their own.
 task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready = nullptr,
-                             const void* awaiter = nullptr);
+                             ready_hook* hook = nullptr);
 
 // Cooperative budget (B2): how many more awaits on already-ready resources (a free permit, a
 // queued value) the running task may complete in this poll without suspending; -1 means

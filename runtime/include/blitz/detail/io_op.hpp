@@ -65,7 +65,7 @@ private:
 // usually there); otherwise wait for readiness first (reads, accepts).
 // Thread-safety: one task.
 template <class Op>
-class io_op {
+class io_op : private ::blitz::detail::ready_hook {
 public:
     io_op(const io_object& o, io_direction dir, Op op, bool speculate) noexcept
         : sio_(o.sio()), dir_(dir), op_(std::move(op)), speculate_(speculate), node_(this) {}
@@ -127,7 +127,7 @@ private:
             if (attempt()) return false;  // ready meanwhile
         }
     }
-    static bool ready(const void* p) noexcept {
+    static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
         auto* a = const_cast<io_op*>(static_cast<const io_op*>(p));
         if (a->coop_yield_) {
             a->coop_yield_ = false;

@@ -312,7 +312,7 @@ private:
                 const scope_slot& sl = slots_[i];
                 bool ready = false;
                 if (sl.armed) {
-                    ready = sl.h && sl.ready && sl.ready(sl.ctx);  // not a nested select
+                    ready = sl.h && sl.hook && sl.hook->ready_check(sl.hook);  // not nested
                 } else if (i > won_ && i >= checked_) {
                     ready = b.try_ready();  // never looked at: the plain ready path
                 }

@@ -26,9 +26,8 @@ struct drop_hook {
 // Where one branch of a scope is suspended right now.
 struct scope_slot {
     std::coroutine_handle<> h{};  // resumed when the branch is ready (null: an inner scope sets it)
-    ready_fn ready = nullptr;     // the branch's readiness check (null: ready on any poll)
-    const void* ctx = nullptr;
-    bool armed = false;  // the branch has suspended and not been chosen since
+    ready_hook* hook = nullptr;   // the branch's awaitable and its check (null: ready on any poll)
+    bool armed = false;           // the branch has suspended and not been chosen since
 };
 
 // The branches of one select, as the task's poll sees them. A task suspended on a select is
@@ -56,9 +55,10 @@ struct scope_slot {
 // Invariants: at most one branch is resumed per poll; a branch never chosen is never resumed;
 // the scope lives in the awaiting coroutine's frame (no allocation).
 // Thread-safety: the owning task's poll only.
-class select_scope {
+class select_scope : private ready_hook {
 public:
-    select_scope(scope_slot* slots, unsigned n) noexcept : slots_(slots), n_(n) {}
+    select_scope(scope_slot* slots, unsigned n) noexcept
+        : ready_hook{&select_scope::ready}, slots_(slots), n_(n) {}
     select_scope(const select_scope&) = delete;
     select_scope& operator=(const select_scope&) = delete;
 
@@ -72,10 +72,10 @@ public:
     void make_current() noexcept;
     bool entered() const noexcept { return t_ != nullptr; }
 
-    // For suspend_current: the running task suspends on (h, ready, ctx) inside this scope.
-    void record(std::coroutine_handle<> h, ready_fn ready, const void* ctx) noexcept;
+    // For suspend_current: the running task suspends on (h, hook) inside this scope.
+    void record(std::coroutine_handle<> h, ready_hook* hook) noexcept;
 
-    static bool ready(const void* self) noexcept;
+    static bool ready(const ready_hook* self) noexcept;
 
     // Branch i completed while the select was being set up (it did not suspend). True when
     // every losing branch's drop hook has settled, so the select may return at once; otherwise

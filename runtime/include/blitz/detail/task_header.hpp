@@ -42,7 +42,10 @@ class select_scope;
 // then by the completer.
 class task_header {
 public:
-    task_header() noexcept = default;
+    task_header() noexcept : void_error_() {}
+    ~task_header() {
+        if (!has(flag_in_front)) void_error_.~exception_ptr();
+    }
     task_header(const task_header&) = delete;
     task_header& operator=(const task_header&) = delete;
 
@@ -117,25 +120,30 @@ public:
     // Wakes the join waker after completion, if one was registered before completion.
     void wake_join_waiter(std::uint64_t prev_state) noexcept;
 
-    // ---- for task<T> and join_handle<T> (the result slot in front of the header) ----
-    // How to destroy a result slot and read the exception it may hold: one static table per
-    // result type, so the header keeps one pointer for both.
+    // ---- for task<T> and join_handle<T>: where the result is kept ----
+    // A result other than void's lives in a slot in front of the header: how big it is, how to
+    // destroy it and how to read the exception it may hold, in one static table per result type.
     struct result_ops {
+        std::size_t slot_bytes;  // a multiple of the default new alignment
         void (*destroy)(void* slot) noexcept;
         std::exception_ptr (*error_of)(void* slot) noexcept;
     };
-    // Where the result slot lives: the bytes reserved in front of the header.
+    // The result slot: in front of the header (a non-void task), or the header's own exception
+    // slot (task<void>: a std::exception_ptr).
     void* result_slot() const noexcept {
-        return const_cast<std::byte*>(reinterpret_cast<const std::byte*>(this)) - slot_bytes_;
+        auto* self = const_cast<task_header*>(this);
+        if (has(flag_in_front)) return reinterpret_cast<std::byte*>(self) - result_ops_->slot_bytes;
+        return &self->void_error_;
     }
-    // Records that a result slot was built at result_slot(), and how to handle it.
-    void bind_result_slot(const result_ops* ops) noexcept { result_ops_ = ops; }
+    // Records that the slot in front of the header was constructed (non-void results).
+    void mark_slot_built() noexcept { flags_ |= flag_slot_built; }
     // The exception stored in the result slot, if any (for unhandled-exception reports).
     std::exception_ptr stored_exception() const noexcept {
-        return result_ops_ ? result_ops_->error_of(result_slot()) : nullptr;
+        if (!has(flag_in_front)) return void_error_;
+        return has(flag_slot_built) ? result_ops_->error_of(result_slot()) : nullptr;
     }
     // An exception escaped the coroutine (set by its promise).
-    void mark_failed() noexcept { failed_ = true; }
+    void mark_failed() noexcept { flags_ |= flag_failed; }
     // Whoever runs the task (set by init_spawned).
     task_scheduler* scheduler() const noexcept { return sched_; }
 
@@ -149,37 +157,45 @@ private:
     friend class select_scope;
     friend struct task_access;
     friend task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready,
-                                        const void* awaiter);
-    friend void* allocate_task_frame(std::size_t frame_size, std::size_t slot_bytes);
+                                        ready_hook* hook);
+    friend void* allocate_task_frame(std::size_t frame_size, const result_ops* front);
     friend void free_task_frame(void* frame) noexcept;
     friend task_header* claim_fresh_header(const void* promise) noexcept;
     // Destroys the result slot and the header and gives the block back (the last reference).
     static void release_block(task_header* h) noexcept;
 
-    // ---- fields ----
+    // ---- fields (80 bytes: the header and an empty frame fill a 128-byte block) ----
     detail::atomic<std::uint64_t> state_{0};
     task_scheduler* sched_ = nullptr;         // whoever runs it (task/schedule.hpp)
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
-    ready_fn ready_fn_ = nullptr;             // readiness check of the awaitable suspended on
-    const void* ready_ctx_ = nullptr;
-    select_scope* scope_ = nullptr;  // innermost select the task is inside (poll only)
+    ready_hook* ready_ = nullptr;             // the awaitable suspended on, if it has a check
+    select_scope* scope_ = nullptr;           // innermost select the task is inside (poll only)
     detail::atomic<task_header*> queue_next_{nullptr};  // intrusive link for the global queue
-    task_header* reg_next_ = nullptr;  // intrusive links for the owner's task_list,
-    task_header* reg_prev_ = nullptr;  // which unlinks the task when it completes
-    // The list it is linked in (nullptr: none). Written by the list's owner only; atomic
-    // because a worker completing the task compares it with its own list (relaxed: a value
-    // that is not the reader's own list means "not mine" whatever it is).
-    detail::atomic<task_list*> reg_list_{nullptr};
     waker join_waker_{};
-    // The task's result lives in front of the header, outside the frame, so the frame (its
-    // locals and by-value parameters, e.g. a channel sender) is destroyed as soon as the task
-    // completes while the join handle can still take the result.
-    const result_ops* result_ops_ = nullptr;  // set once a slot was built (bind_result_slot)
-    std::uint32_t slot_bytes_ = 0;            // bytes in front of the header (the result slot)
-    std::uint32_t frame_size_ = 0;            // bytes of the frame (to recognise our own promise)
-    bool spawned_ = false;
-    bool frame_alive_ = true;
-    bool failed_ = false;  // an exception escaped the coroutine (set by its promise)
+    // The task's result lives outside the frame, so the frame (its locals and by-value
+    // parameters, e.g. a channel sender) is destroyed as soon as the task completes while the
+    // join handle can still take the result: a task<void>'s (an exception or nothing) in the
+    // header itself, any other result in a slot in front of the header, described by a static
+    // table per result type.
+    union {
+        const result_ops* result_ops_;   // result_in_front: the slot's table (set at allocation)
+        std::exception_ptr void_error_;  // otherwise: a task<void>'s exception, if any
+    };
+    // Where the owner's task_list keeps it: its position, and the list's id (0: in no list).
+    // Written by the list's owner only; the id is atomic because a worker completing the task
+    // compares it with its own list's (relaxed: an id that is not the reader's own means "not
+    // mine" whatever it is).
+    std::uint32_t reg_index_ = 0;
+    detail::atomic<std::uint16_t> reg_owner_{0};
+    // The block's size class (block_cache; block_cache::classes: from the heap), at allocation.
+    std::uint8_t size_class_ = 0;
+    std::uint8_t flags_ = 0;  // the bits below; written only by whoever owns the frame
+    static constexpr std::uint8_t flag_spawned = 1;     // handed to a scheduler
+    static constexpr std::uint8_t flag_frame_dead = 2;  // the frame was destroyed
+    static constexpr std::uint8_t flag_failed = 4;      // an exception escaped the coroutine
+    static constexpr std::uint8_t flag_in_front = 8;    // the result slot is in front (result_ops_)
+    static constexpr std::uint8_t flag_slot_built = 16;  // ... and was constructed
+    bool has(std::uint8_t f) const noexcept { return (flags_ & f) != 0; }
 
     // The spawned coroutine (the frame's owner): its frame follows the header in the block.
     std::coroutine_handle<> root() const noexcept;
@@ -217,8 +233,9 @@ void* cached_alloc(std::size_t bytes);
 void cached_free(void* p, std::size_t bytes) noexcept;
 
 // Frame allocation hooks used by task<T>::promise_type: [result slot | header | frame] in one
-// block; slot_bytes is a multiple of the default new alignment.
-void* allocate_task_frame(std::size_t frame_size, std::size_t slot_bytes = 0);
+// block; `front` describes the result slot in front of the header (nullptr: task<void>, whose
+// exception slot is in the header).
+void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops* front = nullptr);
 void free_task_frame(void* frame) noexcept;
 // The header made by the latest allocate_task_frame on this thread, if `promise` lies in it.
 task_header* claim_fresh_header(const void* promise) noexcept;

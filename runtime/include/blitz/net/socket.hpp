@@ -122,7 +122,7 @@ struct accept_op {
 // its bytes, so write_owned is not (like write_all).
 // Thread-safety: one task.
 template <blitz::detail::io_op_kind Kind>
-class owned_io {
+class owned_io : private ::blitz::detail::ready_hook {
     static constexpr bool is_recv = Kind == blitz::detail::io_op_kind::recv;
     using fallback_op = std::conditional_t<is_recv, ops::recv_op, ops::send_op>;
 
@@ -202,7 +202,7 @@ private:
         }
         return !blitz::detail::io_op_done(op_);
     }
-    static bool ready(const void* p) noexcept {
+    static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
         auto* a = const_cast<owned_io*>(static_cast<const owned_io*>(p));
         if (a->coop_yield_) {
             a->coop_yield_ = false;

@@ -37,7 +37,7 @@ public:
     bool is_cancelled() const noexcept { return s_->cancelled.load(std::memory_order_acquire); }
     cancellation_token child_token() const;
 
-    class [[nodiscard]] awaiter {
+    class [[nodiscard]] awaiter : private ::blitz::detail::ready_hook {
     public:
         explicit awaiter(std::shared_ptr<detail::cancel_state> s) noexcept
             : s_(std::move(s)), node_(this) {}
@@ -49,7 +49,7 @@ public:
         void await_resume() const noexcept {}
 
     private:
-        static bool ready(const void* a) noexcept {
+        static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
             return static_cast<const awaiter*>(a)->node_.done.load(std::memory_order_acquire);
         }
         std::shared_ptr<detail::cancel_state> s_;

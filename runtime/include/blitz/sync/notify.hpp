@@ -24,7 +24,7 @@ public:
     notify(const notify&) = delete;
     notify& operator=(const notify&) = delete;
 
-    class [[nodiscard]] awaiter {
+    class [[nodiscard]] awaiter : private ::blitz::detail::ready_hook {
     public:
         explicit awaiter(notify& n) noexcept : n_(n), node_(this) {}
         awaiter(const awaiter&) = delete;
@@ -39,7 +39,7 @@ public:
 
     private:
         friend class notify;
-        static bool ready(const void* a) noexcept {
+        static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
             return static_cast<const awaiter*>(a)->node_.done.load(std::memory_order_acquire);
         }
         notify& n_;
@@ -83,7 +83,7 @@ public:
     barrier(const barrier&) = delete;
     barrier& operator=(const barrier&) = delete;
 
-    class [[nodiscard]] awaiter {
+    class [[nodiscard]] awaiter : private ::blitz::detail::ready_hook {
     public:
         explicit awaiter(barrier& b) noexcept : b_(b), node_(this) {}
         awaiter(const awaiter&) = delete;
@@ -108,7 +108,7 @@ public:
 
     private:
         friend class barrier;
-        static bool ready(const void* a) noexcept {
+        static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
             return static_cast<const awaiter*>(a)->node_.done.load(std::memory_order_acquire);
         }
         barrier& b_;

@@ -77,7 +77,7 @@ public:
     semaphore& operator=(const semaphore&) = delete;
     ~semaphore() = default;
 
-    class [[nodiscard]] acquire_awaiter {
+    class [[nodiscard]] acquire_awaiter : private ::blitz::detail::ready_hook {
     public:
         acquire_awaiter(semaphore& s, std::size_t n) noexcept : s_(s), n_(n), node_(this) {}
         acquire_awaiter(const acquire_awaiter&) = delete;
@@ -129,7 +129,7 @@ public:
             detail::coop_spend();
             return true;
         }
-        static bool ready(const void* p) noexcept {
+        static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
             auto* a = const_cast<acquire_awaiter*>(static_cast<const acquire_awaiter*>(p));
             if (a->coop_yield_) {
                 // Back from a budget yield: acquire now (queueing if need be) before resuming.
