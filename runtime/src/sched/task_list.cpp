@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sched/task_list.hpp"
 
+#include <algorithm>
 #include <exception>
 
 namespace blitz::detail {
@@ -38,7 +39,8 @@ void task_list::sweep() noexcept {
         }
     }
     kept_ = len_;
-    if (cap_ > 1024 && len_ < cap_ / 4) resize(cap_ / 2);
+    // Under a quarter full after a burst: keep room for twice what is left.
+    if (cap_ > 1024 && len_ < cap_ / 4) resize(std::max<std::size_t>(1024, 2 * len_));
 }
 
 }  // namespace blitz::detail

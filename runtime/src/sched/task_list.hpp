@@ -23,7 +23,8 @@ namespace blitz::detail {
 //      has doubled since the last sweep (plus a slack of 256), and sweep_if_worthwhile() (the
 //      owner going idle) when a quarter of it is new. Each sweep walks at most twice the pushes
 //      since the previous one: O(1) amortized per push. The array grows by doubling (no
-//      allocation once it is big enough) and a sweep halves it when it is under a quarter full;
+//      allocation once it is big enough) and a sweep that leaves it under a quarter full cuts it
+//      to twice what is left (at least 1,024 entries);
 //   4. pop() empties it at shutdown.
 //
 // Invariants: a task is in at most one list; reg_owner_ holds the list's id exactly while the

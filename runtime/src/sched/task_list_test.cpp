@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <set>
+#include <vector>
 
 #include "blitz_testing/test_support.hpp"
 #include "task/task_access.hpp"
@@ -70,6 +72,59 @@ TEST(TaskList, ATaskIsRemovedOnlyFromItsOwnList) {
     EXPECT_EQ(a.size(), 1u);
     EXPECT_TRUE(a.remove(pool.at(0)));
     EXPECT_EQ(a.size(), 0u);
+}
+
+TEST(TaskList, PositionsFollowTheMovedEntries) {
+    // Removing from the middle moves the last entry into the hole; removing the last entry
+    // moves nothing. Every later remove must still find its task (its position was updated).
+    testing::header_pool pool(6);
+    task_list l;
+    for (int i = 0; i < 6; ++i) {
+        prepare(pool.at(i), false);
+        l.push(pool.at(i));
+    }
+    EXPECT_TRUE(l.remove(pool.at(1)));  // 5 moves to 1
+    EXPECT_TRUE(l.remove(pool.at(4)));  // the last one now
+    EXPECT_TRUE(l.remove(pool.at(5)));  // at its new position
+    EXPECT_FALSE(l.remove(pool.at(5)));
+    EXPECT_TRUE(l.remove(pool.at(0)));  // 3 moves to 0
+    EXPECT_TRUE(l.remove(pool.at(3)));
+    EXPECT_TRUE(l.remove(pool.at(2)));
+    EXPECT_EQ(l.size(), 0u);
+    EXPECT_EQ(l.pop(), nullptr);
+}
+
+TEST(TaskList, EveryListHasItsOwnNonZeroId) {
+    // A task in no list has id 0; two lists alive at once never share an id.
+    testing::header_pool pool(64);
+    std::vector<std::unique_ptr<task_list>> lists;
+    for (int i = 0; i < 64; ++i) {
+        lists.push_back(std::make_unique<task_list>());
+        lists.back()->push(pool.at(i));
+        EXPECT_NE(task_access::reg_owner(*pool.at(i)).load(), 0u);
+    }
+    std::set<unsigned> ids;
+    for (int i = 0; i < 64; ++i) ids.insert(task_access::reg_owner(*pool.at(i)).load());
+    EXPECT_EQ(ids.size(), 64u);
+    for (auto& l : lists) l->pop();
+}
+
+TEST(TaskList, ASweepGivesBackMemoryOfAnEmptiedList) {
+    // After a burst the array shrinks when a sweep finds it under a quarter full.
+    constexpr int n = 20'000;
+    testing::header_pool pool(n);
+    task_list l;
+    for (int i = 0; i < n; ++i) prepare(pool.at(i), false);
+    for (int i = 0; i < n; ++i) l.push(pool.at(i));
+    const std::size_t burst = l.capacity();
+    EXPECT_GE(burst, static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) prepare(pool.at(i), i >= 100);  // all but 100 complete
+    l.sweep();
+    EXPECT_EQ(l.size(), 100u);
+    EXPECT_EQ(l.capacity(), 1024u);
+    EXPECT_LT(l.capacity(), burst);
+    while (l.pop()) {
+    }
 }
 
 TEST(TaskList, StaysWithinTwiceTheLiveTasksPlusSlack) {

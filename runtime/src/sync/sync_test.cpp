@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "blitz/blitz.hpp"
@@ -315,6 +316,59 @@ TEST(OnceCell, AThrowingInitializerLeavesTheCellEmpty) {
         EXPECT_EQ(*v, 7);
         EXPECT_FALSE(cell.set(8));
     }());
+}
+
+TEST(OnceCell, ExactlyOneOfConcurrentSetsWins) {
+    // set() takes no lock: threads racing to set the same cell must still agree on one value,
+    // and every reader that sees a value sees all of it.
+    for (int round = 0; round < 200; ++round) {
+        once_cell<std::vector<int>> cell;
+        std::atomic<int> won{0};
+        std::vector<std::thread> ts;
+        for (int i = 0; i < 4; ++i) {
+            ts.emplace_back([&, i] {
+                if (cell.set(std::vector<int>(64, i))) won.fetch_add(1);
+                const std::vector<int>* v = cell.get();
+                if (v) {
+                    for (int x : *v) ASSERT_EQ(x, (*v)[0]);
+                }
+            });
+        }
+        for (auto& t : ts) t.join();
+        ASSERT_EQ(won.load(), 1);
+        ASSERT_EQ(cell.initializations(), 1u);
+        ASSERT_EQ(cell.get()->size(), 64u);
+    }
+}
+
+TEST(OnceCell, SetLosesToAnInitializerInProgressAndAThrowingMoveLeavesItEmpty) {
+    runtime rt(conformance::fresh(2));
+    rt.block_on([]() -> task<void> {
+        once_cell<int> cell;
+        notify started, go;
+        // An asynchronous initializer holds the cell: set() must not slip in meanwhile.
+        auto h = spawn([](once_cell<int>& c, notify& s, notify& g) -> task<int> {
+            co_return *co_await c.get_or_init([&s, &g]() -> task<int> {
+                s.notify_one();
+                co_await g.notified();
+                co_return 1;
+            });
+        }(cell, started, go));
+        co_await started.notified();
+        EXPECT_FALSE(cell.set(2)) << "set() won against an initializer in progress";
+        go.notify_one();
+        EXPECT_EQ(co_await h, 1);
+        EXPECT_FALSE(cell.set(3));
+        EXPECT_EQ(*cell.get(), 1);
+    }());
+    struct throws_on_move {
+        throws_on_move() = default;
+        throws_on_move(throws_on_move&&) { throw std::runtime_error("move"); }
+    };
+    once_cell<throws_on_move> t;
+    EXPECT_THROW((void)t.set(throws_on_move{}), std::runtime_error);
+    EXPECT_EQ(t.get(), nullptr);
+    EXPECT_EQ(t.initializations(), 0u);
 }
 
 TEST(CancellationToken, WakesWaitersAndChildrenFollowTheirParent) {

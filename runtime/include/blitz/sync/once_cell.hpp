@@ -4,7 +4,9 @@
 // blitz::once_cell: a value initialized once, by the first caller, possibly asynchronously (X4).
 
 #include <atomic>
+#include <cstdint>
 #include <optional>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -34,43 +36,64 @@ public:
     once_cell& operator=(const once_cell&) = delete;
 
     const T* get() const noexcept {
-        return set_.load(std::memory_order_acquire) ? &*value_ : nullptr;  // pairs with publish
+        // acquire: pairs with the release that published the value
+        return state_.load(std::memory_order_acquire) == full ? &*value_ : nullptr;
     }
     bool initialized() const noexcept { return get() != nullptr; }
 
     template <class F>
     task<const T*> get_or_init(F f) {
         if (const T* v = get()) co_return v;
-        auto guard = co_await lock_.lock();
-        if (const T* v = get()) co_return v;
-        if constexpr (detail::is_task<std::invoke_result_t<F&>>::value) {
-            T v = co_await f();
-            value_.emplace(std::move(v));
-        } else {
-            value_.emplace(f());
+        auto guard = co_await lock_.lock();  // initializers queue here, FIFO
+        for (;;) {
+            std::uint8_t s = empty;
+            // acquire: a value another thread published; nothing to release yet
+            if (state_.compare_exchange_strong(s, busy, std::memory_order_acquire)) break;
+            if (s == full) co_return &*value_;
+            std::this_thread::yield();  // a set() is writing the value (synchronous, short)
+        }
+        try {
+            if constexpr (detail::is_task<std::invoke_result_t<F&>>::value) {
+                T v = co_await f();
+                value_.emplace(std::move(v));
+            } else {
+                value_.emplace(f());
+            }
+        } catch (...) {
+            state_.store(empty, std::memory_order_release);  // the next waiter tries its own
+            throw;
         }
         ++inits_;
-        set_.store(true, std::memory_order_release);  // publish: the value is complete
+        state_.store(full, std::memory_order_release);  // publish: the value is complete
         co_return &*value_;
     }
 
-    // Sets the value if nobody has and nobody is initializing; returns whether it did.
+    // Sets the value if nobody has and nobody is initializing; returns whether it did. One CAS
+    // and a store: no lock.
     bool set(T v) {
-        auto g = lock_.try_lock();
-        if (!g || get()) return false;
-        value_.emplace(std::move(v));
+        std::uint8_t s = empty;
+        if (!state_.compare_exchange_strong(s, busy, std::memory_order_acquire)) return false;
+        try {
+            value_.emplace(std::move(v));
+        } catch (...) {
+            state_.store(empty, std::memory_order_release);  // a throwing move: still empty
+            throw;
+        }
         ++inits_;
-        set_.store(true, std::memory_order_release);
+        state_.store(full, std::memory_order_release);
         return true;
     }
     // How many initializers completed (1 once set; tests use it to prove "exactly once").
     unsigned initializations() const noexcept { return inits_; }
 
 private:
-    detail::atomic<bool> set_{false};
-    std::optional<T> value_;  // written once under lock_, before set_
-    unsigned inits_ = 0;      // under lock_
-    mutex lock_;
+    // empty -> busy (one initializer or set() owns value_) -> full (published), or back to
+    // empty when the initializer throws.
+    static constexpr std::uint8_t empty = 0, busy = 1, full = 2;
+    detail::atomic<std::uint8_t> state_{empty};
+    std::optional<T> value_;  // written once while busy, before full
+    unsigned inits_ = 0;      // written while busy
+    mutex lock_;              // queues the get_or_init callers (FIFO)
 };
 
 }  // namespace blitz
