@@ -170,11 +170,10 @@ void scheduler::spawn(task_header* t) noexcept {
     if (worker* w = own_worker()) {
         w->own(t);
     } else {
-        lock_guard l(foreign_mu_);
-        foreign_tasks_.push(t);
-        // relaxed: a statistic, written under the lock
-        foreign_spawned_.store(foreign_spawned_.load(std::memory_order_relaxed) + 1,
-                               std::memory_order_relaxed);
+        // From another thread: no list and no lock here. The task keeps the reference spawn
+        // gave its list entry until the worker that first polls it lists it (K3: until then it
+        // is in a queue, where shutdown finds it).
+        foreign_spawned_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
     }
     schedule(t, /*is_yield=*/false);
 }
@@ -267,17 +266,15 @@ void scheduler::cancel_all_and_drain() noexcept {
         for (auto& w : workers_) {
             while (task_header* t = w->pop_owned()) cancel(t);
         }
-        for (;;) {
-            task_header* t;
-            {
-                lock_guard l(foreign_mu_);
-                t = foreign_tasks_.pop();
-            }
-            if (!t) break;
-            cancel(t);  // outside the lock: destructors may spawn (and be cancelled at once)
-        }
         auto drop = [&](task_header* t) {
             any = true;
+            if (!task_list::listed(t) && !t->is_complete()) {
+                // Spawned from outside and never polled: no list holds it, so it is cancelled
+                // here, and its reserved list reference goes with the queue entry's.
+                t->cancel_for_shutdown();
+                t->unref(2);
+                return;
+            }
             t->unref();  // the queue entry's reference
         };
         for (auto& w : workers_) w->drain(drop);

@@ -57,20 +57,21 @@ struct scheduler_snapshot {
 // Every scheduler alive in this process, in construction order. Cold: takes a lock.
 std::vector<scheduler_snapshot> snapshot_live_schedulers();
 
-// Owns the workers, the global queue, the idle state and the list of tasks spawned from
-// threads that are not its workers (each worker lists the tasks spawned on it). It is the
+// Owns the workers, the global queue and the idle state (each worker lists the tasks spawned on
+// it, and adopts a task spawned from another thread when it first polls it). It is the
 // task_scheduler of every task spawned on it.
 //
 // Protocol for a task (see task_header for the state word):
-//   1. spawn(): records the task in the spawning worker's list (or, from another thread, in
-//      foreign_tasks_ under a mutex) and schedules it (LIFO slot on one of our workers, global
-//      queue otherwise). No lock on a worker.
+//   1. spawn(): records the task in the spawning worker's list (from another thread: in none
+//      until a worker first polls it; it is in a queue until then) and schedules it (LIFO slot
+//      on one of our workers, global queue otherwise). No lock.
 //   2. schedule(): called by whoever created a queue entry (wake, reschedule, abort) to place it;
 //      a push that makes work visible to others calls notify_parked() (I3).
 //   3. task_header::complete() is the single exit for a task; release() takes a task that
 //      completed on the worker that spawned it out of that worker's list.
 //   4. shutdown(): stops and joins the workers, cancels every listed task that has not
-//      completed, then drains every queue, until nothing is left (K3).
+//      completed, then drains every queue (cancelling the never-polled tasks from outside
+//      there), until nothing is left (K3).
 //
 // Invariants: every spawned task is completed exactly once; after shutdown() returns no task of
 // this scheduler is queued or listed.
@@ -144,8 +145,6 @@ private:
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     global_queue global_;
     idle_state idle_;
-    mutex foreign_mu_;
-    task_list foreign_tasks_ BLITZ_GUARDED_BY(foreign_mu_);
     atomic<std::uint64_t> foreign_spawned_{0};
     std::vector<std::unique_ptr<worker, worker_free>> workers_;
     std::vector<std::thread> threads_;

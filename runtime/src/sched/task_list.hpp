@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// task_list: the tasks one owner spawned, so that shutdown can find tasks that sit in no queue
-// (K3).
+// task_list: the tasks one worker spawned (or adopted: spawned from outside, first polled
+// there), so that shutdown can find tasks that sit in no queue (K3).
 
 #include <atomic>
 #include <cstddef>
@@ -34,9 +34,8 @@ namespace blitz::detail {
 // unless 65,535 lists are made in between (a runtime makes one per worker plus one); a task is
 // only ever compared with lists of its own runtime.
 // Memory ordering: a sweep reads each task's lifecycle with acquire (task_header::is_complete).
-// Thread-safety: one owner thread (a worker; the scheduler's list of foreign spawns is used
-// under its mutex and is only swept). An allocation failure while growing terminates (as
-// Tokio aborts on one).
+// Thread-safety: one owner thread (a worker). An allocation failure while growing terminates
+// (as Tokio aborts on one).
 class task_list {
 public:
     task_list() noexcept;
@@ -50,6 +49,16 @@ public:
         t->reg_owner_.store(id_, std::memory_order_relaxed);
         items_[len_++] = t;
         if (len_ >= 2 * kept_ + 256) sweep();
+    }
+    // Lists t if it is in no list yet (a task spawned from outside the workers, at its first
+    // poll); the list's reference is the one spawn reserved for it.
+    void adopt(task_header* t) noexcept {
+        if (t->reg_owner_.load(std::memory_order_relaxed) == 0) push(t);
+    }
+    // Whether t is in some task list (any thread may ask; exact on the owner's thread and once
+    // the workers stopped).
+    static bool listed(const task_header* t) noexcept {
+        return t->reg_owner_.load(std::memory_order_relaxed) != 0;
     }
     // Takes t out if it is here; true if it was (the caller then owns the list's reference).
     bool remove(task_header* t) noexcept {

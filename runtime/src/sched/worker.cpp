@@ -336,6 +336,7 @@ void worker::run_task(task_header* t) noexcept {
     ++polls_since_global_;
     bool stray = false;
     const int budget = cfg_.coop_budget_per_poll ? static_cast<int>(cfg_.coop_budget_per_poll) : -1;
+    owned_.adopt(t);  // spawned from outside: listed here from its first poll on
     const auto outcome = t->poll(budget, BLITZ_FAULT(cfg_.debug.abort_ignores_shield), stray);
     if (stray) bump(c_stray_wakes);
     if (outcome == task_header::poll_outcome::rescheduled) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/detail/context.hpp"
 
+#include <cassert>
 #include <stdexcept>
 #include <utility>
 
@@ -57,6 +58,7 @@ task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, ready_ho
             "runtime or run by runtime::block_on)");
     }
     if (ready) {
+        assert(hook && "suspend_current: a readiness check needs its awaitable (the hook)");
         hook->ready_check = ready;
     } else {
         hook = nullptr;  // ready on any poll
