@@ -96,6 +96,36 @@ TEST(Runtime, ChainOfOneHundredThousandSpawnsCompletes) {
     EXPECT_EQ(rt.block_on(chain(100'000)), 100'000u);
 }
 
+// A task that yields ranks below work waiting outside (G7 as amended by issue 21): the periodic
+// check its yield makes due fetches the injected tasks, and they all run before it resumes (the
+// yielder joins the ring behind them, as Tokio defers a yielded task behind injected work).
+TEST(Runtime, AYieldingTaskResumesBehindTheTasksInjectedMeanwhile) {
+    runtime rt(conformance::fresh(1));
+    constexpr int injected = 32;  // within the ring fill of the periodic check (64)
+    std::atomic<bool> go{false};
+    std::atomic<int> ran{0};
+    std::thread injector([&] {
+        while (!go.load()) std::this_thread::yield();
+        for (int i = 0; i < injected; ++i) {
+            rt.spawn([](std::atomic<int>& r) -> task<void> {
+                  r.fetch_add(1);
+                  co_return;
+              }(ran))
+                .detach();
+        }
+        go.store(false);  // all of them are in the global queue
+    });
+    const int ran_before_resuming =
+        rt.block_on([](std::atomic<bool>& g, std::atomic<int>& r) -> task<int> {
+            g.store(true);
+            while (g.load()) std::this_thread::yield();  // the worker is busy: they stay queued
+            co_await yield_now();
+            co_return r.load();
+        }(go, ran));
+    injector.join();
+    EXPECT_EQ(ran_before_resuming, injected);
+}
+
 // Bounded spinning before parking (config::park_spin): workers that spin instead of sleeping
 // still see work from every source, and parked ones are still woken (4 workers on 2 CPUs).
 TEST(Runtime, WorkersThatSpinBeforeParkingMissNothing) {

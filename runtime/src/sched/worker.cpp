@@ -57,8 +57,8 @@ void worker::run() {
         // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
         // keep firing while some other worker is stuck in a long poll (T6). I/O joins here
         // with the I/O driver.
-        const bool skip_maintain =
-            BLITZ_FAULT(cfg_.debug.timers_only_when_idle) && (lifo_ || !ring_.empty());
+        const bool skip_maintain = BLITZ_FAULT(cfg_.debug.timers_only_when_idle) &&
+                                   (lifo_ || given_back_ || !ring_.empty());
         collecting_ = true;
         const std::size_t fired = skip_maintain ? 0 : sched_.driver().maintain();
         collecting_ = false;
@@ -144,8 +144,11 @@ task_header* worker::next_task() noexcept {
         bump(c_global_periodic);
         BLITZ_PROBE(*this, probe_kind::periodic_check);
         note_choice(choice_periodic);
-        if (task_header* t = fetch_global(/*periodic=*/true)) return t;
+        task_header* t = fetch_global(/*periodic=*/true);
+        flush_given_back();  // behind the fetched tasks
+        if (t) return t;
     }
+    flush_given_back();
     note_choice();
 #if BLITZ_FAULTS
     if (!hidden_batch_.empty()) {
@@ -341,12 +344,17 @@ void worker::run_task(task_header* t) noexcept {
     if (stray) bump(c_stray_wakes);
     if (outcome == task_header::poll_outcome::rescheduled) {
         // Woken while running (or yielded, or cancellation became due): back of the ring.
-        requeue_given_back(t);
         // A task that gives the worker back ranks below work waiting outside (as a yield in
         // Tokio is deferred behind injected tasks): the next pick makes the periodic global
-        // check due now. G4 asks for a check at least every interval polls; this only adds
-        // checks, and they go through the periodic path that G3 expects first when due.
-        if (!BLITZ_FAULT(cfg_.debug.skip_periodic_global_check)) polls_since_global_ = interval_;
+        // check due now, and the task joins the ring behind what that check fetches. G4 asks
+        // for a check at least every interval polls; this only adds checks, and they go through
+        // the periodic path that G3 expects first when due.
+        if (!BLITZ_FAULT(cfg_.debug.skip_periodic_global_check)) {
+            polls_since_global_ = interval_;
+            given_back_ = t;
+        } else {
+            requeue_given_back(t);
+        }
     }
 }
 
@@ -386,6 +394,10 @@ void worker::requeue_given_back(task_header* t) noexcept {
     // Alone in this worker's queues it runs here next: waking a parked worker to steal it
     // would only cost a futex wake (a budget yield every 128 awaits would pay one each time).
     if (ring_.len() > 1 || lifo_ != nullptr) sched_.notify_parked_for_local();
+}
+
+void worker::flush_given_back() noexcept {
+    if (given_back_) requeue_given_back(std::exchange(given_back_, nullptr));
 }
 
 void worker::push_ring(task_header* t) noexcept {

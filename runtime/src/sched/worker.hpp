@@ -111,6 +111,7 @@ public:
     template <class F>
     void drain(F&& f) {
         if (lifo_) f(std::exchange(lifo_, nullptr));
+        if (given_back_) f(std::exchange(given_back_, nullptr));
 #if BLITZ_FAULTS
         for (task_header* t : hidden_batch_) f(t);
         hidden_batch_.clear();
@@ -171,6 +172,7 @@ private:
     // Puts a task that gave this worker back (a yield, a wake while running) at the ring's
     // tail, waking a parked worker only if there is more here than that task.
     void requeue_given_back(task_header* t) noexcept;
+    void flush_given_back() noexcept;
     // Tasks woken by this worker's driver work (timers fired and I/O dispatched at the start of
     // a tick, or while it slept in the I/O driver) are collected and then pushed to the ring
     // tail as one batch; one parked peer is woken only if the batch holds more than one task
@@ -214,6 +216,11 @@ private:
 
     // ---- owner-thread state ----
     task_header* lifo_ = nullptr;
+    // A task that gave the worker back (yielded, woken while it ran): it joins the ring after
+    // the periodic global check its poll made due, behind what that check fetched, as Tokio
+    // defers a yielded task behind injected work. Empty outside the gap between that poll and
+    // the next pick.
+    task_header* given_back_ = nullptr;
     bool transitioning_to_park_ = false;
     bool collecting_ = false;  // wakes from this thread go to collected_ (driver work)
     static constexpr unsigned collect_capacity = 64;
