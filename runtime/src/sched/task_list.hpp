@@ -31,7 +31,7 @@ namespace blitz::detail {
 // task is in it (0 otherwise; only the owner writes it, other threads may read it, see
 // task_header) and then items_[reg_index_] is the task; every task pushed is released exactly
 // once (remove, sweep, or the shutdown pass). Ids are unique among the lists alive at once
-// unless 65,535 lists are made in between (a runtime makes one per worker plus one); a task is
+// unless 65,535 lists are made in between (a runtime makes one per worker); a task is
 // only ever compared with lists of its own runtime.
 // Memory ordering: a sweep reads each task's lifecycle with acquire (task_header::is_complete).
 // Thread-safety: one owner thread (a worker). An allocation failure while growing terminates

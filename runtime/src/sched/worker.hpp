@@ -81,9 +81,6 @@ public:
     // Takes a task that completed on this thread out of the owned list if it is there; true if
     // it was (the caller drops the list's reference). Owner thread only.
     bool disown(task_header* t) noexcept { return owned_.remove(t); }
-    // Lists a task spawned from outside the workers when it is first polled here (owner
-    // thread only; a no-op for a task already in a list).
-    void adopt(task_header* t) noexcept { owned_.adopt(t); }
 
     // Probe recording (owner thread only); call sites use BLITZ_PROBE so that arguments are
     // evaluated only when probes are on.
