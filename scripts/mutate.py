@@ -148,7 +148,7 @@ CATALOGUE = [
      "            requeue_given_back(t);\n",
      "a yielded task rejoins the ring before the tasks its periodic check fetches (G7)"),
     ("foreign-never-adopted", "runtime/src/sched/worker.cpp",
-     "    owned_.adopt(t);  // spawned from outside: listed here from its first poll on\n",
+     "    for (std::uint32_t i = 0; i < n; ++i) owned_.adopt(got[i]);\n",
      "",
      "a task spawned from outside the workers is never listed, so shutdown misses it (K3)"),
     ("unlisted-not-cancelled", "runtime/src/sched/scheduler.cpp",

@@ -61,9 +61,7 @@ using result_slot = std::conditional_t<std::is_void_v<T>, std::exception_ptr,
 // exception slot is in the header).
 template <class Slot>
 inline constexpr task_header::result_ops front_slot_ops{
-    (sizeof(Slot) + __STDCPP_DEFAULT_NEW_ALIGNMENT__ - 1) / __STDCPP_DEFAULT_NEW_ALIGNMENT__ *
-        __STDCPP_DEFAULT_NEW_ALIGNMENT__,
-    [](void* p) noexcept { static_cast<Slot*>(p)->~Slot(); },
+    new_aligned(sizeof(Slot)), [](void* p) noexcept { static_cast<Slot*>(p)->~Slot(); },
     [](void* p) noexcept -> std::exception_ptr {
         auto* s = static_cast<Slot*>(p);
         return s->index() == 2 ? std::get<2>(*s) : std::exception_ptr();

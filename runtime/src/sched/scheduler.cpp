@@ -171,8 +171,8 @@ void scheduler::spawn(task_header* t) noexcept {
         w->own(t);
     } else {
         // From another thread: no list and no lock here. The task keeps the reference spawn
-        // gave its list entry until the worker that first polls it lists it (K3: until then it
-        // is in a queue, where shutdown finds it).
+        // gave its list entry until the worker that fetches it from the global queue lists it
+        // (K3: until then it is in that queue, where shutdown finds it).
         foreign_spawned_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
     }
     schedule(t, /*is_yield=*/false);
@@ -269,7 +269,7 @@ void scheduler::cancel_all_and_drain() noexcept {
         auto drop = [&](task_header* t) {
             any = true;
             if (!task_list::listed(t) && !t->is_complete()) {
-                // Spawned from outside and never polled: no list holds it, so it is cancelled
+                // Spawned from outside and never fetched: no list holds it, so it is cancelled
                 // here, and its reserved list reference goes with the queue entry's.
                 t->cancel_for_shutdown();
                 t->unref(2);

@@ -58,19 +58,19 @@ struct scheduler_snapshot {
 std::vector<scheduler_snapshot> snapshot_live_schedulers();
 
 // Owns the workers, the global queue and the idle state (each worker lists the tasks spawned on
-// it, and adopts a task spawned from another thread when it first polls it). It is the
+// it, and adopts a task spawned from another thread when it first fetches it). It is the
 // task_scheduler of every task spawned on it.
 //
 // Protocol for a task (see task_header for the state word):
 //   1. spawn(): records the task in the spawning worker's list (from another thread: in none
-//      until a worker first polls it; it is in a queue until then) and schedules it (LIFO slot
+//      until a worker fetches it from the global queue) and schedules it (LIFO slot
 //      on one of our workers, global queue otherwise). No lock.
 //   2. schedule(): called by whoever created a queue entry (wake, reschedule, abort) to place it;
 //      a push that makes work visible to others calls notify_parked() (I3).
 //   3. task_header::complete() is the single exit for a task; release() takes a task that
 //      completed on the worker that spawned it out of that worker's list.
 //   4. shutdown(): stops and joins the workers, cancels every listed task that has not
-//      completed, then drains every queue (cancelling the never-polled tasks from outside
+//      completed, then drains every queue (cancelling the never-fetched tasks from outside
 //      there), until nothing is left (K3).
 //
 // Invariants: every spawned task is completed exactly once; after shutdown() returns no task of

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// task_list: the tasks one worker spawned (or adopted: spawned from outside, first polled
+// task_list: the tasks one worker spawned (or adopted: spawned from outside, first fetched
 // there), so that shutdown can find tasks that sit in no queue (K3).
 
 #include <atomic>
@@ -50,8 +50,8 @@ public:
         items_[len_++] = t;
         if (len_ >= 2 * kept_ + 256) sweep();
     }
-    // Lists t if it is in no list yet (a task spawned from outside the workers, at its first
-    // poll); the list's reference is the one spawn reserved for it.
+    // Lists t if it is in no list yet (a task spawned from outside the workers, when a worker
+    // first fetches it from the global queue); the list's reference is the one spawn reserved.
     void adopt(task_header* t) noexcept {
         if (t->reg_owner_.load(std::memory_order_relaxed) == 0) push(t);
     }

@@ -136,6 +136,7 @@ void worker::note_choice(std::uint64_t extra) noexcept {
 }
 
 task_header* worker::next_task() noexcept {
+    task_header* fetched = nullptr;
     if (polls_since_global_ >= interval_ &&
         !BLITZ_FAULT(cfg_.debug.skip_periodic_global_check)) {  // G4: the periodic check comes
                                                                 // first when due
@@ -144,11 +145,10 @@ task_header* worker::next_task() noexcept {
         bump(c_global_periodic);
         BLITZ_PROBE(*this, probe_kind::periodic_check);
         note_choice(choice_periodic);
-        task_header* t = fetch_global(/*periodic=*/true);
-        flush_given_back();  // behind the fetched tasks
-        if (t) return t;
+        fetched = fetch_global(/*periodic=*/true);
     }
-    flush_given_back();
+    flush_given_back();  // behind what the periodic check fetched
+    if (fetched) return fetched;
     note_choice();
 #if BLITZ_FAULTS
     if (!hidden_batch_.empty()) {
@@ -211,6 +211,9 @@ task_header* worker::fetch_global(bool periodic) noexcept {
     const std::uint32_t n = g.pop_share(got, room, sched_.num_workers(), cfg_.global_batch_min,
                                         cfg_.global_batch_max, &len_seen);
     if (n == 0) return nullptr;
+    // A task spawned from outside the workers reaches them only through this fetch: the
+    // fetching worker lists it (a no-op for the others, already in their spawner's list).
+    for (std::uint32_t i = 0; i < n; ++i) owned_.adopt(got[i]);
     BLITZ_PROBE(*this, probe_kind::global_fetch, (periodic ? 1u : 0u) | ring_len << 1, n, len_seen);
     source_ = poll_source::global;
     bump(c_global_fetch_ops);
@@ -339,7 +342,6 @@ void worker::run_task(task_header* t) noexcept {
     ++polls_since_global_;
     bool stray = false;
     const int budget = cfg_.coop_budget_per_poll ? static_cast<int>(cfg_.coop_budget_per_poll) : -1;
-    owned_.adopt(t);  // spawned from outside: listed here from its first poll on
     const auto outcome = t->poll(budget, BLITZ_FAULT(cfg_.debug.abort_ignores_shield), stray);
     if (stray) bump(c_stray_wakes);
     if (outcome == task_header::poll_outcome::rescheduled) {

@@ -210,10 +210,14 @@ private:
 // else will); otherwise requests cancellation as abort() does. Returns at once either way.
 void cancel_here_if_idle(task_header* t) noexcept;
 
+// `bytes` rounded up to the default new alignment (that of task frames and result slots).
+constexpr std::size_t new_aligned(std::size_t bytes) noexcept {
+    constexpr std::size_t a = __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+    return (bytes + a - 1) / a * a;
+}
+
 // Bytes placed in front of every task<T> frame for its header, rounded to the frame alignment.
-inline constexpr std::size_t header_prefix_size =
-    (sizeof(task_header) + __STDCPP_DEFAULT_NEW_ALIGNMENT__ - 1) /
-    __STDCPP_DEFAULT_NEW_ALIGNMENT__ * __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+inline constexpr std::size_t header_prefix_size = new_aligned(sizeof(task_header));
 
 inline task_header* header_of_frame(void* frame) noexcept {
     return reinterpret_cast<task_header*>(static_cast<std::byte*>(frame) - header_prefix_size);
