@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -38,6 +39,29 @@ TEST(Channel, FifoWithinCapacityAndTryForms) {
         EXPECT_EQ(st, receiver<int>::try_status::empty);
     }());
     EXPECT_THROW((void)channel<int>(0), std::invalid_argument);
+    // The ring rounds up to a power of two; a capacity whose ring cannot be addressed is refused.
+    EXPECT_THROW((void)channel<int>(std::numeric_limits<std::size_t>::max() / 2),
+                 std::invalid_argument);
+}
+
+// A capacity that is not a power of two (the ring has 8 slots for 5) stays at its capacity over
+// many laps, in order, whatever the fill level when a lap wraps.
+TEST(Channel, ACapacityBelowTheRingSizeHoldsOverManyLaps) {
+    runtime rt(conformance::fresh(1));
+    rt.block_on([]() -> task<void> {
+        auto [tx, rx] = channel<int>(5);
+        EXPECT_EQ(tx.capacity(), 5u);
+        int sent = 0, got = 0;
+        for (int round = 0; round < 200; ++round) {
+            // Fill to between 1 and 5 values, then leave 0 or 1 of them behind.
+            const int fill = 1 + round % 5;
+            while (sent - got < fill) EXPECT_TRUE(tx.try_send(sent++).sent());
+            if (fill == 5) EXPECT_TRUE(tx.try_send(-1).full());
+            while (sent - got > round % 2) EXPECT_EQ(*(co_await rx.recv()), got++);
+        }
+        while (auto v = rx.try_recv()) EXPECT_EQ(*v, got++);
+        EXPECT_EQ(got, sent);
+    }());
 }
 
 TEST(Channel, AWaitingSendDeliversItsValue) {

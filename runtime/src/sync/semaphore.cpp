@@ -22,20 +22,6 @@ void semaphore::throw_never_granted(std::size_t n) const {
                                 ")");
 }
 
-bool semaphore::try_take(std::size_t n) noexcept {
-    std::size_t cur = permits_.load(std::memory_order_acquire);
-    // With the queued bit set the free count is 0 (or, under the float_permits control, must
-    // not be taken past the queue).
-    while (!(cur & queued_bit) && (cur >> 1) >= n) {
-        // acq_rel: taking permits orders what the releaser did before releasing them
-        if (permits_.compare_exchange_weak(cur, cur - (n << 1), std::memory_order_acq_rel,
-                                           std::memory_order_acquire)) {
-            return true;
-        }
-    }
-    return false;
-}
-
 void semaphore::settle_locked(std::size_t n) noexcept {
     std::size_t cur = permits_.load(std::memory_order_relaxed);
     for (;;) {
@@ -50,13 +36,6 @@ void semaphore::settle_locked(std::size_t n) noexcept {
             return;
         }
     }
-}
-
-std::optional<semaphore_permit> semaphore::try_acquire(std::size_t n) noexcept {
-    if (n > max_) return std::nullopt;
-    // The free count is 0 while anyone is queued, so this cannot overtake a waiter.
-    if (!try_take(n)) return std::nullopt;
-    return semaphore_permit(this, n);
 }
 
 bool semaphore::enqueue(acquire_awaiter& a, detail::task_header* t) noexcept {

@@ -4,7 +4,9 @@
 // blitz::channel<T>(capacity): a bounded multi-producer, multi-consumer channel (X5).
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <new>
 #include <optional>
@@ -20,11 +22,13 @@ namespace blitz {
 
 namespace detail {
 
-// The shared state. Values live in a ring of `cap` slots, each with a turn counter: the slot of
-// position p is free for the writer of p when turn == 2 * (p / cap) and holds p's value when
-// turn == 2 * (p / cap) + 1. Two FIFO semaphores count free slots and ready values, so a
-// position handed out always finds its slot within a few instructions of the previous
-// occupant's hand-over (a short spin), never a lost value.
+// The shared state. Values live in a ring of `size` slots (cap rounded up to a power of two, so
+// a position's slot and lap are a mask and a shift, not a division), each with a turn counter:
+// the slot of position p is free for the writer of p when turn == 2 * lap(p) and holds p's value
+// when turn == 2 * lap(p) + 1. Two FIFO semaphores count free slots (cap of them, not size) and
+// ready values, so at most cap positions are in flight and a position handed out always finds
+// its slot within a few instructions of the previous occupant's hand-over (a short spin), never
+// a lost value.
 //
 // Invariants (X5): values in the ring <= cap; every value pushed is popped exactly once, or
 // destroyed with the channel; a producer's values leave in the order it pushed them.
@@ -33,35 +37,38 @@ template <class T>
 class chan_state {
 public:
     explicit chan_state(std::size_t cap)
-        : cap_(cap), slots_(new slot[cap]), free_(cap, cap), ready_(0, cap) {
-        for (std::size_t i = 0; i < cap; ++i) slots_[i].turn.store(0, std::memory_order_relaxed);
-    }
+        : cap_(cap),
+          shift_(static_cast<unsigned>(std::countr_zero(std::bit_ceil(cap)))),
+          mask_(std::bit_ceil(cap) - 1),
+          slots_(new slot[mask_ + 1]),
+          free_(cap, cap),
+          ready_(0, cap) {}
     ~chan_state() {
         // Values nobody received are destroyed with the channel.
         for (std::size_t p = head_.load(std::memory_order_relaxed),
                          e = tail_.load(std::memory_order_relaxed);
              p < e; ++p) {
-            slot& s = slots_[p % cap_];
-            if (s.turn.load(std::memory_order_acquire) == 2 * (p / cap_) + 1) s.value()->~T();
+            slot& s = slots_[p & mask_];
+            if (s.turn.load(std::memory_order_acquire) == full_turn(p)) s.value()->~T();
         }
     }
 
     // Called with a free-slot permit in hand.
     void push(T&& v) noexcept(std::is_nothrow_move_constructible_v<T>) {
         const std::size_t p = tail_.fetch_add(1, std::memory_order_relaxed);
-        slot& s = slots_[p % cap_];
-        wait_turn(s, 2 * (p / cap_));
+        slot& s = slots_[p & mask_];
+        wait_turn(s, full_turn(p) - 1);
         ::new (s.storage) T(std::move(v));
-        s.turn.store(2 * (p / cap_) + 1, std::memory_order_release);  // the value is complete
+        s.turn.store(full_turn(p), std::memory_order_release);  // the value is complete
     }
     // Called with a ready-value permit in hand.
     T pop() noexcept(std::is_nothrow_move_constructible_v<T>) {
         const std::size_t p = head_.fetch_add(1, std::memory_order_relaxed);
-        slot& s = slots_[p % cap_];
-        wait_turn(s, 2 * (p / cap_) + 1);
+        slot& s = slots_[p & mask_];
+        wait_turn(s, full_turn(p));
         T v(std::move(*s.value()));
         s.value()->~T();
-        s.turn.store(2 * (p / cap_) + 2, std::memory_order_release);  // the slot is free again
+        s.turn.store(full_turn(p) + 1, std::memory_order_release);  // the slot is free again
         return v;
     }
 
@@ -89,7 +96,12 @@ private:
         }
     }
 
+    // The turn at which position p's slot holds p's value (one less: free for p's writer).
+    std::size_t full_turn(std::size_t p) const noexcept { return ((p >> shift_) << 1) + 1; }
+
     const std::size_t cap_;
+    const unsigned shift_;    // log2 of the ring's size
+    const std::size_t mask_;  // the ring's size - 1
     std::unique_ptr<slot[]> slots_;
     alignas(64) detail::atomic<std::size_t> head_{0};
     alignas(64) detail::atomic<std::size_t> tail_{0};
@@ -310,12 +322,17 @@ private:
     std::shared_ptr<detail::chan_state<T>> s_;
 };
 
-// A bounded MPMC channel holding up to `capacity` values (>= 1; 0 throws std::invalid_argument).
-// One allocation for the channel; none per send or receive.
+// A bounded MPMC channel holding up to `capacity` values (>= 1; 0 or a ring too large to address
+// throws std::invalid_argument). One allocation for the channel state and one for its ring of
+// bit_ceil(capacity) slots; none per send or receive.
 template <class T>
 std::pair<sender<T>, receiver<T>> channel(std::size_t capacity) {
     if (capacity == 0) {
         throw std::invalid_argument("blitz::channel: capacity must be at least 1");
+    }
+    // The ring rounds the capacity up to a power of two.
+    if (capacity > (std::numeric_limits<std::size_t>::max() >> 2) / sizeof(T)) {
+        throw std::invalid_argument("blitz::channel: capacity too large");
     }
     if (BLITZ_INJECTED_FAILURE(channel_alloc)) throw std::bad_alloc();  // faults build only
     auto s = std::make_shared<detail::chan_state<T>>(capacity);

@@ -156,7 +156,13 @@ public:
         return acquire_awaiter(*this, n);
     }
     // Takes n permits only if they are free and nobody is queued.
-    std::optional<semaphore_permit> try_acquire(std::size_t n = 1) noexcept;
+    // (Inline: the channels' try_send and try_recv take their permits here.)
+    std::optional<semaphore_permit> try_acquire(std::size_t n = 1) noexcept {
+        if (n > max_) return std::nullopt;
+        // The free count is 0 while anyone is queued, so this cannot overtake a waiter.
+        if (!try_take(n)) return std::nullopt;
+        return semaphore_permit(this, n);
+    }
     // Adds n permits: to the queued waiters first, in order, then to the free count. Throws
     // std::overflow_error if the free count would exceed max_permits().
     void release(std::size_t n = 1) {
@@ -204,7 +210,19 @@ private:
     void release_slow(std::size_t n);
     // Under mu_: clears the queued bit if the queue is empty, then adds n free permits.
     void settle_locked(std::size_t n) noexcept;
-    bool try_take(std::size_t n) noexcept;
+    bool try_take(std::size_t n) noexcept {
+        std::size_t cur = permits_.load(std::memory_order_acquire);
+        // With the queued bit set the free count is 0 (or, under the float_permits control,
+        // must not be taken past the queue).
+        while (!(cur & queued_bit) && (cur >> 1) >= n) {
+            // acq_rel: taking permits orders what the releaser did before releasing them
+            if (permits_.compare_exchange_weak(cur, cur - (n << 1), std::memory_order_acq_rel,
+                                               std::memory_order_acquire)) {
+                return true;
+            }
+        }
+        return false;
+    }
     bool enqueue(acquire_awaiter& a, detail::task_header* t) noexcept;
     void abandon(acquire_awaiter& a) noexcept;
     // A waiter granted in the queue resumed: one grant fewer outstanding.
