@@ -20,8 +20,7 @@ void select_scope::enter() {
     t_->scope_ = this;
 }
 
-void select_scope::leave() noexcept {
-    if (!t_) return;
+void select_scope::leave_entered() noexcept {
     // Scopes nested below this one may still be current (a branch that lost while it was
     // selecting itself): they go with this one. A scope that is no longer on the chain (an
     // outer one left first, or it was a losing branch of a scope still waiting) changes nothing.

@@ -64,7 +64,9 @@ public:
 
     // Throws std::logic_error outside a blitz task.
     void enter();
-    void leave() noexcept;
+    void leave() noexcept {
+        if (t_) leave_entered();  // a select decided in await_ready never entered
+    }
     void set_active(unsigned i) noexcept { active_ = i; }
     unsigned active() const noexcept { return active_; }
     void install() noexcept;
@@ -89,6 +91,7 @@ public:
     static void remove_hooks(drop_hook* hooks, unsigned n) noexcept;
 
 private:
+    void leave_entered() noexcept;
     bool losers_settled(unsigned winner) noexcept;
     bool resume_slot(unsigned i) noexcept;
     task_header* t_ = nullptr;
