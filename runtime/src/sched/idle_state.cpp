@@ -66,10 +66,16 @@ bool idle_state::unmark_parked(unsigned i) noexcept {
     return true;
 }
 
-bool idle_state::should_notify(unsigned* searching_seen) noexcept {
-    // A seq_cst RMW, not a load: it orders the caller's preceding push before this read (see the
-    // class comment).
-    const unsigned searching = searching_.fetch_add(0, std::memory_order_seq_cst);
+bool idle_state::should_notify(unsigned* searching_seen, bool pushed_by_rmw) noexcept {
+    // After a push that was not itself a seq_cst RMW (a worker's ring), a seq_cst RMW, not a
+    // load, orders the push before this read (see the class comment). After a seq_cst RMW push
+    // (the global queue's length) a seq_cst load is enough: both RMWs and both reads are in the
+    // single seq_cst order, so this load or the searcher's queue check sees the other's write
+    // (if both missed, S would hold push < this load < the searcher's decrement < its check <
+    // push: a cycle). The parked count below was already read this way.
+    // That keeps a write to this contended line off every spawn from outside the workers.
+    const unsigned searching = pushed_by_rmw ? searching_.load(std::memory_order_seq_cst)
+                                             : searching_.fetch_add(0, std::memory_order_seq_cst);
     if (searching_seen) *searching_seen = searching;
     if (searching != 0 && !BLITZ_FAULT(faults_.ignore_searchers)) return false;
     return parked_.load(std::memory_order_seq_cst) != 0;

@@ -38,7 +38,8 @@ namespace blitz::detail {
 // word); searching rises above workers / 2 only through the racy check in try_become_searcher
 // (counted in overshoots()).
 // Memory ordering: all RMWs are seq_cst. A producer's push is followed by a seq_cst RMW on
-// num_searching_ (should_notify); a parking searcher's decrement of num_searching_ is a seq_cst
+// num_searching_ (should_notify), or by a seq_cst load of it when the push was itself a seq_cst
+// RMW (the global queue's length); a parking searcher's decrement of num_searching_ is a seq_cst
 // RMW on the same word followed by its queue checks, so either the producer sees the searcher or
 // the searcher's check sees the push (the Dekker pattern, without standalone fences).
 // Thread-safety: every method from any thread.
@@ -77,7 +78,9 @@ public:
     bool unmark_parked(unsigned i) noexcept;
 
     // `searching_seen`, if given, receives the searcher count the decision read (I3).
-    bool should_notify(unsigned* searching_seen = nullptr) noexcept;
+    // `pushed_by_rmw`: the caller published its work with a seq_cst RMW (the global queue's
+    // push), so the count is read with a seq_cst load instead of a seq_cst RMW.
+    bool should_notify(unsigned* searching_seen = nullptr, bool pushed_by_rmw = false) noexcept;
     struct claim {
         unsigned index;             // the worker claimed (its bit is now clear)
         std::uint64_t chosen_from;  // the bitmap word the index was chosen from (word index / 64;

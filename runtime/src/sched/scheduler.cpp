@@ -185,12 +185,13 @@ void scheduler::schedule(task_header* t, bool is_yield) noexcept {
         return;
     }
     global_.push(t);
-    notify_parked();
+    notify_parked(/*pushed_by_rmw=*/true);  // the push raised the length with a seq_cst RMW
 }
 
-bool scheduler::notify_parked() noexcept {
+bool scheduler::notify_parked(bool pushed_by_rmw) noexcept {
     unsigned searching_seen = 0;
-    if (!idle_.should_notify(&searching_seen)) return false;  // I3: a searcher, or nobody parked
+    // I3: a searcher, or nobody parked
+    if (!idle_.should_notify(&searching_seen, pushed_by_rmw)) return false;
     if (auto c = idle_.claim_parked()) {
         if ([[maybe_unused]] worker* const w = own_worker()) {
             BLITZ_PROBE(*w, probe_kind::wake_claim, c->index, c->chosen_from, searching_seen);

@@ -91,7 +91,8 @@ public:
     void unhandled_exception(task_header* t) noexcept override;
 
     // Wakes one parked worker unless a searcher exists (I3); true if it claimed one.
-    bool notify_parked() noexcept;
+    // `pushed_by_rmw`: see idle_state::should_notify (true after a global queue push).
+    bool notify_parked(bool pushed_by_rmw = false) noexcept;
     // After a worker pushed to its own queues: that worker is awake and runs the task if nobody
     // steals it, so waking a parked one only adds parallelism. It is skipped when a racy read
     // finds nobody parked, which keeps the contended seq_cst RMW of notify_parked() (I3) off the

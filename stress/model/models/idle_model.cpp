@@ -47,8 +47,12 @@ struct world {
 };
 
 // A producer's wake (scheduler::notify_parked): a parked worker unless someone searches.
-void notify_parked(world& w) {
-    if (!w.idle.should_notify()) return;
+// `pushed_by_rmw`: after a global queue push, whose seq_cst RMW on the length lets the searcher
+// count be read with a seq_cst load (scheduler::schedule). This model's seq_cst operations share
+// one clock (stronger than C++, see model.hpp), so it cannot tell that load from the RMW used
+// after a ring push: the argument for the load is the seq_cst total order (idle_state.cpp).
+void notify_parked(world& w, bool pushed_by_rmw = false) {
+    if (!w.idle.should_notify(nullptr, pushed_by_rmw)) return;
     if (auto c = w.idle.claim_parked()) w.parkers[c->index / w.stride].unpark();
 }
 
@@ -123,7 +127,7 @@ std::function<void()> idle_body(unsigned workers, unsigned tasks, idle_faults_in
             ts.push_back(std::make_unique<thread>([&w, i, f] { worker_park_path(w, i, f); }));
         for (unsigned k = 0; k < tasks; ++k) {
             w.global.push(&task_headers[k]);
-            notify_parked(w);
+            notify_parked(w, /*pushed_by_rmw=*/true);
         }
         // Shutdown once every task has run: its unparks end the remaining sleeps. A lost
         // wake-up never gets here (the model reports the spin as a livelock).
