@@ -44,6 +44,52 @@ TEST(Channel, FifoWithinCapacityAndTryForms) {
                  std::invalid_argument);
 }
 
+// Positions are 32-bit: a ring of 4 slots (capacity 3) numbered from 6 before the wrap-around.
+// try_send's tickets, the awaiting sends' tickets and the readers' counts all cross 2^32; the
+// values keep their order, and the ones left in the ring are destroyed with it, once.
+struct counted {
+    static inline int alive = 0;
+    int v;
+    explicit counted(int x) : v(x) { ++alive; }
+    counted(counted&& o) noexcept : v(o.v) { ++alive; }
+    ~counted() { --alive; }
+};
+
+TEST(Channel, PositionsWrapAroundTheirThirtyTwoBits) {
+    {
+        detail::chan_state<counted> s(3, 0xFFFFFFFAu);
+        int sent = 0, got = 0;
+        for (int round = 0; round < 20; ++round) {
+            // Fill: by ticket (try_send's way) and by permit then ticket (an awaiting send's).
+            while (true) {
+                std::uint32_t pos;
+                if (round % 2 == 0) {
+                    if (!s.free_slots().try_acquire_ticket(pos)) break;
+                } else {
+                    auto p = s.free_slots().try_acquire(1);
+                    if (!p) break;
+                    p->forget();
+                    pos = s.free_slots().take_ticket();
+                }
+                s.push(counted(sent++), pos);
+                s.ready_values().release(1);
+            }
+            EXPECT_EQ(s.len(), 3u);
+            // Drain all but round % 3 of them.
+            while (static_cast<int>(s.len()) > round % 3) {
+                auto p = s.ready_values().try_acquire(1);
+                ASSERT_TRUE(p.has_value());
+                p->forget();
+                EXPECT_EQ(s.pop().v, got++);
+                s.free_slots().release(1);
+            }
+        }
+        EXPECT_LT(s.free_slots().next_ticket(), 0xFFFFFFFAu);  // the tickets wrapped
+        EXPECT_EQ(counted::alive, static_cast<int>(s.len()));
+    }
+    EXPECT_EQ(counted::alive, 0);  // what was left went with the ring
+}
+
 // A capacity that is not a power of two (the ring has 8 slots for 5) stays at its capacity over
 // many laps, in order, whatever the fill level when a lap wraps.
 TEST(Channel, ACapacityBelowTheRingSizeHoldsOverManyLaps) {

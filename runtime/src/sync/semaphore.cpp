@@ -8,7 +8,28 @@
 #include "blitz/detail/mutex.hpp"
 
 namespace blitz {
-semaphore::semaphore(std::size_t permits, std::size_t max) : permits_(permits << 1), max_(max) {
+semaphore::semaphore(std::size_t permits, std::size_t max)
+    : semaphore(permits, max, ~queued_bit, 0) {}
+
+namespace {
+std::size_t checked_ticket_max(std::size_t max) {
+    if (max > semaphore::max_with_tickets) {
+        throw std::invalid_argument("blitz::semaphore: a maximum of " + std::to_string(max) +
+                                    " permits does not fit beside the tickets (at most " +
+                                    std::to_string(semaphore::max_with_tickets) + ")");
+    }
+    return max;
+}
+}  // namespace
+
+semaphore::semaphore(std::size_t permits, std::size_t max, with_tickets_t,
+                     std::uint32_t first_ticket)
+    : semaphore(permits, checked_ticket_max(max), (ticket_one - 1) & ~queued_bit,
+                std::size_t{first_ticket} << ticket_shift) {}
+
+semaphore::semaphore(std::size_t permits, std::size_t max, std::size_t count_mask,
+                     std::size_t ticket_bits)
+    : permits_(permits << 1 | ticket_bits), count_mask_(count_mask), max_(max) {
     if (permits > max) {
         throw std::invalid_argument("blitz::semaphore: " + std::to_string(permits) +
                                     " initial permits exceed the maximum of " +
@@ -29,7 +50,7 @@ void semaphore::settle_locked(std::size_t n) noexcept {
         // the queue, which is the fault it injects.)
         const std::size_t bit =
             waiters_.empty() || BLITZ_FAULT(faults_.float_permits) ? 0 : (cur & queued_bit);
-        const std::size_t next = ((cur >> 1) + n) << 1 | bit;
+        const std::size_t next = ((cur & ~queued_bit) + (n << 1)) | bit;  // the ticket stays
         // release: pairs with try_take (the permits and what came before them)
         if (permits_.compare_exchange_weak(cur, next, std::memory_order_release,
                                            std::memory_order_relaxed)) {
@@ -46,7 +67,8 @@ bool semaphore::enqueue(acquire_awaiter& a, detail::task_header* t) noexcept {
         std::size_t cur = permits_.load(std::memory_order_acquire);
         while (!(cur & queued_bit)) {
             const std::size_t need = a.n_ - a.held_;
-            const std::size_t take = (cur >> 1) < need ? (cur >> 1) : need;
+            const std::size_t free = count_of(cur);
+            const std::size_t take = free < need ? free : need;
             const bool queue = take == 0;
             if (queue && closed_.load(std::memory_order_relaxed)) break;
             const std::size_t next = queue ? (cur | queued_bit) : cur - (take << 1);
@@ -104,7 +126,7 @@ void semaphore::release_slow(std::size_t n) {
     detail::wake_batch b;
     {
         detail::unique_lock l(mu_);
-        if (n > max_ - (permits_.load(std::memory_order_relaxed) >> 1)) {  // no wrap-around
+        if (n > max_ - count_of(permits_.load(std::memory_order_relaxed))) {  // no wrap-around
             throw std::overflow_error("blitz::semaphore::release: " + std::to_string(n) +
                                       " more permits would exceed the maximum of " +
                                       std::to_string(max_));

@@ -96,6 +96,39 @@ TEST(Semaphore, PermitsComeBackAndTheMaximumHolds) {
     EXPECT_THROW(semaphore(5, 4), std::invalid_argument);
 }
 
+// A semaphore with tickets: each permit try_acquire_ticket takes comes with the next ticket,
+// take_ticket hands out the next without a permit, tickets wrap at 2^32 without touching the
+// count, a failed try takes no ticket, and the count stays below 2^31.
+TEST(Semaphore, TicketsComeInOrderWithTheirPermitsAndWrap) {
+    runtime rt(conformance::fresh(1));
+    rt.block_on([]() -> task<void> {
+        semaphore s(2, 2, semaphore::with_tickets, 0xFFFFFFFEu);
+        std::uint32_t t = 0;
+        EXPECT_TRUE(s.try_acquire_ticket(t));
+        EXPECT_EQ(t, 0xFFFFFFFEu);
+        EXPECT_EQ(s.take_ticket(), 0xFFFFFFFFu);
+        EXPECT_TRUE(s.try_acquire_ticket(t));
+        EXPECT_EQ(t, 0u);  // wrapped; the count did not notice
+        EXPECT_EQ(s.available(), 0u);
+        EXPECT_FALSE(s.try_acquire_ticket(t));
+        s.release(2);
+        EXPECT_EQ(s.available(), 2u);
+        EXPECT_EQ(s.next_ticket(), 1u);
+        {
+            auto all = co_await s.acquire(2);
+            EXPECT_FALSE(s.try_acquire_ticket(t));
+        }
+        EXPECT_EQ(s.available(), 2u);
+        EXPECT_EQ(s.next_ticket(), 1u);  // permits alone, and failed tries, take no ticket
+    }());
+    EXPECT_THROW(semaphore(0, semaphore::max_with_tickets + 1, semaphore::with_tickets),
+                 std::invalid_argument);
+    semaphore big(semaphore::max_with_tickets, semaphore::max_with_tickets,
+                  semaphore::with_tickets);
+    EXPECT_EQ(big.available(), semaphore::max_with_tickets);
+    EXPECT_EQ(big.next_ticket(), 0u);
+}
+
 TEST(Semaphore, LifoFaultServesNewestFirst) {
     runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {

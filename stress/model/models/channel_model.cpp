@@ -70,6 +70,54 @@ std::function<void()> channel_body(bool drop_waiting_send) {
     };
 }
 
+// try_send's one-step slot and position (the free-slot semaphore's ticket), from two plain
+// threads into a channel of capacity 3 (room for all three values), while a third thread takes
+// values with try_recv: each value arrives once, each sender's in its order.
+std::function<void()> try_send_body() {
+    return [] {
+        auto [tx, rx] = channel<int>(3);
+        sender<int> tx2 = tx;
+        std::vector<int> got;
+        thread a([&] {
+            BLITZ_MODEL_CHECK(tx.try_send(10).sent());
+            BLITZ_MODEL_CHECK(tx.try_send(11).sent());
+        });
+        thread b([&] { BLITZ_MODEL_CHECK(tx2.try_send(20).sent()); });
+        thread c([&] {
+            while (got.size() < 3) {
+                if (auto v = rx.try_recv()) {
+                    got.push_back(*v);
+                } else {
+                    yield();
+                }
+            }
+        });
+        a.join();
+        b.join();
+        c.join();
+        int last_a = 0, last_b = 0;
+        for (int v : got) {
+            int& last = v < 20 ? last_a : last_b;
+            BLITZ_MODEL_CHECK(v > last);  // once, and in each sender's order
+            last = v;
+        }
+        BLITZ_MODEL_CHECK(last_a == 11 && last_b == 20);
+    };
+}
+
+TEST(ModelChannel, TrySendsFromTwoThreadsTakeDistinctSlotsInOrder) {
+    expect_holds("channel: two threads try_send into capacity 3, a third try_recv", options{},
+                 try_send_body());
+}
+
+TEST(ModelChannel, ControlTicketReadApartFromThePermitIsCaught) {
+    options o;
+    o.weaken = "ticket_read_apart";
+    o.max_steps = 5000;
+    expect_caught("channel control: try_send reads its position apart from taking the slot", o,
+                  try_send_body());
+}
+
 TEST(ModelChannel, ValuesArriveOnceAndInOrderThroughAFullChannel) {
     make_runtime_statics();
     expect_holds("channel: capacity 1, a producer task, a consumer task and try_recv", options{},

@@ -6,11 +6,12 @@
 #include <atomic>
 #include <bit>
 #include <cstddef>
-#include <limits>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -30,32 +31,49 @@ namespace detail {
 // its slot within a few instructions of the previous occupant's hand-over (a short spin), never
 // a lost value.
 //
+// Positions are 32-bit and wrap: a writer's position is a ticket of the free-slot semaphore, so
+// try_send takes its slot and learns where it is in one compare-exchange (an awaiting send, whose
+// permit may come from the wait queue, takes its ticket when it writes); a reader's is the low
+// 32 bits of a 64-bit count. Laps then wrap too, at 2^(32 - log2 size), and turns are kept
+// modulo twice that, so the turn after the last lap's value is the first lap's "free".
+//
 // Invariants (X5): values in the ring <= cap; every value pushed is popped exactly once, or
 // destroyed with the channel; a producer's values leave in the order it pushed them.
 // Thread-safety: any thread; waiting only inside tasks.
 template <class T>
 class chan_state {
 public:
-    explicit chan_state(std::size_t cap)
+    // The largest capacity (its ring's positions must fit in 32 bits, beside the free count).
+    static constexpr std::size_t max_capacity = std::size_t{1} << 30;
+
+    // `first` numbers the first position (0; tests start near the wrap-around).
+    explicit chan_state(std::size_t cap, std::uint32_t first = 0)
         : cap_(cap),
           shift_(static_cast<unsigned>(std::countr_zero(std::bit_ceil(cap)))),
-          mask_(std::bit_ceil(cap) - 1),
-          slots_(new slot[mask_ + 1]),
-          free_(cap, cap),
-          ready_(0, cap) {}
+          mask_(static_cast<std::uint32_t>(std::bit_ceil(cap) - 1)),
+          turn_mask_((std::size_t{2} << (32 - shift_)) - 1),
+          slots_(new slot[std::size_t{mask_} + 1]),
+          head_(first),
+          free_(cap, cap, semaphore::with_tickets, first),
+          ready_(0, cap) {
+        // Every slot starts free for the lap `first` is in.
+        for (std::size_t i = 0; i <= mask_; ++i) {
+            const std::uint32_t p = first + static_cast<std::uint32_t>(i);
+            slots_[p & mask_].turn.store(full_turn(p) - 1, std::memory_order_relaxed);
+        }
+    }
     ~chan_state() {
         // Values nobody received are destroyed with the channel.
-        for (std::size_t p = head_.load(std::memory_order_relaxed),
-                         e = tail_.load(std::memory_order_relaxed);
-             p < e; ++p) {
+        for (std::uint32_t p = static_cast<std::uint32_t>(head_.load(std::memory_order_relaxed)),
+                           e = free_.next_ticket();
+             p != e; ++p) {
             slot& s = slots_[p & mask_];
             if (s.turn.load(std::memory_order_acquire) == full_turn(p)) s.value()->~T();
         }
     }
 
-    // Called with a free-slot permit in hand.
-    void push(T&& v) noexcept(std::is_nothrow_move_constructible_v<T>) {
-        const std::size_t p = tail_.fetch_add(1, std::memory_order_relaxed);
+    // Called with a free-slot permit in hand and the ticket taken with it.
+    void push(T&& v, std::uint32_t p) noexcept(std::is_nothrow_move_constructible_v<T>) {
         slot& s = slots_[p & mask_];
         wait_turn(s, full_turn(p) - 1);
         ::new (s.storage) T(std::move(v));
@@ -63,12 +81,13 @@ public:
     }
     // Called with a ready-value permit in hand.
     T pop() noexcept(std::is_nothrow_move_constructible_v<T>) {
-        const std::size_t p = head_.fetch_add(1, std::memory_order_relaxed);
+        const auto p = static_cast<std::uint32_t>(head_.fetch_add(1, std::memory_order_relaxed));
         slot& s = slots_[p & mask_];
         wait_turn(s, full_turn(p));
         T v(std::move(*s.value()));
         s.value()->~T();
-        s.turn.store(full_turn(p) + 1, std::memory_order_release);  // the slot is free again
+        // the slot is free again, for the next lap (the first one after the last)
+        s.turn.store((full_turn(p) + 1) & turn_mask_, std::memory_order_release);
         return v;
     }
 
@@ -91,22 +110,30 @@ private:
     };
     static void wait_turn(slot& s, std::size_t want) noexcept {
         // acquire: pairs with the release of the previous occupant's hand-over
+        // (spin_pause is a scheduling point under the model checker: the writer being waited
+        // for gets to run.)
         for (unsigned spins = 0; s.turn.load(std::memory_order_acquire) != want; ++spins) {
-            if (spins > 64) std::this_thread::yield();
+            if (spins > 64) {
+                std::this_thread::yield();
+            } else {
+                detail::spin_pause();
+            }
         }
     }
 
     // The turn at which position p's slot holds p's value (one less: free for p's writer).
-    std::size_t full_turn(std::size_t p) const noexcept { return ((p >> shift_) << 1) + 1; }
+    std::size_t full_turn(std::uint32_t p) const noexcept {
+        return (std::size_t{p >> shift_} << 1) + 1;
+    }
 
     const std::size_t cap_;
-    const unsigned shift_;    // log2 of the ring's size
-    const std::size_t mask_;  // the ring's size - 1
+    const unsigned shift_;         // log2 of the ring's size
+    const std::uint32_t mask_;     // the ring's size - 1
+    const std::size_t turn_mask_;  // turns count modulo 2 * laps (2^(33 - shift_))
     std::unique_ptr<slot[]> slots_;
-    alignas(64) detail::atomic<std::size_t> head_{0};
-    alignas(64) detail::atomic<std::size_t> tail_{0};
-    semaphore free_;   // free slots, FIFO among waiting senders
-    semaphore ready_;  // values ready, FIFO among waiting receivers
+    alignas(64) detail::atomic<std::size_t> head_;  // readers' positions (the low 32 bits)
+    alignas(64) semaphore free_;  // free slots, FIFO among waiting senders; writers' tickets
+    semaphore ready_;             // values ready, FIFO among waiting receivers
 };
 
 }  // namespace detail
@@ -182,7 +209,7 @@ public:
                 return send_result<T>::ok();  // the control: the slot goes back, the value is lost
             }
             p.forget();  // the slot now belongs to the value
-            s_.push(std::move(v_));
+            s_.push(std::move(v_), s_.free_slots().take_ticket());
             s_.ready_values().release(1);
             return send_result<T>::ok();
         }
@@ -204,10 +231,11 @@ public:
         if (s_->receivers.load(std::memory_order_acquire) == 0) {
             return send_result<T>::back(send_result<T>::status::closed, std::move(v));
         }
-        auto p = s_->free_slots().try_acquire(1);
-        if (!p) return send_result<T>::back(send_result<T>::status::full, std::move(v));
-        p->forget();
-        s_->push(std::move(v));
+        std::uint32_t pos;  // the slot and its position in one step
+        if (!s_->free_slots().try_acquire_ticket(pos)) {
+            return send_result<T>::back(send_result<T>::status::full, std::move(v));
+        }
+        s_->push(std::move(v), pos);
         s_->ready_values().release(1);
         return send_result<T>::ok();
     }
@@ -322,17 +350,18 @@ private:
     std::shared_ptr<detail::chan_state<T>> s_;
 };
 
-// A bounded MPMC channel holding up to `capacity` values (>= 1; 0 or a ring too large to address
-// throws std::invalid_argument). One allocation for the channel state and one for its ring of
+// A bounded MPMC channel holding up to `capacity` values (1 to 2^30; otherwise
+// std::invalid_argument). One allocation for the channel state and one for its ring of
 // bit_ceil(capacity) slots; none per send or receive.
 template <class T>
 std::pair<sender<T>, receiver<T>> channel(std::size_t capacity) {
     if (capacity == 0) {
         throw std::invalid_argument("blitz::channel: capacity must be at least 1");
     }
-    // The ring rounds the capacity up to a power of two.
-    if (capacity > (std::numeric_limits<std::size_t>::max() >> 2) / sizeof(T)) {
-        throw std::invalid_argument("blitz::channel: capacity too large");
+    if (capacity > detail::chan_state<T>::max_capacity) {
+        throw std::invalid_argument("blitz::channel: capacity " + std::to_string(capacity) +
+                                    " is above the maximum of " +
+                                    std::to_string(detail::chan_state<T>::max_capacity));
     }
     if (BLITZ_INJECTED_FAILURE(channel_alloc)) throw std::bad_alloc();  // faults build only
     auto s = std::make_shared<detail::chan_state<T>>(capacity);

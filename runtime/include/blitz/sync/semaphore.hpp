@@ -6,10 +6,12 @@
 #include <atomic>
 #include <coroutine>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <utility>
 
+#include "blitz/detail/atomic.hpp"
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/detail/wait_list.hpp"
@@ -73,6 +75,15 @@ public:
 
     // Throws std::invalid_argument when permits > max.
     explicit semaphore(std::size_t permits, std::size_t max = default_max);
+    // A semaphore whose word also counts tickets: 32-bit numbers, handed out in order, one with
+    // each permit taken by try_acquire_ticket() and one to each take_ticket() call. A bounded
+    // channel numbers its slots this way, so a send that finds a free slot learns its position
+    // in the same compare-exchange. max must be below 2^31 (std::invalid_argument otherwise).
+    struct with_tickets_t {};
+    static constexpr with_tickets_t with_tickets{};
+    static constexpr std::size_t max_with_tickets = (std::size_t{1} << 31) - 1;
+    // The first ticket handed out is `first_ticket` (tests start near the wrap-around).
+    semaphore(std::size_t permits, std::size_t max, with_tickets_t, std::uint32_t first_ticket = 0);
     semaphore(const semaphore&) = delete;
     semaphore& operator=(const semaphore&) = delete;
     ~semaphore() = default;
@@ -163,13 +174,44 @@ public:
         if (!try_take(n)) return std::nullopt;
         return semaphore_permit(this, n);
     }
+    // A semaphore made with_tickets: takes one permit only if it is free and nobody is queued,
+    // and with it the next ticket (written to `ticket`), in one atomic step.
+    bool try_acquire_ticket(std::uint32_t& ticket) noexcept {
+        if (BLITZ_MODEL_DEFECT(ticket_read_apart)) {  // the model's control: two steps
+            const std::uint32_t t = next_ticket();
+            if (!try_take(1)) return false;
+            permits_.fetch_add(ticket_one, std::memory_order_relaxed);
+            ticket = t;
+            return true;
+        }
+        std::size_t cur = permits_.load(std::memory_order_acquire);
+        while (!(cur & queued_bit) && count_of(cur) >= 1) {
+            // acq_rel: as try_take
+            if (permits_.compare_exchange_weak(cur, cur - 2 + ticket_one, std::memory_order_acq_rel,
+                                               std::memory_order_acquire)) {
+                ticket = static_cast<std::uint32_t>(cur >> ticket_shift);
+                return true;
+            }
+        }
+        return false;
+    }
+    // A semaphore made with_tickets: the next ticket, for a permit acquired another way.
+    std::uint32_t take_ticket() noexcept {
+        // relaxed: the permit this goes with was ordered when it was taken
+        return static_cast<std::uint32_t>(
+            permits_.fetch_add(ticket_one, std::memory_order_relaxed) >> ticket_shift);
+    }
+    // The ticket the next taker gets (a snapshot; for a channel's destructor and tests).
+    std::uint32_t next_ticket() const noexcept {
+        return static_cast<std::uint32_t>(permits_.load(std::memory_order_acquire) >> ticket_shift);
+    }
     // Adds n permits: to the queued waiters first, in order, then to the free count. Throws
     // std::overflow_error if the free count would exceed max_permits().
     void release(std::size_t n = 1) {
         // Lock-free while nobody is queued: the queued flag is in the same word, so a release
         // either lands before a waiter queues (which then takes the permits) or sees the flag.
         std::size_t cur = permits_.load(std::memory_order_relaxed);
-        while (n != 0 && !(cur & queued_bit) && n <= max_ - (cur >> 1)) {
+        while (n != 0 && !(cur & queued_bit) && n <= max_ - count_of(cur)) {
             // release: pairs with try_take's acquire (what the holder did happens before)
             if (permits_.compare_exchange_weak(cur, cur + (n << 1), std::memory_order_release,
                                                std::memory_order_relaxed)) {
@@ -179,7 +221,9 @@ public:
         release_slow(n);
     }
 
-    std::size_t available() const noexcept { return permits_.load(std::memory_order_acquire) >> 1; }
+    std::size_t available() const noexcept {
+        return count_of(permits_.load(std::memory_order_acquire));
+    }
     // Closes the semaphore: queued waiters complete with an empty permit (their partial grants
     // go back to the free count), and later acquires that cannot be served from free permits
     // complete the same way at once. Free permits can still be taken (channels drain this way).
@@ -202,10 +246,17 @@ public:
     std::size_t waiters() const;
 
 private:
-    // permits_ holds (free count << 1) | queued_bit. The bit is set, under mu_, exactly while
-    // the wait queue is non-empty, and then the free count is 0 (X2); every change to the word
-    // while it is set happens under mu_.
+    // permits_ holds (free count << 1) | queued_bit, and, made with_tickets, the next ticket in
+    // its top 32 bits (the count then fits in bits 1-31, as max < 2^31). The bit is set, under
+    // mu_, exactly while the wait queue is non-empty, and then the free count is 0 (X2); every
+    // change to the word while it is set happens under mu_. Permits are added and taken by
+    // adding and subtracting (count << 1), which leaves the ticket alone.
     static constexpr std::size_t queued_bit = 1;
+    semaphore(std::size_t permits, std::size_t max, std::size_t count_mask,
+              std::size_t ticket_bits);
+    static constexpr unsigned ticket_shift = 32;
+    static constexpr std::size_t ticket_one = std::size_t{1} << ticket_shift;
+    std::size_t count_of(std::size_t word) const noexcept { return (word & count_mask_) >> 1; }
     [[noreturn]] void throw_never_granted(std::size_t n) const;
     void release_slow(std::size_t n);
     // Under mu_: clears the queued bit if the queue is empty, then adds n free permits.
@@ -214,7 +265,7 @@ private:
         std::size_t cur = permits_.load(std::memory_order_acquire);
         // With the queued bit set the free count is 0 (or, under the float_permits control,
         // must not be taken past the queue).
-        while (!(cur & queued_bit) && (cur >> 1) >= n) {
+        while (!(cur & queued_bit) && count_of(cur) >= n) {
             // acq_rel: taking permits orders what the releaser did before releasing them
             if (permits_.compare_exchange_weak(cur, cur - (n << 1), std::memory_order_acq_rel,
                                                std::memory_order_acquire)) {
@@ -238,6 +289,7 @@ private:
     detail::wait_node* next_waiter() noexcept;
 
     detail::atomic<std::size_t> permits_;
+    const std::size_t count_mask_;  // the count's bits of permits_
     detail::atomic<bool> closed_{false};
     // Waiters completed in the queue that have not yet resumed or been abandoned. Raised under
     // mu_; lowered by the resuming waiter without it. seq_cst with closed_: close() stores
