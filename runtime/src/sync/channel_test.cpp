@@ -90,6 +90,39 @@ TEST(Channel, PositionsWrapAroundTheirThirtyTwoBits) {
     EXPECT_EQ(counted::alive, 0);  // what was left went with the ring
 }
 
+// try_send from four plain threads at once into a small channel, one thread draining with
+// try_recv: each value arrives once and each sender's in its order, so no two senders were
+// ever given the same slot (mutant channel-ticket-apart: a position read apart from the take).
+TEST(Channel, ConcurrentTrySendsTakeDistinctPositions) {
+    constexpr int senders = 4, each = 100'000;
+    auto [tx, rx] = channel<int>(8);
+    std::vector<std::thread> ts;
+    for (int k = 0; k < senders; ++k) {
+        ts.emplace_back([&tx = tx, k] {
+            sender<int> mine = tx;
+            for (int i = 0; i < each; ++i) {
+                while (!mine.try_send(k * each + i).sent()) std::this_thread::yield();
+            }
+        });
+    }
+    std::vector<int> next(senders, 0);
+    int got = 0;
+    bool in_order = true;
+    while (got < senders * each) {
+        if (auto v = rx.try_recv()) {
+            const int k = *v / each;
+            in_order = in_order && *v % each == next[static_cast<std::size_t>(k)];
+            ++next[static_cast<std::size_t>(k)];
+            ++got;
+        } else {
+            std::this_thread::yield();
+        }
+    }
+    for (auto& t : ts) t.join();
+    EXPECT_TRUE(in_order);
+    EXPECT_FALSE(rx.try_recv().has_value());
+}
+
 // A capacity that is not a power of two (the ring has 8 slots for 5) stays at its capacity over
 // many laps, in order, whatever the fill level when a lap wraps.
 TEST(Channel, ACapacityBelowTheRingSizeHoldsOverManyLaps) {
