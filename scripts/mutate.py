@@ -156,6 +156,12 @@ CATALOGUE = [
      "ticket = static_cast<std::uint32_t>(cur >> ticket_shift);",
      "ticket = next_ticket() - 1;",
      "try_send reads its position after taking the slot, so two senders can share one (X5)"),
+    ("barrier-one-party-lost-count", "runtime/include/blitz/sync/notify.hpp",
+     "generation_ = b_.generation_.fetch_add(1, std::memory_order_relaxed);",
+     "generation_ = b_.generation_.load(std::memory_order_relaxed); "
+     "b_.generation_.store(generation_ + 1, std::memory_order_relaxed);",
+     "a one-party barrier counts its generations with a load and a store, losing concurrent "
+     "arrivals (X4)"),
     ("foreign-never-adopted", "runtime/src/sched/worker.cpp",
      "    for (std::uint32_t i = 0; i < n; ++i) owned_.adopt(got[i]);\n",
      "",

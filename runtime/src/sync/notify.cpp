@@ -84,7 +84,7 @@ barrier::barrier(std::size_t n) : n_(n) {
 bool barrier::arrive(awaiter& a, detail::task_header* t) {
     detail::wake_batch b;
     detail::unique_lock l(mu_);
-    a.generation_ = generation_;
+    a.generation_ = generation_.load(std::memory_order_relaxed);  // written only under mu_ here
     if (++arrived_ < n_) {
         a.node_.w = t->make_waker();
         waiters_.push_back(&a.node_);
@@ -93,7 +93,8 @@ bool barrier::arrive(awaiter& a, detail::task_header* t) {
     // The last arrival: it leads, and releases its whole generation at once.
     a.leader_ = true;
     arrived_ = 0;
-    ++generation_;
+    // release: pairs with generation()'s acquire
+    generation_.store(a.generation_ + 1, std::memory_order_release);
     detail::complete_all(waiters_, mu_, b, [&](detail::wait_node* w) noexcept {
         if (BLITZ_FAULT(fault_all_lead_)) static_cast<awaiter*>(w->owner)->leader_ = true;
     });
@@ -103,12 +104,6 @@ bool barrier::arrive(awaiter& a, detail::task_header* t) {
     return false;
 }
 
-void barrier::lead_alone(awaiter& a) noexcept {
-    detail::lock_guard l(mu_);
-    a.generation_ = generation_++;
-    a.leader_ = true;
-}
-
 void barrier::abandon(awaiter& a) noexcept {
     detail::lock_guard l(mu_);
     if (a.node_.linked()) {
@@ -116,13 +111,12 @@ void barrier::abandon(awaiter& a) noexcept {
         a.node_.w.reset();
         // Still waiting in the current generation: it never passed, so the generation needs
         // another arrival. (A node of a generation being released is only unlinked.)
-        if (a.generation_ == generation_) --arrived_;
+        if (a.generation_ == generation_.load(std::memory_order_relaxed)) --arrived_;
     }
 }
 
 std::size_t barrier::generation() const {
-    detail::lock_guard l(mu_);
-    return generation_;
+    return generation_.load(std::memory_order_acquire);  // pairs with the release raising it
 }
 
 }  // namespace blitz

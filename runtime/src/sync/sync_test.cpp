@@ -288,6 +288,32 @@ TEST(Barrier, AnAbortedWaiterLeavesTheCount) {
     }());
 }
 
+// A one-party barrier's arrivals take no lock: from four threads at once (each running its own
+// one-worker runtime, so they do run in parallel), every arrival leads and every one is counted
+// (a load-then-store increment loses some).
+TEST(Barrier, OnePartyArrivalsFromManyThreadsAreAllCounted) {
+    constexpr int threads = 4, each = 2'000'000;
+    barrier b(1);
+    std::atomic<int> leaders{0};
+    std::atomic<int> ready{0};
+    std::vector<std::thread> ts;
+    for (int k = 0; k < threads; ++k) {
+        ts.emplace_back([&] {
+            runtime rt(conformance::fresh(1));
+            ready.fetch_add(1);
+            while (ready.load() < threads) std::this_thread::yield();  // start together
+            rt.block_on([](barrier& b, std::atomic<int>& leaders) -> task<void> {
+                int mine = 0;
+                for (int i = 0; i < each; ++i) mine += (co_await b.wait()).is_leader();
+                leaders.fetch_add(mine, std::memory_order_relaxed);
+            }(b, leaders));
+        });
+    }
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(leaders.load(), threads * each);
+    EXPECT_EQ(b.generation(), std::size_t{threads} * each);
+}
+
 TEST(Barrier, OnePartyLeadsEveryGenerationAtOnce) {
     runtime rt(conformance::fresh(1));
     rt.block_on([]() -> task<void> {

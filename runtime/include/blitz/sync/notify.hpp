@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <mutex>
 
+#include "blitz/detail/atomic.hpp"
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/mutex.hpp"
 #include "blitz/detail/task_header.hpp"
@@ -93,10 +94,13 @@ public:
             // take back, no lock.
             if (arrived_ && !node_.done.load(std::memory_order_acquire)) b_.abandon(*this);
         }
-        // A barrier of one party: every arrival leads its own generation at once.
+        // A barrier of one party: every arrival leads its own generation at once, with one
+        // atomic increment and no lock (nobody else is ever in its generation).
         bool await_ready() noexcept {
             if (b_.n_ != 1) return false;
-            b_.lead_alone(*this);
+            // relaxed: the count is all that is shared; a one-party barrier orders nothing
+            generation_ = b_.generation_.fetch_add(1, std::memory_order_relaxed);
+            leader_ = true;
             return true;
         }
         bool await_suspend(std::coroutine_handle<> h) {
@@ -115,7 +119,7 @@ public:
         detail::wait_node node_;
         bool leader_ = false;
         bool arrived_ = false;        // counted in a generation (await_suspend ran)
-        std::size_t generation_ = 0;  // the generation it arrived in (under b_.mu_)
+        std::size_t generation_ = 0;  // the generation it arrived in
     };
 
     awaiter wait() noexcept { return awaiter(*this); }
@@ -124,14 +128,15 @@ public:
 
 private:
     bool arrive(awaiter& a, detail::task_header* t);
-    void lead_alone(awaiter& a) noexcept;
     void abandon(awaiter& a) noexcept;
 
     const std::size_t n_;
-    mutable detail::mutex mu_;
+    detail::mutex mu_;
     detail::wait_queue waiters_;
     std::size_t arrived_ BLITZ_GUARDED_BY(mu_) = 0;  // in the current generation
-    std::size_t generation_ BLITZ_GUARDED_BY(mu_) = 0;
+    // Raised under mu_ with more than one party; by a lock-free increment with one (the two
+    // never mix: the party count is fixed). Read without the lock by generation().
+    detail::atomic<std::size_t> generation_{0};
 #if BLITZ_FAULTS
     friend struct testing::access;
     bool fault_all_lead_ = false;  // X4's control: every arrival of a generation is told it leads
