@@ -153,7 +153,7 @@ CATALOGUE = [
      "a channel slot's turn does not wrap with its 32-bit position, so the lap after the last "
      "never finds it free (X5)"),
     ("channel-ticket-apart", "runtime/include/blitz/sync/semaphore.hpp",
-     "ticket = static_cast<std::uint32_t>(cur >> ticket_shift);",
+     "ticket = static_cast<std::uint32_t>(before >> ticket_shift);",
      "ticket = next_ticket() - 1;",
      "try_send reads its position after taking the slot, so two senders can share one (X5)"),
     ("barrier-one-party-lost-count", "runtime/include/blitz/sync/notify.hpp",

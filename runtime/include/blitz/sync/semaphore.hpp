@@ -184,16 +184,10 @@ public:
             ticket = t;
             return true;
         }
-        std::size_t cur = permits_.load(std::memory_order_acquire);
-        while (!(cur & queued_bit) && count_of(cur) >= 1) {
-            // acq_rel: as try_take
-            if (permits_.compare_exchange_weak(cur, cur - 2 + ticket_one, std::memory_order_acq_rel,
-                                               std::memory_order_acquire)) {
-                ticket = static_cast<std::uint32_t>(cur >> ticket_shift);
-                return true;
-            }
-        }
-        return false;
+        std::size_t before;
+        if (!try_take(1, ticket_one, &before)) return false;
+        ticket = static_cast<std::uint32_t>(before >> ticket_shift);
+        return true;
     }
     // A semaphore made with_tickets: the next ticket, for a permit acquired another way.
     std::uint32_t take_ticket() noexcept {
@@ -261,14 +255,18 @@ private:
     void release_slow(std::size_t n);
     // Under mu_: clears the queued bit if the queue is empty, then adds n free permits.
     void settle_locked(std::size_t n) noexcept;
-    bool try_take(std::size_t n) noexcept {
+    // Takes n free permits when nobody is queued, adding `ticket` (0 or ticket_one) to the word
+    // in the same step; `before`, if given, receives the word it changed.
+    bool try_take(std::size_t n, std::size_t ticket = 0, std::size_t* before = nullptr) noexcept {
         std::size_t cur = permits_.load(std::memory_order_acquire);
         // With the queued bit set the free count is 0 (or, under the float_permits control,
         // must not be taken past the queue).
         while (!(cur & queued_bit) && count_of(cur) >= n) {
             // acq_rel: taking permits orders what the releaser did before releasing them
-            if (permits_.compare_exchange_weak(cur, cur - (n << 1), std::memory_order_acq_rel,
+            if (permits_.compare_exchange_weak(cur, cur - (n << 1) + ticket,
+                                               std::memory_order_acq_rel,
                                                std::memory_order_acquire)) {
+                if (before) *before = cur;
                 return true;
             }
         }
