@@ -63,10 +63,7 @@ public:
     // Gives up the handle; the task keeps running and frees itself when done.
     // An exception it ends with goes to config::on_unhandled_exception.
     void detach() noexcept {
-        if (h_) {
-            h_->mark_detached();
-            std::exchange(h_, nullptr)->drop_handle(/*interested=*/false);
-        }
+        if (h_) std::exchange(h_, nullptr)->detach_handle();
     }
 
     // Blocks a plain (non-worker) thread until the task completes; returns its result.

@@ -238,16 +238,32 @@ std::uint64_t task_header::finish(bool was_cancelled) noexcept {
 }
 
 void task_header::complete(bool was_cancelled, std::uint32_t refs) noexcept {
-    const std::uint64_t prev = finish(was_cancelled);
-    // Failed with nobody to tell: the handle was dropped or detached before this.
-    if (has(flag_failed) && !was_cancelled && !(prev & join_interest)) [[unlikely]] {
-        sched_->unhandled_exception(this);
-    }
     // Completed on the thread that owns its list entry: the list's reference goes with the
     // others and the memory is reused at once. (Elsewhere the task stays listed until its owner
-    // sweeps: the list has no lock.)
+    // sweeps: the list has no lock.) The list is this thread's alone, so taking the task out
+    // before the completion is published changes nothing anyone else can see.
     if (sched_->release(this)) ++refs;
-    unref(refs);
+    if (has(flag_failed) && !was_cancelled) [[unlikely]] {
+        // Failed: the exception is reported if nobody is left to see it (the handle was dropped
+        // or detached before this), which reads the task after the completion is published.
+        const std::uint64_t prev = finish(was_cancelled);
+        if (!(prev & join_interest)) sched_->unhandled_exception(this);
+        unref(refs);
+        return;
+    }
+    // The common case: the completion and the release of our references are one RMW, unless
+    // a join waker is registered (it is read after the completion is published, and the handle
+    // may drop the last other reference as soon as it sees COMPLETE).
+    destroy_frame();
+    const std::uint64_t prev = transition_to_complete(was_cancelled, refs);
+    if (prev & join_waker) {
+        if (BLITZ_MODEL_DEFECT(complete_drops_with_waker)) return;  // the model's control
+        wake_join_waiter(prev);
+        unref(refs);
+        return;
+    }
+    assert(refs_of(prev) >= refs && "task reference count underflow");
+    if (refs_of(prev) == refs) release_block(this);  // the last reference; the frame is gone
 }
 
 void task_header::cancel_for_shutdown() noexcept {
@@ -287,7 +303,7 @@ task_header::after_poll task_header::transition_after_poll() noexcept {
     }
 }
 
-std::uint64_t task_header::transition_to_complete(bool was_cancelled) noexcept {
+std::uint64_t task_header::transition_to_complete(bool was_cancelled, std::uint32_t drop) noexcept {
     std::uint64_t s = state_.load(std::memory_order_acquire);
     std::uint64_t ns;
     do {
@@ -296,7 +312,12 @@ std::uint64_t task_header::transition_to_complete(bool was_cancelled) noexcept {
             ns |= cancelled;
         else
             ns &= ~cancelled;
-        // acq_rel: release the result to the join side; acquire a registered join waker
+        // The caller's references go too, unless a join waker waits to be woken (see complete)
+        // (the model's control drops them regardless).
+        if (!(s & join_waker) || BLITZ_MODEL_DEFECT(complete_drops_with_waker))
+            ns -= drop * ref_one;
+        // acq_rel: release the result to the join side; acquire a registered join waker, and,
+        // when this drops the last reference, every other holder's writes
     } while (
         !state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel, std::memory_order_acquire));
     return s;
@@ -416,11 +437,12 @@ void task_header::wake_join_waiter(std::uint64_t prev_state) noexcept {
     std::move(w).wake();
 }
 
-void task_header::mark_detached() noexcept {
-    std::uint64_t s = state_.load(std::memory_order_relaxed);
-    while (!state_.compare_exchange_weak(s, (s | detached) & ~join_interest,
-                                         std::memory_order_acq_rel, std::memory_order_relaxed)) {
-    }
+void task_header::detach_handle() noexcept {
+    // The handle holds join_interest (only the handle clears it) and has not detached (only the
+    // handle sets it): subtracting the interest and adding `detached` borrow and carry nothing,
+    // so one subtraction makes the whole change, with the handle's reference.
+    assert((load_state(std::memory_order_relaxed) & (join_interest | detached)) == join_interest);
+    drop_refs(ref_one + join_interest - detached, 1);
 }
 
 // ---- references ----

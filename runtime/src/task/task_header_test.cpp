@@ -134,10 +134,29 @@ TEST_F(StateWord, JoinWakerIsWokenByCompletionOrWithdrawn) {
     EXPECT_FALSE(h.set_join_waker(waker(&wakes, &vt)));  // complete: nothing to wait for
 }
 
-TEST_F(StateWord, DetachClearsJoinInterest) {
-    h.mark_detached();
+TEST_F(StateWord, DetachClearsJoinInterestAndDropsTheHandlesReference) {
+    const std::uint64_t before = s();
+    h.detach_handle();
     EXPECT_TRUE(s() & detached);
     EXPECT_FALSE(s() & join_interest);
+    EXPECT_EQ(refs_of(s()), 2u);
+    // Nothing else moved: lifecycle, the other flags and the shield depth.
+    EXPECT_EQ(s() & ~(ref_mask | join_interest | detached), before & ~(ref_mask | join_interest));
+}
+
+TEST_F(StateWord, DetachKeepsARegisteredJoinWakerAndTheShield) {
+    int wakes = 0;
+    static constexpr waker_vtable vt{[](void* p) { ++*static_cast<int*>(p); },
+                                     [](void* p) { ++*static_cast<int*>(p); },
+                                     [](void* p) -> void* { return p; }, [](void*) {}};
+    ASSERT_TRUE(h.set_join_waker(waker(&wakes, &vt)));
+    ASSERT_TRUE(h.shield_push());
+    h.detach_handle();
+    EXPECT_TRUE(s() & join_waker);
+    EXPECT_EQ(shield_of(s()), 1u);
+    EXPECT_EQ(refs_of(s()), 2u);
+    h.shield_pop();
+    EXPECT_TRUE(h.unset_join_waker());
 }
 
 }  // namespace

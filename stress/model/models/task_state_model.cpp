@@ -131,9 +131,10 @@ TEST(ModelTaskState, ControlRelaxedWakeIsCaught) {
     expect_caught("task state control: the wake's transition relaxed", o, wake_body(1, false));
 }
 
-// Completion, the join side and a waker race; the block is freed exactly once, last.
-std::function<void()> refs_body() {
-    return [] {
+// Completion, the join side and a waker race; the block is freed exactly once, last. With
+// `detach` the handle detaches (its interest and its reference in one RMW) instead of dropping.
+std::function<void()> refs_body(bool detach = false) {
+    return [detach] {
         model_scheduler s;
         task_header* h = spawn_header(s);
         const auto frees_before = detail::alloc_stats::read().frees;
@@ -142,7 +143,13 @@ std::function<void()> refs_body() {
             h->transition_to_running();
             h->complete(false, 2);  // the queue entry's and the list's references
         });
-        thread joiner([&] { h->drop_handle(true); });
+        thread joiner([&] {
+            if (detach) {
+                h->detach_handle();
+            } else {
+                h->drop_handle(true);
+            }
+        });
         thread waker_thread([&, w = std::move(w)]() mutable { std::move(w).wake(); });
         completer.join();
         joiner.join();
@@ -154,6 +161,11 @@ std::function<void()> refs_body() {
 TEST(ModelTaskState, TheLastReferenceFreesTheBlockOnce) {
     make_runtime_statics();
     expect_holds("task state: complete, drop handle and wake race", options{}, refs_body());
+}
+
+TEST(ModelTaskState, ADetachRacingCompletionFreesTheBlockOnce) {
+    make_runtime_statics();
+    expect_holds("task state: complete, detach and wake race", options{}, refs_body(true));
 }
 
 // An abort races a wake and the polls (K4): the cancellation is never lost (the task ends
@@ -326,6 +338,16 @@ TEST(ModelTaskState, AJoinWaiterIsWokenOrWithdrawnNeverBoth) {
     make_runtime_statics();
     expect_holds("task state: a join waiter withdrawing against completion", options{},
                  join_withdraw_body());
+}
+
+// Completion publishes COMPLETE and drops its references in one RMW only when no join waker
+// is registered; the control drops them regardless (and so may not touch the waker after).
+TEST(ModelTaskState, ControlCompletionDroppingReferencesPastAJoinWakerIsCaught) {
+    make_runtime_statics();
+    options o;
+    o.weaken = "complete_drops_with_waker";
+    expect_caught("task state control: completion drops its references past a join waker", o,
+                  join_withdraw_body());
 }
 
 TEST(ModelTaskState, ControlWithdrawalIgnoringCompletionIsCaught) {

@@ -66,6 +66,7 @@ public:
     // Destroys the frame, publishes COMPLETE (cancelled or not), wakes the join waiter, reports
     // an exception nobody will see (task_scheduler::unhandled_exception), then drops `refs`
     // references, plus the owner list's when the scheduler releases the task on this thread.
+    // Without a join waiter or an exception, publishing COMPLETE drops them in the same RMW.
     void complete(bool cancelled, std::uint32_t refs) noexcept;
     // Shutdown's form, after the workers stopped: cancels the task if it has not completed
     // (frame, state, join waiter); the caller drops the references it holds.
@@ -75,7 +76,9 @@ public:
     std::uint64_t transition_to_running() noexcept;  // returns the state after the transition
     enum class after_poll { idle, rescheduled };
     after_poll transition_after_poll() noexcept;
-    std::uint64_t transition_to_complete(bool was_cancelled) noexcept;  // returns previous state
+    // Returns the previous state. `drop` references go in the same step unless the previous
+    // state has a join waker (the caller then still holds them).
+    std::uint64_t transition_to_complete(bool was_cancelled, std::uint32_t drop = 0) noexcept;
 
     // Wake protocol (K2): returns true iff the caller created a queue entry and must enqueue.
     // `consume` says the caller's reference (a waker's) is handed over or dropped.
@@ -95,7 +98,10 @@ public:
     bool set_join_waker(waker w) noexcept;
     // Withdraws a registered join waker; false if the completer already owns it.
     bool unset_join_waker() noexcept;
-    void mark_detached() noexcept;
+    // The join handle detaches: sets `detached`, clears its join interest and drops its
+    // reference, in one RMW (the handle holds the interest and has not detached, so the bits'
+    // values are known and the change is a single subtraction).
+    void detach_handle() noexcept;
 
     // ---- references ----
     void ref() noexcept;
