@@ -59,14 +59,21 @@ inline park_window_result park_window(bool skip_check, std::chrono::nanoseconds 
 }
 
 namespace detail_scenarios {
+// Waits for its event, logs its name and wakes its partner, until `stop`: then it wakes the
+// partner once more (so that it sees `stop` too) and ends. A pinger that counted rounds instead
+// hung when a set landed on an event already set (the sets from outside the pair are not
+// rounds).
 inline task<void> pinger(char name, detail::testing::test_event& mine,
-                         detail::testing::test_event& other, int rounds, std::vector<char>& log) {
-    for (int i = 0; i < rounds; ++i) {
+                         detail::testing::test_event& other, const bool& stop,
+                         std::vector<char>& log) {
+    for (;;) {
         co_await mine.wait();
         mine.reset();
-        log.push_back(name);  // one worker: only its thread writes
+        if (stop) break;      // one worker: only its thread writes it
+        log.push_back(name);  // likewise
         other.set();          // wakes the partner into this worker's LIFO slot
     }
+    other.set();
 }
 }  // namespace detail_scenarios
 
@@ -79,11 +86,12 @@ inline std::size_t polls_before_queued_task(unsigned lifo_cap) {
     c.lifo_polls_per_tick = lifo_cap;
     runtime rt(c);
     std::vector<char> log;
+    bool stop = false;
     detail::testing::test_event a, b;
-    rt.block_on([](detail::testing::test_event& a, detail::testing::test_event& b,
+    rt.block_on([](detail::testing::test_event& a, detail::testing::test_event& b, bool& stop,
                    std::vector<char>& log) -> task<void> {
-        auto ha = spawn(pinger('a', a, b, 100, log));
-        auto hb = spawn(pinger('b', b, a, 100, log));
+        auto ha = spawn(pinger('a', a, b, stop, log));
+        auto hb = spawn(pinger('b', b, a, stop, log));
         for (int i = 0; i < 4; ++i) co_await yield_now();  // both are now waiting
         auto hc = spawn([](std::vector<char>& l) -> task<void> {
             l.push_back('c');
@@ -91,11 +99,12 @@ inline std::size_t polls_before_queued_task(unsigned lifo_cap) {
         }(log));
         a.set();  // a goes to the LIFO slot, c is pushed to the ring
         co_await hc;
-        b.set();  // let the pair finish
+        stop = true;  // the pair ends at its next wake
         a.set();
+        b.set();
         co_await ha;
         co_await hb;
-    }(a, b, log));
+    }(a, b, stop, log));
     std::size_t n = 0;
     while (n < log.size() && log[n] != 'c') ++n;
     return n;

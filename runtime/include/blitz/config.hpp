@@ -93,7 +93,8 @@ struct config {
     unsigned workers = 0;
     // Polls per tick before maintenance (BUDGET_PER_TICK, B1). Range [1, 65536].
     unsigned budget_per_tick = 128;
-    // LIFO-slot polls allowed per tick (MAX_LIFO_POLLS_PER_TICK, L2). Range
+    // LIFO-slot polls allowed in a row (MAX_LIFO_POLLS_PER_TICK, L2; the count starts again at
+    // each tick and after a task from another source). Range
     // [0, budget_per_tick - 1]: the cap must be reached within a tick, or a pair of tasks waking
     // each other through the slot starves the ring (L3). 0 disables the LIFO slot.
     unsigned lifo_polls_per_tick = 3;

@@ -433,6 +433,26 @@ TEST(Lifo, WithTheCapRaisedTheQueuedTaskStarves) {
     EXPECT_GT(polls_before_third(127), 3u);
 }
 
+TEST(Lifo, TheCapCountsPollsInARowNotPerTick) {
+    // L2 as amended by issue 21: a task that spawns a child and awaits it, 2,000 times on one
+    // worker, hands the worker back and forth through the slot. With the cap counted per tick
+    // a tick of 128 polls took at most 3 of them from the slot; counted per run of LIFO polls,
+    // three of every four polls come from it.
+    runtime rt(with_workers(1));
+    const auto before = rt.metrics();
+    rt.block_on([]() -> task<void> {
+        for (int i = 0; i < 2'000; ++i) co_await spawn([]() -> task<void> { co_return; }());
+    }());
+    const auto after = rt.metrics();
+    const auto delta = [&](std::uint64_t worker_metrics::* f) {
+        return after.total(f) - before.total(f);
+    };
+    const std::uint64_t ticks = delta(&worker_metrics::ticks);
+    const std::uint64_t lifo = delta(&worker_metrics::lifo_hits);
+    EXPECT_GT(lifo, 3 * ticks) << "ticks " << ticks << ", LIFO polls " << lifo;
+    EXPECT_GE(lifo, 2 * delta(&worker_metrics::polls) / 3);
+}
+
 // ---- shutdown and lifetime (K3) ----
 
 TEST(Shutdown, DestroysQueuedWaitingAndIdleTasksExactlyOnce) {

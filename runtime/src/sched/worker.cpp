@@ -336,6 +336,11 @@ void worker::run_task(task_header* t) noexcept {
             BLITZ_PROBE(*this, probe_kind::notify, woke ? 1 : more ? 0 : 2);
         }
     }
+    // L2: the LIFO cap counts polls in a row; a task from anywhere else starts the count again
+    // (as Tokio counts its LIFO polls after each task it takes from its queues). A message
+    // exchange between a task and the one it woke stays in the slot, while a task queued in the
+    // ring still runs after at most the cap's polls of such an exchange (L3).
+    if (source_ != poll_source::lifo) lifo_polls_ = 0;
     bump(c_polls);
     BLITZ_PROBE(*this, probe_kind::poll, static_cast<std::uint32_t>(source_),
                 reinterpret_cast<std::uintptr_t>(t), choice_);

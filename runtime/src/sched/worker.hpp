@@ -42,8 +42,9 @@ worker* current_worker() noexcept;
 // A worker runs ticks of at most budget_per_tick polls (B1) and finds work in this order (G3):
 //   0. the global queue first (one task, G7) when `interval` polls (G4) or 1 ms (G8) have
 //      passed since its last check
-//   1. the LIFO slot, at most lifo_polls_per_tick times per tick; past the cap its task moves
-//      to the ring tail (L2)
+//   1. the LIFO slot, at most lifo_polls_per_tick times in a row (the count starts again at
+//      each tick and at each task from elsewhere); past the cap its task moves to the ring
+//      tail (L2)
 //   2. the ring (FIFO, Q3)
 //   3. the global queue (batch fetch into the ring, G2)
 //   4. stealing, as a searcher if the searcher cap allows (I1, Q5, Q7)
@@ -229,7 +230,7 @@ private:
     task_header* collected_[collect_capacity];
     bool searching_ = false;
     bool woke_by_timeout_ = false;
-    unsigned lifo_polls_ = 0;          // LIFO polls in this tick
+    unsigned lifo_polls_ = 0;          // LIFO polls in a row (L2)
     unsigned polls_since_global_ = 0;  // polls since the last global-queue check (G4)
     unsigned interval_;                // adaptive global-queue interval (G5)
     double avg_poll_ns_;               // EWMA of the mean poll time per tick
