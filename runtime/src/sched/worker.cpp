@@ -27,6 +27,7 @@ worker::worker(scheduler& s, unsigned index, std::uint64_t seed)
       cfg_(s.cfg()),
       index_(index),
       busy_(s.cfg().io_mode == io_mode_kind::busy),
+      clock_(cycle_clock::process()),
       avg_poll_ns_(static_cast<double>(s.cfg().initial_avg_poll.count())),
       rng_(seed) {
     for (auto& c : counters_) c.store(0, std::memory_order_relaxed);  // relaxed: not shared yet
@@ -52,7 +53,7 @@ void worker::run() {
         BLITZ_PROBE(*this, probe_kind::tick_begin, 0,
                     counters_[c_ticks].load(std::memory_order_relaxed));
         lifo_polls_ = 0;
-        const auto start = clock::now();
+        const std::int64_t start = clock_.now();
         note_time(start);  // G8
         // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
         // keep firing while some other worker is stuck in a long poll (T6). I/O joins here
@@ -71,7 +72,7 @@ void worker::run() {
             if (!t) break;
             run_task(t);
             ++polls;
-            if (polls % 8 == 0) note_time(clock::now());  // G8: the clock every 8 polls
+            if (polls % 8 == 0) note_time(clock_.now());  // G8: the clock every 8 polls
         }
         if (polls == cfg_.budget_per_tick) bump(c_budget_exhaustions);
         if (polls > 0) sched_.driver().end_tick();
@@ -101,22 +102,22 @@ void worker::run() {
     tl_worker = nullptr;
 }
 
-void worker::note_time(clock::time_point now) noexcept {
+void worker::note_time(std::int64_t now) noexcept {
     // G8: the periodic global check is also due once the target latency has passed since the
     // last one, whatever the poll count says: after poll times jump (1 us to 200 us, say) the
     // EWMA needs a tick or more to catch up, and a tick of slow polls is long.
     last_clock_ = now;
-    if (now - global_checked_at_ >= cfg_.global_target_latency &&
+    if (cycle_clock::since(global_checked_at_, now) >=
+            static_cast<std::uint64_t>(cfg_.global_target_latency.count()) &&
         !BLITZ_FAULT(cfg_.debug.no_time_bound_on_global_interval)) {
         polls_since_global_ = std::max(polls_since_global_, interval_);
     }
 }
 
-std::uint64_t worker::end_tick(unsigned polls, clock::time_point start) noexcept {
+std::uint64_t worker::end_tick(unsigned polls, std::int64_t start) noexcept {
     // G5: avg = alpha * sample + (1 - alpha) * avg, sample = mean poll time of this tick;
     // interval = clamp(target / avg, min, max).
-    const auto elapsed = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count());
+    const std::uint64_t elapsed = cycle_clock::since(start, clock_.now());
     const double sample = static_cast<double>(elapsed) / polls;
     avg_poll_ns_ = ewma_step(avg_poll_ns_, sample, cfg_.ewma_alpha);
     interval_ = interval_for(avg_poll_ns_, double(cfg_.global_target_latency.count()),

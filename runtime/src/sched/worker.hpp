@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "base/atomic.hpp"
+#include "base/cycle_clock.hpp"
 #include "base/rng.hpp"
 #include "blitz/config.hpp"
 #include "blitz/metrics.hpp"
@@ -184,9 +186,9 @@ private:
     bool busy_wait() noexcept;
     // G8: records a clock reading (tick start, every 8 polls) and makes the periodic global
     // check due if the target latency has passed since the last one.
-    void note_time(std::chrono::steady_clock::time_point now) noexcept;
+    void note_time(std::int64_t now) noexcept;
     // Returns the tick's duration in ns.
-    std::uint64_t end_tick(unsigned polls, std::chrono::steady_clock::time_point start) noexcept;
+    std::uint64_t end_tick(unsigned polls, std::int64_t start) noexcept;
     // G3 probe support: which of the worker's own sources held work when it chose the next task.
     std::uint64_t own_sources() const noexcept;
     void note_choice(std::uint64_t extra = 0) noexcept;
@@ -210,7 +212,8 @@ private:
     scheduler& sched_;
     const config& cfg_;
     const unsigned index_;
-    const bool busy_;  // config io_mode busy: spin instead of parking (busy_wait)
+    const bool busy_;          // config io_mode busy: spin instead of parking (busy_wait)
+    const cycle_clock clock_;  // G5's tick durations and G8's time bound
 
     // ---- owner-thread state ----
     task_header* lifo_ = nullptr;
@@ -234,8 +237,10 @@ private:
     unsigned polls_since_global_ = 0;  // polls since the last global-queue check (G4)
     unsigned interval_;                // adaptive global-queue interval (G5)
     double avg_poll_ns_;               // EWMA of the mean poll time per tick
-    std::chrono::steady_clock::time_point last_clock_{};         // latest reading (G8)
-    std::chrono::steady_clock::time_point global_checked_at_{};  // reading before the last check
+    // cycle_clock readings (ns): the latest (G8), and the one before the last periodic check
+    // (long ago at first, so the first tick's check is due by time).
+    std::int64_t last_clock_ = 0;
+    std::int64_t global_checked_at_ = std::numeric_limits<std::int64_t>::min() / 2;
     fast_rng rng_;
     poll_source source_ = poll_source::ring;  // where the task about to run came from
     std::uint64_t choice_ = 0;  // own_sources() at the last choice (probes only; see probe.hpp)
