@@ -146,10 +146,12 @@ private:
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     global_queue global_;
     idle_state idle_;
-    atomic<std::uint64_t> foreign_spawned_{0};
-    std::vector<std::unique_ptr<worker, worker_free>> workers_;
-    std::vector<std::thread> threads_;
+    // Raised by every spawn from outside the workers: on a line of its own, away from what the
+    // workers read all the time (the workers, the shutdown flag), which shared its line before.
+    alignas(cache_line) atomic<std::uint64_t> foreign_spawned_{0};
+    alignas(cache_line) std::vector<std::unique_ptr<worker, worker_free>> workers_;
     atomic<bool> shutdown_{false};
+    std::vector<std::thread> threads_;
     bool joined_ = false;
 };
 
