@@ -136,11 +136,6 @@ void scheduler::on_worker_start(unsigned index) noexcept {
 
 void scheduler::on_worker_stop() noexcept { set_current_runtime(nullptr); }
 
-worker* scheduler::own_worker() const noexcept {
-    worker* w = current_worker();
-    return w && &w->sched() == this ? w : nullptr;
-}
-
 scheduler::~scheduler() {
     {
         live_registry& r = live();
@@ -167,7 +162,8 @@ void scheduler::spawn(task_header* t) noexcept {
         t->complete(/*cancelled=*/true, 2);
         return;
     }
-    if (worker* w = own_worker()) {
+    worker* const w = own_worker();
+    if (w) {
         w->own(t);
     } else {
         // From another thread: no list and no lock here. The task keeps the reference spawn
@@ -175,11 +171,14 @@ void scheduler::spawn(task_header* t) noexcept {
         // (K3: until then it is in that queue, where shutdown finds it).
         foreign_spawned_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
     }
-    schedule(t, /*is_yield=*/false);
+    schedule_from(w, t, /*is_yield=*/false);
 }
 
 void scheduler::schedule(task_header* t, bool is_yield) noexcept {
-    worker* w = own_worker();
+    schedule_from(own_worker(), t, is_yield);
+}
+
+void scheduler::schedule_from(worker* w, task_header* t, bool is_yield) noexcept {
     if (w && w->accepts_local()) {
         w->schedule_local(t, is_yield);
         return;

@@ -103,7 +103,10 @@ public:
     // True if any ring or the global queue holds a task (the last searcher's final check).
     bool work_pending() const noexcept;
     // The calling thread's worker if it is one of this scheduler's, else nullptr.
-    worker* own_worker() const noexcept;
+    worker* own_worker() const noexcept {
+        worker* w = current_worker();
+        return w && w->owned_by(this) ? w : nullptr;
+    }
     // Stops and joins the workers, then cancels and drains every task (K3). Not from a worker.
     void shutdown();
 
@@ -131,6 +134,8 @@ public:
 
 private:
     void cancel_all_and_drain() noexcept;
+    // schedule() for a caller that already knows its own worker (`w`, or nullptr).
+    void schedule_from(worker* w, task_header* t, bool is_yield) noexcept;
     void make_workers();
 
     // Frees a worker the way it was allocated: through the setup's release hook or with delete.

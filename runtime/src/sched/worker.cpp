@@ -16,12 +16,6 @@ namespace blitz::detail {
 
 using clock = std::chrono::steady_clock;
 
-namespace {
-thread_local worker* tl_worker = nullptr;
-}  // namespace
-
-worker* current_worker() noexcept { return tl_worker; }
-
 worker::worker(scheduler& s, unsigned index, std::uint64_t seed)
     : sched_(s),
       cfg_(s.cfg()),
@@ -44,7 +38,7 @@ void worker::run() {
     std::string name = cfg_.thread_name + std::to_string(index_);
     name.resize(std::min<std::size_t>(name.size(), 15));  // the kernel's limit
     pthread_setname_np(pthread_self(), name.c_str());
-    tl_worker = this;
+    tl_current_worker = this;
     sched_.on_worker_start(index_);  // the runtime's context, and the placed PU first (N1)
     sched_.driver().worker_started(index_);
 
@@ -99,7 +93,7 @@ void worker::run() {
     // what the completions wake lands in the queues the shutdown drains.
     sched_.driver().worker_stopping(index_);
     sched_.on_worker_stop();
-    tl_worker = nullptr;
+    tl_current_worker = nullptr;
 }
 
 void worker::note_time(std::int64_t now) noexcept {

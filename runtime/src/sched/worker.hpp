@@ -38,8 +38,10 @@ namespace blitz::detail {
 class scheduler;
 class worker;
 
-// The worker this thread is, or nullptr on any other thread.
-worker* current_worker() noexcept;
+// The worker this thread is, or nullptr on any other thread. Inline: every spawn and every
+// completion asks (a call into another file was about 1 ns of a 40 ns chained spawn).
+inline thread_local worker* tl_current_worker = nullptr;
+inline worker* current_worker() noexcept { return tl_current_worker; }
 
 // A worker runs ticks of at most budget_per_tick polls (B1) and finds work in this order (G3):
 //   0. the global queue first (one task, G7) when `interval` polls (G4) or 1 ms (G8) have
@@ -102,6 +104,7 @@ public:
     void set_distances(std::vector<std::uint8_t> d) { distance_to_ = std::move(d); }
 
     scheduler& sched() noexcept { return sched_; }
+    bool owned_by(const scheduler* s) const noexcept { return &sched_ == s; }
     unsigned index() const noexcept { return index_; }
     local_queue& ring() noexcept { return ring_; }
     void unpark() noexcept;

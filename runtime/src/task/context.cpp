@@ -14,22 +14,11 @@
 
 namespace blitz::detail {
 
-namespace {
-thread_local task_header* tl_task = nullptr;
-thread_local const runtime_context* tl_runtime = nullptr;
-thread_local const runtime_context* tl_draining = nullptr;
-}  // namespace
-
 draining_scope::draining_scope(const runtime_context* r) noexcept
     : prev_(std::exchange(tl_draining, r)) {}
 draining_scope::~draining_scope() { tl_draining = prev_; }
 
-task_header* current_task() noexcept { return tl_task; }
-const runtime_context* current_runtime() noexcept { return tl_runtime; }
 const runtime_context* draining_runtime() noexcept { return tl_draining; }
-const runtime_context* current_or_draining_runtime() noexcept {
-    return tl_runtime ? tl_runtime : tl_draining;
-}
 
 #if BLITZ_FAULTS
 bool fault_drop_exceptions() noexcept {
@@ -41,13 +30,11 @@ bool fault_select_completes_losers() noexcept {
 }
 #endif
 
-task_scheduler* spawn_target() {
-    if (const runtime_context* r = current_or_draining_runtime()) return r->sched;
+void throw_no_spawn_target() {
     throw std::logic_error(
         "blitz::spawn: no runtime on this thread; call runtime::spawn from outside a task");
 }
 
-void set_current_task(task_header* t) noexcept { tl_task = t; }
 void set_current_runtime(const runtime_context* r) noexcept { tl_runtime = r; }
 
 task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, ready_hook* hook) {

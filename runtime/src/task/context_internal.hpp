@@ -1,34 +1,13 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The runtime context as the library sees it: what a runtime offers the code running on its
-// threads, and the setters (readers are in blitz/detail/context.hpp).
+// The runtime context's setters (the context and its readers are in blitz/detail/context.hpp).
 
-namespace blitz {
-struct config;
-}
+#include "blitz/detail/context.hpp"
 
 namespace blitz::detail {
 
-class task_header;
-class task_scheduler;
-class timer_driver;
-class blocking_pool;
-class io_driver;
-
-// What a thread serving a runtime can reach without going through a worker: its scheduler
-// (through the task/ interface), its timer driver, its I/O driver (null with io_backend =
-// none), its blocking pool and its configuration.
-// rt/ builds one per runtime and installs it on every worker thread; each subsystem reads
-// only its own field, so none of them depends on rt/ or on the others.
-struct runtime_context {
-    task_scheduler* sched = nullptr;
-    timer_driver* timers = nullptr;
-    io_driver* io = nullptr;
-    blocking_pool* blocking = nullptr;
-    const config* cfg = nullptr;
-};
-
-void set_current_task(task_header* t) noexcept;
+// The task the calling thread is polling (current_task() reads it). Inline: set twice a poll.
+inline void set_current_task(task_header* t) noexcept { tl_task = t; }
 // Installs `r` as the calling thread's runtime (nullptr: none). A worker thread calls it first
 // thing and clears it last.
 void set_current_runtime(const runtime_context* r) noexcept;

@@ -6,18 +6,46 @@
 
 #include "blitz/detail/faults.hpp"
 
+namespace blitz {
+struct config;
+}
+
 namespace blitz::detail {
 
 class task_header;
-struct runtime_context;
+class task_scheduler;
+class timer_driver;
+class blocking_pool;
+class io_driver;
+
+// What a thread serving a runtime can reach without going through a worker: its scheduler
+// (through the task/ interface), its timer driver, its I/O driver (null with io_backend =
+// none), its blocking pool and its configuration.
+// rt/ builds one per runtime and installs it on every worker thread; each subsystem reads
+// only its own field, so none of them depends on rt/ or on the others.
+struct runtime_context {
+    task_scheduler* sched = nullptr;
+    timer_driver* timers = nullptr;
+    io_driver* io = nullptr;
+    blocking_pool* blocking = nullptr;
+    const config* cfg = nullptr;
+};
+
+// The calling thread's context, written by the runtime (task/context_internal.hpp) and read
+// through the functions below. Inline, as every spawn and every poll reads or writes them.
+inline thread_local task_header* tl_task = nullptr;
+inline thread_local const runtime_context* tl_runtime = nullptr;
+inline thread_local const runtime_context* tl_draining = nullptr;
 
 // The task whose poll is running on this thread, or nullptr.
-task_header* current_task() noexcept;
+inline task_header* current_task() noexcept { return tl_task; }
 // The runtime whose worker this thread is, or nullptr on a plain thread.
-const runtime_context* current_runtime() noexcept;
+inline const runtime_context* current_runtime() noexcept { return tl_runtime; }
 // current_runtime(), or else the runtime whose shutdown is destroying task frames on this thread
 // (a destructor that spawns reaches it and gets a cancelled handle), or nullptr.
-const runtime_context* current_or_draining_runtime() noexcept;
+inline const runtime_context* current_or_draining_runtime() noexcept {
+    return tl_runtime ? tl_runtime : tl_draining;
+}
 #if BLITZ_FAULTS
 // K5's negative control: true when this worker's runtime drops escaping exceptions on purpose.
 bool fault_drop_exceptions() noexcept;

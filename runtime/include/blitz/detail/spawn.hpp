@@ -13,9 +13,13 @@ namespace blitz::detail {
 class task_scheduler;
 
 void submit_spawn(task_scheduler* s, task_header* t) noexcept;
+[[noreturn]] void throw_no_spawn_target();
 // The current runtime's scheduler (or the draining one's, see current_or_draining_runtime);
 // throws std::logic_error on a plain thread.
-task_scheduler* spawn_target();
+inline task_scheduler* spawn_target() {
+    if (const runtime_context* r = current_or_draining_runtime()) return r->sched;
+    throw_no_spawn_target();
+}
 
 template <class T>
 join_handle<T> spawn_on(task_scheduler* s, task<T> t) {
