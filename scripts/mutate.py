@@ -162,6 +162,16 @@ CATALOGUE = [
      "b_.generation_.store(generation_ + 1, std::memory_order_relaxed);",
      "a one-party barrier counts its generations with a load and a store, losing concurrent "
      "arrivals (X4)"),
+    ("detach-keeps-join-interest", "runtime/src/task/task_header.cpp",
+     "drop_refs(ref_one + join_interest - detached, 1);",
+     "drop_refs(ref_one - detached, 1);",
+     "a detached handle keeps its join interest, so an exception nobody will see goes "
+     "unreported (K5)"),
+    ("complete-drops-past-join-waker", "runtime/src/task/task_header.cpp",
+     "        if (!(s & join_waker) || BLITZ_MODEL_DEFECT(complete_drops_with_waker))",
+     "        if (true)",
+     "completion drops its references in the same step even when a join waker waits, and "
+     "then reads the waker from a task the joiner may have freed (K3, K5)"),
     ("lifo-cap-per-tick", "runtime/src/sched/worker.cpp",
      "    if (source_ != poll_source::lifo) lifo_polls_ = 0;\n",
      "",
