@@ -117,21 +117,23 @@ TEST_F(StateWord, CancelAfterCompletionHasNoEffect) {
     EXPECT_FALSE(h.is_cancelled_result());
 }
 
+// A waker over an int that counts its wakes (clone and drop do nothing).
+constexpr waker_vtable counting_vt{[](void* p) { ++*static_cast<int*>(p); },
+                                   [](void* p) { ++*static_cast<int*>(p); },
+                                   [](void* p) -> void* { return p; }, [](void*) {}};
+
 TEST_F(StateWord, JoinWakerIsWokenByCompletionOrWithdrawn) {
     int wakes = 0;
-    static constexpr waker_vtable vt{[](void* p) { ++*static_cast<int*>(p); },
-                                     [](void* p) { ++*static_cast<int*>(p); },
-                                     [](void* p) -> void* { return p; }, [](void*) {}};
-    EXPECT_TRUE(h.set_join_waker(waker(&wakes, &vt)));
+    EXPECT_TRUE(h.set_join_waker(waker(&wakes, &counting_vt)));
     EXPECT_TRUE(s() & join_waker);
     EXPECT_TRUE(h.unset_join_waker());  // withdrawn before completion
-    EXPECT_TRUE(h.set_join_waker(waker(&wakes, &vt)));
+    EXPECT_TRUE(h.set_join_waker(waker(&wakes, &counting_vt)));
     h.transition_to_running();
     auto prev = h.transition_to_complete(false);
     EXPECT_FALSE(h.unset_join_waker());  // the completer owns it now
     h.wake_join_waiter(prev);
     EXPECT_EQ(wakes, 1);
-    EXPECT_FALSE(h.set_join_waker(waker(&wakes, &vt)));  // complete: nothing to wait for
+    EXPECT_FALSE(h.set_join_waker(waker(&wakes, &counting_vt)));  // complete: nothing to wait for
 }
 
 TEST_F(StateWord, DetachClearsJoinInterestAndDropsTheHandlesReference) {
@@ -146,10 +148,7 @@ TEST_F(StateWord, DetachClearsJoinInterestAndDropsTheHandlesReference) {
 
 TEST_F(StateWord, DetachKeepsARegisteredJoinWakerAndTheShield) {
     int wakes = 0;
-    static constexpr waker_vtable vt{[](void* p) { ++*static_cast<int*>(p); },
-                                     [](void* p) { ++*static_cast<int*>(p); },
-                                     [](void* p) -> void* { return p; }, [](void*) {}};
-    ASSERT_TRUE(h.set_join_waker(waker(&wakes, &vt)));
+    ASSERT_TRUE(h.set_join_waker(waker(&wakes, &counting_vt)));
     ASSERT_TRUE(h.shield_push());
     h.detach_handle();
     EXPECT_TRUE(s() & join_waker);
