@@ -12,13 +12,6 @@ namespace blitz::detail {
 
 namespace {
 
-using steady = std::chrono::steady_clock;
-
-std::int64_t steady_ns() noexcept {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now().time_since_epoch())
-        .count();
-}
-
 #if defined(__x86_64__)
 // A TSC reading and the steady_clock time it was taken at: the middle of the tightest of a few
 // bracketing pairs of steady_clock reads (a preemption inside a pair only loses that pair).
@@ -31,9 +24,9 @@ paired_reading pair_up() noexcept {
     paired_reading best;
     std::int64_t best_gap = -1;
     for (int i = 0; i < 5; ++i) {
-        const std::int64_t before = steady_ns();
+        const std::int64_t before = cycle_clock::steady_ns();
         const std::uint64_t tsc = __rdtsc();
-        const std::int64_t after = steady_ns();
+        const std::int64_t after = cycle_clock::steady_ns();
         if (best_gap < 0 || after - before < best_gap) {
             best_gap = after - before;
             best = {tsc, before + (after - before) / 2};
@@ -72,7 +65,7 @@ cycle_clock cycle_clock::calibrate(std::chrono::nanoseconds window) noexcept {
     if (!invariant_tsc()) return c;
     const paired_reading first = pair_up();
     const std::int64_t until = first.ns + window.count();
-    while (steady_ns() < until) {
+    while (cycle_clock::steady_ns() < until) {
     }
     const paired_reading second = pair_up();
     if (second.tsc <= first.tsc || second.ns <= first.ns) return c;

@@ -43,6 +43,10 @@ public:
             return static_cast<std::int64_t>(static_cast<double>(ticks) * ns_per_tick_);
         }
 #endif
+        return steady_ns();
+    }
+    // steady_clock's reading in nanoseconds (the fallback's, and calibration's reference).
+    static std::int64_t steady_ns() noexcept {
         return std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::steady_clock::now().time_since_epoch())
             .count();

@@ -15,20 +15,14 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::int64_t steady_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 // How far `c` and steady_clock disagree over about 20 ms, as a fraction of the interval: the
 // best of three tries, so a preemption between two paired reads does not decide it.
 double disagreement(const cycle_clock& c) {
     double best = 1e9;
     for (int i = 0; i < 3; ++i) {
-        const std::int64_t s0 = steady_ns(), c0 = c.now();
+        const std::int64_t s0 = cycle_clock::steady_ns(), c0 = c.now();
         std::this_thread::sleep_for(20ms);
-        const std::int64_t c1 = c.now(), s1 = steady_ns();
+        const std::int64_t c1 = c.now(), s1 = cycle_clock::steady_ns();
         const double d = std::abs(double(c1 - c0) - double(s1 - s0)) / double(s1 - s0);
         best = std::min(best, d);
     }
@@ -48,10 +42,10 @@ TEST(CycleClock, TheProcessClockAgreesWithSteadyClock) {
 TEST(CycleClock, TheFallbackIsSteadyClock) {
     const cycle_clock c = cycle_clock::steady();
     EXPECT_FALSE(c.uses_tsc());
-    const std::int64_t before = steady_ns();
+    const std::int64_t before = cycle_clock::steady_ns();
     const std::int64_t reading = c.now();
     EXPECT_GE(reading, before);
-    EXPECT_LE(reading, steady_ns());
+    EXPECT_LE(reading, cycle_clock::steady_ns());
 }
 
 TEST(CycleClock, ReadingsDoNotGoBackOnOneThread) {

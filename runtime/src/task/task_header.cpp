@@ -243,22 +243,18 @@ void task_header::complete(bool was_cancelled, std::uint32_t refs) noexcept {
     // sweeps: the list has no lock.) The list is this thread's alone, so taking the task out
     // before the completion is published changes nothing anyone else can see.
     if (sched_->release(this)) ++refs;
-    if (has(flag_failed) && !was_cancelled) [[unlikely]] {
-        // Failed: the exception is reported if nobody is left to see it (the handle was dropped
-        // or detached before this), which reads the task after the completion is published.
-        const std::uint64_t prev = finish(was_cancelled);
-        if (!(prev & join_interest)) sched_->unhandled_exception(this);
-        unref(refs);
-        return;
-    }
-    // The common case: the completion and the release of our references are one RMW, unless
-    // a join waker is registered (it is read after the completion is published, and the handle
-    // may drop the last other reference as soon as it sees COMPLETE).
+    // Publishing COMPLETE drops our references in the same RMW, unless the task must still be
+    // read afterwards: a join waker is registered (the handle may drop the last other reference
+    // as soon as it sees COMPLETE), or it failed and the exception goes to the unhandled handler
+    // when nobody is left to see it (the handle was dropped or detached before this).
+    const bool failed = has(flag_failed) && !was_cancelled;
     destroy_frame();
-    const std::uint64_t prev = transition_to_complete(was_cancelled, refs);
-    if (prev & join_waker) {
-        if (BLITZ_MODEL_DEFECT(complete_drops_with_waker)) return;  // the model's control
+    const std::uint64_t prev = transition_to_complete(was_cancelled, failed ? 0 : refs);
+    if (failed || (prev & join_waker)) {
+        if (!failed && BLITZ_MODEL_DEFECT(complete_drops_with_waker)) return;  // model's control
         wake_join_waiter(prev);
+        if (failed && !(prev & join_interest)) [[unlikely]]
+            sched_->unhandled_exception(this);
         unref(refs);
         return;
     }
