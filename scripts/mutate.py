@@ -180,16 +180,6 @@ CATALOGUE = [
      "    if (source_ != poll_source::lifo) lifo_polls_ = 0;\n",
      "    lifo_polls_ = 0;\n",
      "the LIFO count restarts at every poll, so the cap is never reached (L2, L3)"),
-    ("depot-never-taken", "runtime/src/task/block_cache.cpp",
-     "if (free_block* m = the_depot().take(c)) {",
-     "if (free_block* m = nullptr) {",
-     "a thread whose cache is empty never takes a magazine back from the depot, so blocks freed "
-     "on other threads never return (the block cache's depot)"),
-    ("depot-magazine-kept", "runtime/src/task/block_cache.cpp",
-     "            k.spare = std::exchange(k.loaded, nullptr);\n",
-     "            std::swap(k.spare, k.loaded);\n",
-     "a magazine handed to the depot stays the thread's loaded magazine, so its blocks have two "
-     "owners (the block cache's depot)"),
     ("foreign-never-adopted", "runtime/src/sched/worker.cpp",
      "    for (std::uint32_t i = 0; i < n; ++i) owned_.adopt(got[i]);\n",
      "",
