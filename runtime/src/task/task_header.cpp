@@ -56,9 +56,12 @@ constexpr waker_vtable task_waker_vtable{waker_wake, waker_wake_by_ref, waker_cl
 // another allocated, which sends glibc's free to its arena locks. Blocks are allocated at their
 // class size so any block of a class fits any request of it; classes are 16 bytes apart (the heap's
 // own granularity), so a block is never rounded up by more than 15 bytes (64-byte classes made a
-// 200-byte task take 256). A thread keeps at most 256 blocks of a class and 2 MiB in all. A
-// thread's cache is returned to the heap when the thread exits. Off under AddressSanitizer, so that
-// a use after free still faults.
+// 200-byte task take 256). A thread keeps at most 256 blocks of a class and 2 MiB in all, and its
+// cache is returned to the heap when the thread exits. Keep it small: a cache that holds
+// thousands of blocks, or a depot that trades them between threads, hands skynet's tasks
+// scattered blocks instead of the ones malloc carves in spawn order, and skynet_1m ran 1.18x
+// slower with one (results/epyc-2c-kvm/block-depot). Off under AddressSanitizer, so that a use
+// after free still faults.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool block_cache_on = false;
 #else
