@@ -18,8 +18,6 @@ draining_scope::draining_scope(const runtime_context* r) noexcept
     : prev_(std::exchange(tl_draining, r)) {}
 draining_scope::~draining_scope() { tl_draining = prev_; }
 
-const runtime_context* draining_runtime() noexcept { return tl_draining; }
-
 #if BLITZ_FAULTS
 bool fault_drop_exceptions() noexcept {
     return tl_runtime && tl_runtime->cfg->debug.drop_exceptions;

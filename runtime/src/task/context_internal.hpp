@@ -13,7 +13,7 @@ inline void set_current_task(task_header* t) noexcept { tl_task = t; }
 void set_current_runtime(const runtime_context* r) noexcept;
 
 // The runtime whose shutdown is destroying task frames on this thread, or nullptr.
-const runtime_context* draining_runtime() noexcept;
+inline const runtime_context* draining_runtime() noexcept { return tl_draining; }
 
 // Makes `r` the draining runtime of this thread for a scope (see current_or_draining_runtime).
 class draining_scope {
