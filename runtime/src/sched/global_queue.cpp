@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace blitz::detail {
 
@@ -53,6 +54,34 @@ void global_queue::push_batch(task_header* first, task_header* last, std::uint32
 #endif
 }
 
+// take_one() finds a batch by its link, the first member at the batch's own address.
+static_assert(std::is_standard_layout_v<task_batch>);
+
+void global_queue::push_array(task_batch* b) noexcept {
+    b->taken_ = 0;
+    b->link_.flags_ = task_header::flag_queue_batch;
+    // relaxed: only its producer reads it before a fetch clears it, and the link publishes it
+    b->queued_.store(true, std::memory_order_relaxed);
+    len_.fetch_add(b->count_, std::memory_order_seq_cst);  // seq_cst, and first: see push_batch
+    append(&b->link_, &b->link_);
+#if BLITZ_FAULTS
+    pushes_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic for Q4's tests
+#endif
+}
+
+std::uint32_t global_queue::take_from_batch(task_header** out, std::uint32_t room) noexcept {
+    task_batch* b = batch_;
+    const std::uint32_t k = std::min(room, b->count_ - b->taken_);
+    std::copy_n(b->items_ + b->taken_, k, out);
+    b->taken_ += k;
+    if (b->taken_ == b->count_ || BLITZ_MODEL_DEFECT(batch_handed_back_early)) {
+        batch_ = nullptr;
+        // release: our reads of the batch come before its producer's next fill
+        b->queued_.store(false, std::memory_order_release);
+    }
+    return k;
+}
+
 task_header* global_queue::take_one() noexcept {
     task_header* head = head_;
     // acquire: pairs with the release store of the link (the node behind it is complete)
@@ -100,6 +129,10 @@ std::uint32_t global_queue::pop_share(task_header** out, std::uint32_t room, uns
     // caller comes back (a non-empty queue keeps a worker from parking).
     unsigned waits = 0;
     while (n < want) {
+        if (batch_) {  // the rest of a batch comes first
+            n += take_from_batch(out + n, want - n);
+            continue;
+        }
         task_header* t = take_one();
         if (!t) {
             if (n > 0 || waits == link_wait_spins + link_wait_yields) break;
@@ -108,6 +141,10 @@ std::uint32_t global_queue::pop_share(task_header** out, std::uint32_t room, uns
             } else {
                 yield_cpu();
             }
+            continue;
+        }
+        if (t->has(task_header::flag_queue_batch)) {
+            batch_ = reinterpret_cast<task_batch*>(t);  // its link_ is its first member
             continue;
         }
         t->queue_next_.store(nullptr, std::memory_order_relaxed);

@@ -11,6 +11,41 @@
 
 namespace blitz::detail {
 
+// A run of tasks pushed as one array: a full ring's overflow (Q4). It is linked into the global
+// queue by a header of its own, so a fetch copies pointers out of it instead of following links
+// through the tasks' headers, one cache miss after another (that chase was nearly all of
+// pop_share's time, 9-12% of skynet_1m and spawn_many_local).
+// Its producer (a ring's owner) owns it: it fills it only while reusable(), pushes it, and may
+// fill it again once a fetch has taken its last task. A fetch that takes part of it keeps the
+// rest at the front of the queue (global_queue::batch_), so the order stays FIFO.
+// Memory ordering: the push's release store of the link publishes the items; the fetch that
+// takes the last task clears `queued_` with release after its last read of the batch, and the
+// producer reads it with acquire before writing the batch again.
+class task_batch {
+public:
+    static constexpr std::uint32_t capacity = 129;  // half a ring and the task that overflowed it
+
+    task_batch() noexcept = default;
+    task_batch(const task_batch&) = delete;
+    task_batch& operator=(const task_batch&) = delete;
+
+    // No fetch still reads it: its producer may fill and push it.
+    bool reusable() const noexcept {
+        return !queued_.load(std::memory_order_acquire);  // acquire: pairs with the fetch's release
+    }
+    // Producer: write the tasks to items(), then say how many (n <= capacity), then push_array.
+    task_header** items() noexcept { return items_; }
+    void carry(std::uint32_t n) noexcept { count_ = n; }
+
+private:
+    friend class global_queue;
+    task_header link_;  // the queue's node (flag_queue_batch)
+    atomic<bool> queued_{false};
+    std::uint32_t count_ = 0;  // tasks carried
+    std::uint32_t taken_ = 0;  // tasks fetched so far (under the consumers' lock)
+    task_header* items_[capacity];
+};
+
 // An intrusive FIFO of tasks (linked through task_header::queue_next_) whose producers take no
 // lock, with an atomic length so emptiness checks take no lock either (G1, amended by issue 21).
 //
@@ -45,6 +80,9 @@ public:
     void push(task_header* t) noexcept { push_batch(t, t, 1); }
     // Appends the chain first..last (linked by queue_next_, `n` tasks) with one exchange.
     void push_batch(task_header* first, task_header* last, std::uint32_t n) noexcept;
+    // Appends the tasks `b` carries (filled, reusable) with one exchange; `b` is the queue's
+    // until a fetch has taken them all (b->reusable()).
+    void push_array(task_batch* b) noexcept;
 
     // Takes a fair share for one of `workers` workers: n = min(len, clamp(len / workers, lo, hi)),
     // but never more than `room` (fewer while a push is in flight); writes them to `out` in FIFO
@@ -82,6 +120,9 @@ private:
     bool locked_empty() const noexcept;
     // The oldest reachable task; nullptr when empty or behind a push in flight.
     task_header* take_one() noexcept BLITZ_REQUIRES(mu_);
+    // Copies up to `room` of batch_'s tasks to `out`; hands batch_ back once it is empty.
+    std::uint32_t take_from_batch(task_header** out, std::uint32_t room) noexcept
+        BLITZ_REQUIRES(mu_);
     void append(task_header* first, task_header* last) noexcept;
     static void yield_cpu() noexcept;
 
@@ -98,6 +139,8 @@ private:
 #endif
     mutable mutex mu_;                         // the consumers' lock
     task_header* head_ BLITZ_GUARDED_BY(mu_);  // the oldest node (possibly the stub)
+    // A batch taken off the list with tasks left in it: they are the oldest in the queue.
+    task_batch* batch_ BLITZ_GUARDED_BY(mu_) = nullptr;
     task_header stub_;
     alignas(cache_line) atomic<task_header*> tail_;  // the newest node; producers exchange it
 #if BLITZ_FAULTS

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "blitz_testing/queue_race.hpp"
 #include "blitz_testing/test_support.hpp"
@@ -92,6 +93,44 @@ TEST(GlobalQueue, EmptiesAndRefillsThroughTheStub) {
         EXPECT_EQ(g.pop(), pool.at(0));
         EXPECT_TRUE(g.empty());
     }
+}
+
+// An overflow's batch (issue 21): its tasks come out in order, between the single pushes
+// around it, across fetches that take part of it; it is handed back to its producer only when
+// the last of them is taken.
+TEST(GlobalQueue, ABatchKeepsItsPlaceAcrossPartialFetchesAndIsHandedBackWhenEmpty) {
+    testing::header_pool pool(12);
+    global_queue g;
+    task_batch b;
+    EXPECT_TRUE(b.reusable());
+    g.push(pool.at(0));
+    for (int i = 0; i < 10; ++i) b.items()[i] = pool.at(1 + i);
+    b.carry(10);
+    g.push_array(&b);
+    g.push(pool.at(11));
+    EXPECT_FALSE(b.reusable());
+    EXPECT_EQ(g.len(), 12u);
+    task_header* out[12];
+    std::vector<task_header*> got;
+    // Shares of 4, 4, 4: the second and third fetches each end part way through the batch.
+    for (int f = 0; f < 3; ++f) {
+        const auto locks = g.lock_acquisitions();
+        const std::uint32_t n = g.pop_share(out, 4, 1, 1, 4);
+        EXPECT_EQ(n, 4u);
+        EXPECT_EQ(g.lock_acquisitions() - locks, 1u);  // G2: one acquisition per fetch
+        got.insert(got.end(), out, out + n);
+        EXPECT_EQ(b.reusable(), f == 2) << "after fetch " << f;
+    }
+    ASSERT_EQ(got.size(), 12u);
+    for (int i = 0; i < 12; ++i) EXPECT_EQ(got[static_cast<std::size_t>(i)], pool.at(i));
+    EXPECT_TRUE(g.empty());
+    EXPECT_EQ(g.pop(), nullptr);
+    // Reused: pushed again, it delivers its new tasks.
+    b.items()[0] = pool.at(5);
+    b.carry(1);
+    g.push_array(&b);
+    EXPECT_EQ(g.pop(), pool.at(5));
+    EXPECT_TRUE(b.reusable());
 }
 
 // Producers racing consumers: every task once, each producer's in order (also under TSan in

@@ -2,6 +2,7 @@
 #include "sched/local_queue.hpp"
 
 #include <algorithm>
+#include <new>
 
 #include "blitz/detail/faults.hpp"
 #include "sched/global_queue.hpp"
@@ -40,6 +41,48 @@ local_queue::push_result local_queue::push(task_header* t, global_queue& g,
     }
 }
 
+local_queue::~local_queue() {
+    // Fetches have handed every batch back: the scheduler drains the global queue before its
+    // workers go (a test that drops a queue with batches still queued must not fetch them).
+    for (std::uint32_t i = 0; i < pool_size_; ++i) delete pool_[(pool_head_ + i) % pool_cap_];
+}
+
+bool local_queue::grow_pool() noexcept {
+    const std::uint32_t cap = pool_cap_ ? 2 * pool_cap_ : batches_kept;
+    std::unique_ptr<task_batch*[]> bigger(new (std::nothrow) task_batch*[cap]);
+    if (!bigger) return false;
+    for (std::uint32_t i = 0; i < pool_size_; ++i) bigger[i] = pool_[(pool_head_ + i) % pool_cap_];
+    pool_ = std::move(bigger);
+    pool_cap_ = cap;
+    pool_head_ = 0;
+    return true;
+}
+
+task_batch* local_queue::next_batch(std::uint32_t n) noexcept {
+    if (n > task_batch::capacity) return nullptr;
+    task_batch* b = nullptr;
+    if (pool_size_ != 0 && pool_[pool_head_]->reusable()) {
+        b = pool_[pool_head_];  // the oldest moves to the back
+        pool_head_ = (pool_head_ + 1) % pool_cap_;
+        --pool_size_;
+    } else {
+        if (pool_size_ == pool_cap_ && !grow_pool()) return nullptr;
+        b = new (std::nothrow) task_batch;
+        if (!b) return nullptr;
+    }
+    pool_[(pool_head_ + pool_size_) % pool_cap_] = b;
+    ++pool_size_;
+    return b;
+}
+
+void local_queue::trim_batches() noexcept {
+    while (pool_size_ > batches_kept && pool_[pool_head_]->reusable()) {
+        delete pool_[pool_head_];
+        pool_head_ = (pool_head_ + 1) % pool_cap_;
+        --pool_size_;
+    }
+}
+
 bool local_queue::overflow(task_header* t, std::uint32_t head, std::uint32_t n,
                            global_queue& g) noexcept {
     std::uint64_t expected = pack(head, head);
@@ -48,8 +91,20 @@ bool local_queue::overflow(task_header* t, std::uint32_t head, std::uint32_t n,
                                        std::memory_order_release, std::memory_order_relaxed)) {
         return false;
     }
-    // The n oldest tasks are ours now. Chain them, then the new task, and hand the chain over
-    // in one push (Q4). relaxed: the push's release store of its link publishes the chain.
+    // The n oldest tasks are ours now. They and the new task go in one push (Q4). relaxed
+    // (slot loads): the slots are ours; the push's release store of its link publishes them.
+    if (task_batch* b = next_batch(n + 1)) {
+        task_header** items = b->items();
+        for (std::uint32_t i = 0; i < n; ++i) {
+            items[i] = slots_[(head + i) & mask].load(std::memory_order_relaxed);
+        }
+        items[n] = t;
+        b->carry(n + 1);
+        g.push_array(b);
+        return true;
+    }
+    // No batch (Q4's control moves the whole ring, or memory ran out): chain them through
+    // their headers instead.
     task_header* first = slots_[head & mask].load(std::memory_order_relaxed);  // relaxed: ours
     task_header* prev = first;
     for (std::uint32_t i = 1; i < n; ++i) {

@@ -3,6 +3,7 @@
 // local_queue: a worker's fixed-capacity, single-producer, multi-stealer ring of tasks.
 
 #include <cstdint>
+#include <memory>
 
 #include "base/atomic.hpp"
 #include "blitz/detail/task_header.hpp"
@@ -10,6 +11,7 @@
 namespace blitz::detail {
 
 class global_queue;
+class task_batch;
 
 // The 256-slot work-stealing ring of one worker (Q1-Q6).
 //
@@ -24,8 +26,8 @@ class global_queue;
 // Protocols:
 //   push (owner): write slot[tail], publish tail+1. Full ring: if no steal is in progress, claim
 //     half (128) by advancing both heads at once and move them plus the new task to the global
-//     queue in one lock acquisition (Q4); if a steal is in progress, the new task goes to the
-//     global queue alone.
+//     queue in one push (Q4), as an array (task_batch) from the ring's pool of batches; if a
+//     steal is in progress, the new task goes to the global queue alone.
 //   pop (owner): CAS the real head forward by one (the steal head follows when no steal runs).
 //   steal_into (thief): 1. claim: CAS the real head forward by n = ceil(len / 2) (capped by
 //     max_steal and the thief's free space), keeping the steal head; 2. copy the n tasks; the
@@ -104,14 +106,34 @@ public:
         return (std::uint64_t{steal} << 32) | real;
     }
 
+    ~local_queue();
+    // Frees the overflow batches no fetch holds, beyond the few kept (owner; when idle).
+    void trim_batches() noexcept;
+    std::uint32_t batches() const noexcept { return pool_size_; }  // allocated, for tests
+
 private:
     bool overflow(task_header* t, std::uint32_t head, std::uint32_t n, global_queue& g) noexcept;
     void release_steal() noexcept;
+    // The batch to carry an overflow of n tasks: the oldest, if no fetch holds it any more,
+    // else a new one. nullptr (the overflow goes as a chain through the headers) when n is above
+    // a batch's capacity or the allocation fails.
+    task_batch* next_batch(std::uint32_t n) noexcept;
+    bool grow_pool() noexcept;
+
+    // The batches, oldest pushed first: pool_[(pool_head_ + i) % pool_cap_] for i < pool_size_.
+    // Fetches take each batch's tasks in push order, so the oldest is the first a fetch hands
+    // back. The pool grows to the most overflows queued at once (a batch adds 8.7 bytes to each
+    // 128-byte task it carries) and trim_batches() cuts it back to batches_kept.
+    static constexpr std::uint32_t batches_kept = 8;
 
     alignas(cache_line) atomic<std::uint64_t> head_;  // consumers: owner pops, thieves claim
     alignas(cache_line) atomic<std::uint32_t> tail_;  // producer: owner only writes
     alignas(cache_line) atomic<task_header*> slots_[capacity];
     faults faults_{};
+    std::unique_ptr<task_batch*[]> pool_;
+    std::uint32_t pool_cap_ = 0;
+    std::uint32_t pool_head_ = 0;
+    std::uint32_t pool_size_ = 0;
 };
 
 }  // namespace blitz::detail

@@ -62,6 +62,36 @@ TEST_P(LocalQueueAt, LengthNeverExceedsCapacityAndFullRingOverflowsHalfInOnePush
     EXPECT_EQ(q.pop(), nullptr);
 }
 
+// Overflows travel as arrays (issue 21): a ring reuses its oldest batch once a fetch has
+// emptied it, allocates another while the ones it has are still queued, and trims back to a few
+// when idle.
+TEST(LocalQueue, OverflowBatchesAreReusedWhenFetchedAndTrimmedWhenIdle) {
+    header_pool pool(10 * 129 + local_queue::capacity);
+    global_queue g;
+    local_queue q;
+    std::size_t next = 0;
+    for (std::uint32_t i = 0; i < local_queue::capacity; ++i) q.push(pool.at(next++), g);
+    // Ten overflows with nothing fetched: ten batches.
+    for (int k = 0; k < 10; ++k) {
+        EXPECT_EQ(q.push(pool.at(next++), g).overflowed, 129u);
+        for (std::uint32_t i = 0; i < 128; ++i) q.push(pool.at(next++), g);  // full again
+    }
+    EXPECT_EQ(q.batches(), 10u);
+    q.trim_batches();
+    EXPECT_EQ(q.batches(), 10u);  // all still queued: none may go
+    // Fetch the first batch's tasks in full: the next overflow reuses it.
+    task_header* out[129];
+    EXPECT_EQ(g.pop_share(out, 129, 1, 129, 129), 129u);
+    EXPECT_EQ(out[0], pool.at(0));
+    EXPECT_EQ(q.push(pool.at(0), g).overflowed, 129u);  // the ring is full: any task will do
+    EXPECT_EQ(q.batches(), 10u);
+    // Drain everything: trimming leaves the kept few.
+    while (g.pop() != nullptr) {
+    }
+    q.trim_batches();
+    EXPECT_EQ(q.batches(), 8u);
+}
+
 TEST_P(LocalQueueAt, StealTakesCeilHalfAndReturnsTheFirstStolenTask) {
     header_pool pool(300);
     global_queue g;

@@ -417,6 +417,7 @@ void worker::park() noexcept {
     // spin saw work, the final check found some) comes back as an ordinary worker.
     woke_by_timeout_ = false;
     owned_.sweep_if_worthwhile();   // going idle: a good moment to release completed tasks
+    ring_.trim_batches();           // and overflow batches left from a burst
     transitioning_to_park_ = true;  // L4: wakes from this thread now go to the global queue
     if (lifo_) push_ring(std::exchange(lifo_, nullptr));
     if (!ring_.empty() || !sched_.global().empty() || has_hidden_batch()) {
@@ -514,6 +515,7 @@ bool worker::busy_wait() noexcept {
     // so it looks for the work itself, and it fires the timers and turns the I/O driver that a
     // parked worker would have slept on.
     owned_.sweep_if_worthwhile();  // idle: a good moment to release completed tasks
+    ring_.trim_batches();
     if (searching_) {
         // A spinning worker is not a searcher (I1: back to 0 at rest). As the last searcher it
         // owes no wake: it keeps watching every queue itself, as the park's final check would.

@@ -3,7 +3,8 @@
 // Two producers push (one a chain of two tasks, the other two single tasks) while one or two
 // consumers fetch under the consumers' lock, through the stub's re-insertion and the window of
 // a push in flight. Every task leaves exactly once, each producer's in its order, and the length
-// never drops below what is still queued (it never wraps below zero).
+// never drops below what is still queued (it never wraps below zero). Also an overflow's batch
+// (task_batch) taken in parts and reused by its producer.
 
 #include <gtest/gtest.h>
 
@@ -83,6 +84,85 @@ TEST(ModelGlobalQueue, TwoProducersAndAConsumerLoseAndDuplicateNothing) {
 TEST(ModelGlobalQueue, TwoProducersAndTwoConsumers) {
     expect_holds("global queue: a chain and two pushes against two consumers", options{},
                  queue_body(2, 2));
+}
+
+// An overflow's batch (issue 21). Producer A pushes tasks 0 and 1 as a batch, then 4 and 5
+// through the same batch if a fetch has handed it back by then (else as a chain); producer B
+// pushes 2 and 3 singly; consumers fetch one task at a time, so a fetch leaves the batch
+// part-taken. Every task once, each producer's in order, and the batch is never refilled while
+// a fetch can still read it.
+std::function<void()> batch_body(int consumers, int attempts) {
+    return [consumers, attempts] {
+        std::array<task_header, 6> tasks;
+        std::array<int, 6> taken{};
+        int last_a = -1, last_b = -1;
+        global_queue g;
+        detail::task_batch batch;
+        auto take = [&](task_header* t) {
+            const auto i = static_cast<int>(t - tasks.data());
+            BLITZ_MODEL_CHECK(i >= 0 && i < 6);
+            BLITZ_MODEL_CHECK(++taken[static_cast<std::size_t>(i)] == 1);
+            int& last = (i == 2 || i == 3) ? last_b : last_a;
+            BLITZ_MODEL_CHECK(i > last);
+            last = i;
+        };
+        auto fetch = [&] {
+            task_header* out[1];
+            if (g.pop_share(out, 1, 1, 1, 1) == 1) take(out[0]);
+        };
+        thread a([&] {
+            batch.items()[0] = &tasks[0];
+            batch.items()[1] = &tasks[1];
+            batch.carry(2);
+            g.push_array(&batch);
+            if (batch.reusable()) {
+                batch.items()[0] = &tasks[4];
+                batch.items()[1] = &tasks[5];
+                batch.carry(2);
+                g.push_array(&batch);
+            } else {
+                detail::task_access::queue_next(tasks[4]).store(&tasks[5],
+                                                                std::memory_order_relaxed);
+                g.push_batch(&tasks[4], &tasks[5], 2);
+            }
+        });
+        thread b([&] {
+            g.push(&tasks[2]);
+            g.push(&tasks[3]);
+        });
+        std::vector<std::unique_ptr<thread>> cs;
+        for (int c = 1; c < consumers; ++c) {
+            cs.push_back(std::make_unique<thread>([&] {
+                for (int k = 0; k < attempts; ++k) fetch();
+            }));
+        }
+        for (int k = 0; k < attempts; ++k) fetch();
+        a.join();
+        b.join();
+        for (auto& c : cs) c->join();
+        while (task_header* t = g.pop()) take(t);
+        for (int i = 0; i < 6; ++i) BLITZ_MODEL_CHECK(taken[static_cast<std::size_t>(i)] == 1);
+        BLITZ_MODEL_CHECK(g.empty());
+        BLITZ_MODEL_CHECK(batch.reusable());
+    };
+}
+
+TEST(ModelGlobalQueue, ABatchReusedByItsProducerLosesAndDuplicatesNothing) {
+    expect_holds("global queue: a batch reused by its producer, one consumer", options{},
+                 batch_body(1, 3));
+}
+
+TEST(ModelGlobalQueue, ABatchAgainstTwoConsumers) {
+    expect_holds("global queue: a batch reused by its producer, two consumers", options{},
+                 batch_body(2, 2));
+}
+
+// Control: a fetch that hands the batch back after taking part of it.
+TEST(ModelGlobalQueue, ControlBatchHandedBackEarlyIsCaught) {
+    options o;
+    o.weaken = "batch_handed_back_early";
+    expect_caught("global queue control: a batch handed back before its last task is taken", o,
+                  batch_body(1, 3));
 }
 
 // Negative control: the defect must be found.

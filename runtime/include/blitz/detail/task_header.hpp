@@ -201,6 +201,8 @@ private:
     static constexpr std::uint8_t flag_failed = 4;      // an exception escaped the coroutine
     static constexpr std::uint8_t flag_in_front = 8;    // the result slot is in front (result_ops_)
     static constexpr std::uint8_t flag_slot_built = 16;  // ... and was constructed
+    // Not a task: the header that links a task_batch into the global queue (global_queue.hpp).
+    static constexpr std::uint8_t flag_queue_batch = 32;
     bool has(std::uint8_t f) const noexcept { return (flags_ & f) != 0; }
 
     // The spawned coroutine (the frame's owner): its frame follows the header in the block.
