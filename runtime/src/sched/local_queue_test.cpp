@@ -191,6 +191,13 @@ TEST_P(LocalQueueAt, ConservationUnderConcurrentOwnerAndThieves) {
                 auto r = owner_q.steal_into(mine, 128);
                 if (r.first) record(r.first);
                 while (task_header* t = mine.pop()) record(t);
+                if (k == 0) {
+                    // Also a consumer of the overflows, 7 tasks at a time: batches are taken
+                    // in parts and handed back while the owner overflows into them again.
+                    task_header* out[7];
+                    const std::uint32_t n = g.pop_share(out, 7, 1, 1, 7);
+                    for (std::uint32_t i = 0; i < n; ++i) record(out[i]);
+                }
             }
         });
     }
