@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "base/atomic.hpp"
+#include "blitz/detail/faults.hpp"
 
 namespace blitz::detail {
 
@@ -93,8 +94,12 @@ public:
     // A racy read of the parked count with no ordering: only for wakes that are a matter of
     // parallelism, never of progress (scheduler::notify_parked_for_local).
     unsigned parked_hint() const noexcept { return parked_.load(std::memory_order_relaxed); }
-    // The same kind of racy read of the searcher count (for the same wakes).
-    unsigned searching_hint() const noexcept { return searching_.load(std::memory_order_relaxed); }
+    // The same kind of racy read: some worker searches (for the same wakes; always false under
+    // the ignore_searchers control, which should_notify's callers then reach as before).
+    bool searcher_hint() const noexcept {
+        return searching_.load(std::memory_order_relaxed) != 0 &&
+               !BLITZ_FAULT(faults_.ignore_searchers);
+    }
     // Word k of the bitmap: the parked bits of workers 64k .. 64k + 63.
     std::uint64_t bitmap_word(unsigned k) const noexcept {
         return words_[k].load(std::memory_order_seq_cst);
