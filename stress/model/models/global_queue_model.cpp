@@ -23,25 +23,51 @@ namespace {
 using detail::global_queue;
 using detail::task_header;
 
-// Tasks 0 and 1 come from producer A (one chain), 2 and 3 from producer B (two pushes).
+// N tasks from two producers, A and B (bit i of b_tasks: task i is B's). Every task is taken
+// once, and each producer's in index order. Fibers run one at a time: plain fields are fine.
+template <std::size_t N>
 struct queue_ledger {
-    std::array<task_header, 4> tasks;
-    std::array<int, 4> taken{};
-    int last_a = -1, last_b = -1;  // fibers run one at a time: plain is fine
+    explicit queue_ledger(unsigned b_tasks) : b_tasks(b_tasks) {}
+    const unsigned b_tasks;
+    std::array<task_header, N> tasks;
+    std::array<int, N> taken{};
+    std::array<int, 2> last{-1, -1};  // per producer
     void take(task_header* t) {
         const auto i = static_cast<int>(t - tasks.data());
-        BLITZ_MODEL_CHECK(i >= 0 && i < 4);
+        BLITZ_MODEL_CHECK(i >= 0 && i < static_cast<int>(N));
         ++taken[static_cast<std::size_t>(i)];
         BLITZ_MODEL_CHECK(taken[static_cast<std::size_t>(i)] == 1);  // taken twice
-        int& last = i < 2 ? last_a : last_b;
-        BLITZ_MODEL_CHECK(i > last);  // a producer's tasks out of order
-        last = i;
+        int& l = last[(b_tasks >> i) & 1];
+        BLITZ_MODEL_CHECK(i > l);  // a producer's tasks out of order
+        l = i;
+    }
+    // After every producer joined, everything pushed is reachable: drain, and each task left
+    // exactly once.
+    void drain(global_queue& g) {
+        while (task_header* t = g.pop()) take(t);
+        for (std::size_t i = 0; i < N; ++i) BLITZ_MODEL_CHECK(taken[i] == 1);
+        BLITZ_MODEL_CHECK(g.len() == 0);
+        BLITZ_MODEL_CHECK(g.empty());
     }
 };
 
+// `attempts` calls of fetch on this fiber and on each of consumers - 1 others, which it joins.
+template <class Fetch>
+void fetch_concurrently(int consumers, int attempts, Fetch fetch) {
+    std::vector<std::unique_ptr<thread>> cs;
+    for (int c = 1; c < consumers; ++c) {
+        cs.push_back(std::make_unique<thread>([&] {
+            for (int k = 0; k < attempts; ++k) fetch();
+        }));
+    }
+    for (int k = 0; k < attempts; ++k) fetch();
+    for (auto& c : cs) c->join();
+}
+
+// Tasks 0 and 1 come from producer A (one chain), 2 and 3 from producer B (two pushes).
 std::function<void()> queue_body(int consumers, int attempts) {
     return [consumers, attempts] {
-        queue_ledger l;
+        queue_ledger<4> l(0b1100);
         global_queue g;
         auto fetch = [&] {
             task_header* out[4];
@@ -58,21 +84,10 @@ std::function<void()> queue_body(int consumers, int attempts) {
             g.push(&l.tasks[2]);
             g.push(&l.tasks[3]);
         });
-        std::vector<std::unique_ptr<thread>> cs;
-        for (int c = 1; c < consumers; ++c) {
-            cs.push_back(std::make_unique<thread>([&] {
-                for (int k = 0; k < attempts; ++k) fetch();
-            }));
-        }
-        for (int k = 0; k < attempts; ++k) fetch();
+        fetch_concurrently(consumers, attempts, fetch);
         a.join();
         b.join();
-        for (auto& c : cs) c->join();
-        // Everything pushed is reachable now: drain, and each task left exactly once.
-        while (task_header* t = g.pop()) l.take(t);
-        for (int i = 0; i < 4; ++i) BLITZ_MODEL_CHECK(l.taken[static_cast<std::size_t>(i)] == 1);
-        BLITZ_MODEL_CHECK(g.len() == 0);
-        BLITZ_MODEL_CHECK(g.empty());
+        l.drain(g);
     };
 }
 
@@ -93,22 +108,13 @@ TEST(ModelGlobalQueue, TwoProducersAndTwoConsumers) {
 // a fetch can still read it.
 std::function<void()> batch_body(int consumers, int attempts) {
     return [consumers, attempts] {
-        std::array<task_header, 6> tasks;
-        std::array<int, 6> taken{};
-        int last_a = -1, last_b = -1;
+        queue_ledger<6> l(0b001100);
+        auto& tasks = l.tasks;
         global_queue g;
         detail::task_batch batch;
-        auto take = [&](task_header* t) {
-            const auto i = static_cast<int>(t - tasks.data());
-            BLITZ_MODEL_CHECK(i >= 0 && i < 6);
-            BLITZ_MODEL_CHECK(++taken[static_cast<std::size_t>(i)] == 1);
-            int& last = (i == 2 || i == 3) ? last_b : last_a;
-            BLITZ_MODEL_CHECK(i > last);
-            last = i;
-        };
         auto fetch = [&] {
             task_header* out[1];
-            if (g.pop_share(out, 1, 1, 1, 1) == 1) take(out[0]);
+            if (g.pop_share(out, 1, 1, 1, 1) == 1) l.take(out[0]);
         };
         thread a([&] {
             batch.items()[0] = &tasks[0];
@@ -130,19 +136,10 @@ std::function<void()> batch_body(int consumers, int attempts) {
             g.push(&tasks[2]);
             g.push(&tasks[3]);
         });
-        std::vector<std::unique_ptr<thread>> cs;
-        for (int c = 1; c < consumers; ++c) {
-            cs.push_back(std::make_unique<thread>([&] {
-                for (int k = 0; k < attempts; ++k) fetch();
-            }));
-        }
-        for (int k = 0; k < attempts; ++k) fetch();
+        fetch_concurrently(consumers, attempts, fetch);
         a.join();
         b.join();
-        for (auto& c : cs) c->join();
-        while (task_header* t = g.pop()) take(t);
-        for (int i = 0; i < 6; ++i) BLITZ_MODEL_CHECK(taken[static_cast<std::size_t>(i)] == 1);
-        BLITZ_MODEL_CHECK(g.empty());
+        l.drain(g);
         BLITZ_MODEL_CHECK(batch.reusable());
     };
 }
