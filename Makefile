@@ -51,7 +51,7 @@ run: build-release peers
 	./build/release/blitz conformance --full
 	./build/release/blitz bench --quick
 
-# Mutation testing (issue 15): 51 source defects, each rebuilt and run through the conformance
+# Mutation testing (issue 15): 52 source defects, each rebuilt and run through the conformance
 # suite and the unit tests; writes results/<machine>/mutants.{md,json}. On demand only (about
 # two minutes per mutant on 2 cores); not part of `make test`.
 # Every committed result of this machine, regenerated at the current (clean) commit, with each
@@ -70,16 +70,18 @@ demo: build-release
 # under ThreadSanitizer (clang-19), and again built by g++ 12 (Debian's default compiler, still
 # supported: README, Compilers) with AddressSanitizer + UBSan + LeakSanitizer. Of the long
 # conformance runs, the release build runs the unpinned one, the busy-mode pass and the wide
-# ones (128 and 256 workers), the TSan build the unpinned and pinned ones; the g++ build runs the rest of the suite. `make run` runs the full suite pinned and unpinned.
+# ones (128 and 256 workers), the TSan build the unpinned and pinned ones; both run the idle
+# protocol's and the timers' checkers with park_spin on; the g++ build runs the rest of the
+# suite. `make run` runs the full suite pinned and unpinned.
 # (`make test-gcc`: the g++ -O2 build without sanitizers; `make test-asan`: clang's ASan build.)
-LONG_CONFORMANCE = '^conformance\.(quick|pinned|busy|hang_verdict|wide|wide_placed)$$'
+LONG_CONFORMANCE = '^conformance\.(quick|pinned|busy|hang_verdict|wide|wide_placed|park_spin)$$'
 # Tests of the command line's conventions and output formats, which do not depend on the build:
 # the release build runs them, the sanitizer builds skip them.
 FORMAT_TESTS = cli\.(conventions|report|topo\..*)|ci\.script_control
 test: format-check build-release build-tsan build-gcc-asan
 	$(CTEST) release -E '^conformance\.pinned$$'
 	$(CTEST) tsan -E '^(conformance\.(busy|wide|wide_placed)|$(FORMAT_TESTS))$$'
-	$(CTEST) gcc-asan -E '^(conformance\.(quick|pinned|busy|hang_verdict|wide|wide_placed)|$(FORMAT_TESTS))$$'
+	$(CTEST) gcc-asan -E '^(conformance\.(quick|pinned|busy|hang_verdict|wide|wide_placed|park_spin)|$(FORMAT_TESTS))$$'
 
 test-gcc: build-release-gcc
 	$(CTEST) release-gcc -E $(LONG_CONFORMANCE)

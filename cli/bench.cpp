@@ -103,8 +103,9 @@ void bench_help() {
            "                   [--no-plots] [--timeout S] [--baseline PATH] [--list]\n"
            "  --filter       only workloads matching the regular expression (see --list)\n"
            "  --list         the workloads: name, kind and operations per repetition\n"
-           "  --peers        tokio,go,asio,tbb,noprobes (default: all), or none; spin20 and\n"
-           "                 spin100 add blitz spinning that many us before parking; busy\n"
+           "  --peers        tokio,go,asio,tbb,noprobes (default: all), or none; spin10,\n"
+           "                 spin20, spin50 and spin100 add blitz with park_spin at that\n"
+           "                 many us (the last searcher spins before parking); busy\n"
            "                 adds blitz in busy mode (io_mode busy; needs --pin)\n"
            "  --workers      worker counts (default: 4 and one per hardware thread)\n"
            "  --pin          placement of blitz's workers: none (default), compact, scatter\n"
@@ -172,8 +173,8 @@ int bench_main(int argc, char** argv) {
                     std::find(extra_peers().begin(), extra_peers().end(), p) ==
                         extra_peers().end()) {
                     throw usage_error("bench: --peers: unknown peer '" + p +
-                                      "' (known: tokio, go, asio, tbb, noprobes, spin20, spin100, "
-                                      "busy, all, none)");
+                                      "' (known: tokio, go, asio, tbb, noprobes, spin10, spin20, "
+                                      "spin50, spin100, busy, all, none)");
                 }
                 o.peers.push_back(p);
             }

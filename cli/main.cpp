@@ -212,6 +212,8 @@ int conformance_main(args& a) {
                    "  --topology T     another shape for the N checkers (repeatable)\n"
                    "  --place-on T     the pinned passes place workers on topology T instead\n"
                    "                   of this machine (nothing bound; no busy pass)\n"
+                   "  --park-spin US   every runtime's config::park_spin, in us (1-1000; default\n"
+                   "                   off): the last searcher spins that long before parking\n"
                    "  --hang-limit S   a run without progress for S s is a hang (default 30 "
                    "with\n"
                    "                   --quick, 120 with --full)\n"
@@ -270,6 +272,8 @@ int conformance_main(args& a) {
             o.topologies.push_back(a.value());
         } else if (f == "--place-on") {
             o.place_on = a.value();
+        } else if (f == "--park-spin") {
+            o.park_spin = std::chrono::microseconds(a.count(1'000));
         } else if (f == "--policy") {
             o.policies.clear();
             std::istringstream in(a.value());

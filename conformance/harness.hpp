@@ -3,6 +3,7 @@
 // The conformance harness: runs the checkers over configs and each negative control
 // (harness.cpp), then prints and writes the table (harness_report.cpp).
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +33,8 @@ struct harness_options {
     // The pinned passes place their runtimes on this topology instead of this machine (a
     // synthetic string or a file; nothing is bound, so busy passes are left out); empty: here.
     std::string place_on;
+    // config::park_spin for every runtime the checkers start (--park-spin; 0: off, the default).
+    std::chrono::microseconds park_spin{0};
     // A run with no progress for this long is a hang (0: 30 s quick, 120 s full).
     unsigned hang_limit_s = 0;
     // Runs only H0, a checker that deadlocks on purpose, to show the hang verdict (ctest).

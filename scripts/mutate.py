@@ -47,6 +47,12 @@ CATALOGUE = [
      "if (searching != 0 && !BLITZ_FAULT(faults_.ignore_searchers)) return false;",
      "(void)searching;",
      "a producer wakes a parked worker although a searcher exists (I3)"),
+    ("park-spin-uncounted", "runtime/src/sched/worker.cpp",
+     "    if (sched_.idle().num_searching() != 1) return false;\n    bump(c_park_spins);",
+     "    if (sched_.idle().num_searching() != 1) return false;\n    searching_ = false;\n"
+     "    (void)sched_.idle().transition_from_searching();\n    bump(c_park_spins);",
+     "the last searcher stops counting as one while it spins before parking (config::park_spin), "
+     "so producers wake a parked worker that finds nothing"),
     ("steal-floor-half", "runtime/src/sched/local_queue.cpp",
      "avail - avail / 2;  // ceil(avail / 2)",
      "avail / 2 + (avail == 1);  // floor, but at least one",

@@ -27,7 +27,7 @@ const std::vector<std::string>& known_peers() {
 // Not in the default set: blitz with bounded spinning before parking (the parking experiment),
 // and blitz in busy mode (config io_mode busy: idle workers spin and never park; needs --pin).
 const std::vector<std::string>& extra_peers() {
-    static const std::vector<std::string> p = {"spin20", "spin100", "busy"};
+    static const std::vector<std::string> p = {"spin10", "spin20", "spin50", "spin100", "busy"};
     return p;
 }
 

@@ -5,6 +5,8 @@
 // start their configs from fresh(workers), so a pinned pass pins every runtime that fits on this
 // machine's PUs.
 
+#include <chrono>
+
 #include "blitz/config.hpp"
 
 namespace blitz::conformance {
@@ -25,6 +27,13 @@ inline suite_placement& current_placement() {
     return p;
 }
 
+// config::park_spin for every runtime of the run (conformance --park-spin): the idle protocol's
+// checkers then see the last searcher spin before it parks. Set once, before any checker runs.
+inline std::chrono::nanoseconds& suite_park_spin() {
+    static std::chrono::nanoseconds spin{0};
+    return spin;
+}
+
 // A default config for `workers` workers under the pass's placement.
 inline config fresh(unsigned workers) {
     config c;
@@ -36,6 +45,7 @@ inline config fresh(unsigned workers) {
         c.io_mode = p.io_mode;
     }
     c.seed = p.seed;
+    c.park_spin = suite_park_spin();
     return c;
 }
 

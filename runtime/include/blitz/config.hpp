@@ -114,9 +114,12 @@ struct config {
     unsigned global_batch_max = 64;
     // Longest a parked worker sleeps before re-checking (PARK_TIMEOUT_NS, I5). Range [1 us, 1 h].
     std::chrono::nanoseconds park_timeout = std::chrono::milliseconds(10);
-    // Bounded spinning before parking: a worker that found nothing keeps looking (without
-    // counting as parked or searching) for this long before it sleeps on its futex. 0 (the
-    // default) parks at once; results/<machine>/parking.md has the measurements behind the
+    // Bounded spinning before parking: the last searcher to find no work keeps searching for
+    // up to this long before it parks. It still counts as a searcher, so a producer that queues
+    // work meanwhile wakes nobody (I3) and the spinner takes the work itself; every other worker
+    // parks at once. It saves the futex wakes of work that arrives in short gaps (a plain thread
+    // feeding the runtime), at the price of one CPU kept busy that long after each burst. 0 (the
+    // default) parks at once; results/epyc-2c-kvm/park-spin has the measurements behind the
     // default. Range [0, 1 ms].
     std::chrono::nanoseconds park_spin = std::chrono::nanoseconds::zero();
     // Probe events (blitz/probe.hpp) recorded per worker for the conformance checkers. Off by

@@ -50,6 +50,10 @@ struct worker_metrics {
     std::uint64_t busy_spins = 0;
     std::uint64_t busy_polls = 0;
     std::uint64_t busy_expiries = 0;
+    // config::park_spin: times this worker, the last searcher, spun before parking, and spins
+    // that found work (or a timer or I/O event) before they ran out.
+    std::uint64_t park_spins = 0;
+    std::uint64_t park_spin_hits = 0;
 };
 
 // A snapshot of the whole runtime.

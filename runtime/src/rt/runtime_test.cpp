@@ -126,8 +126,10 @@ TEST(Runtime, AYieldingTaskResumesBehindTheTasksInjectedMeanwhile) {
     EXPECT_EQ(ran_before_resuming, injected);
 }
 
-// Bounded spinning before parking (config::park_spin): workers that spin instead of sleeping
-// still see work from every source, and parked ones are still woken (4 workers on 2 CPUs).
+// Bounded spinning before parking (config::park_spin): the last searcher spins before it
+// parks; work from every source is still run, and parked workers are still woken when more
+// work shows than the spinner takes (4 workers on 2 CPUs). sched/park_spin_test.cpp checks
+// that the spinner counts as a searcher.
 TEST(Runtime, WorkersThatSpinBeforeParkingMissNothing) {
     config c = with_workers(4);
     c.park_spin = std::chrono::microseconds(100);

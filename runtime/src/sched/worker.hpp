@@ -157,6 +157,8 @@ public:
         c_busy_spins,
         c_busy_polls,
         c_busy_expiries,
+        c_park_spins,
+        c_park_spin_hits,
         c_count
     };
 
@@ -181,8 +183,9 @@ private:
     // tail as one batch; one parked peer is woken only if the batch holds more than one task
     // (IO.md 7.2 seam 2): a driver turn does not cost a futex wake per event.
     void flush_collected() noexcept;
-    // config::park_spin: true if work (or shutdown) showed up before the spin ran out.
-    bool spin_for_work() const noexcept;
+    // config::park_spin: the last searcher keeps searching before it parks; true if work (or
+    // shutdown) showed up before the spin ran out (the caller is then still a searcher).
+    bool spin_as_last_searcher() noexcept;
     // Busy mode (config io_mode busy): spins over the queues, the timers and the I/O driver
     // instead of parking; true once work (or shutdown) shows up, false when busy_poll_spin ran
     // out (the caller then parks).

@@ -129,6 +129,9 @@ struct runtime_faults {
     // Runs on a worker right before it publishes itself as parked (after its own queues were
     // found empty); tests use it to land work in exactly that window.
     std::function<void(unsigned worker)> before_park_commit;
+    // Runs on the last searcher as it starts spinning before parking (config::park_spin), before
+    // its first look; tests use it to queue work while it spins.
+    std::function<void(unsigned worker)> on_park_spin;
 };
 
 // A semaphore's negative controls: serve waiters newest first and let released permits sit in
