@@ -6,11 +6,13 @@
 // read them here.
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <thread>
 
 #include "blitz/runtime.hpp"
+#include "blitz/task.hpp"
 
 namespace blitz::workloads {
 
@@ -63,6 +65,20 @@ inline runtime_metrics settle(const runtime& rt, int attempts = 100'000) {
         if (settled) break;
     }
     return m;
+}
+
+// For tests with a one-shot hook inside the idle protocol (config::debug's before_park_commit,
+// on_park_spin): from rest, arms the hook and spawns trivial tasks from this thread, one at a
+// time and letting the runtime come to rest after each, until the hook says it has `fired`.
+// Each spawn wakes a worker that runs it and goes idle again, through the hooked step.
+inline void spawn_until_fired(runtime& rt, std::atomic<bool>& armed,
+                              const std::atomic<bool>& fired) {
+    (void)settle(rt);
+    armed.store(true);
+    while (!fired.load(std::memory_order_acquire)) {
+        rt.spawn([]() -> task<void> { co_return; }()).join();
+        (void)settle(rt);
+    }
 }
 
 }  // namespace blitz::workloads

@@ -53,14 +53,9 @@ TEST(ParkCommit, TwoTasksFoundByTheFinalCheckWakeTheParkedWorker) {
     };
     runtime rt(c);
     target = &rt;
-    (void)workloads::settle(rt);
-    armed = true;
-    // A spawn from here wakes one worker; it runs the task and, as the last searcher, wakes the
-    // other; the second of them to park finds the hook armed. Repeat until it has fired.
-    while (!pushed.load(std::memory_order_acquire)) {
-        rt.spawn([]() -> task<void> { co_return; }()).join();
-        std::this_thread::sleep_for(1ms);
-    }
+    // Each spawn from here wakes one worker; it runs the task and, as the last searcher, wakes
+    // the other; the second of them to park finds the hook armed.
+    workloads::spawn_until_fired(rt, armed, pushed);
     first.join();
     second.join();
     const runtime_metrics m = workloads::settle(rt);

@@ -50,17 +50,11 @@ TEST(ParkSpin, WorkQueuedWhileTheLastSearcherSpinsWakesNobodyAndIsTakenByTheSpin
     };
     runtime rt(c);
     target = &rt;
-    (void)workloads::settle(rt);
-    armed = true;
-    // A spawn from here wakes one worker; it runs the task, searches, finds nothing and spins
-    // as the last searcher while the other worker sleeps. Repeat until the hook has fired,
-    // letting the runtime come to rest each time: a spawn from here while the hook runs would
-    // be more work for the spinner to find, and its wake of the other worker for the rest (I4)
-    // a claim that is not the one this test is about.
-    while (!pushed.load(std::memory_order_acquire)) {
-        rt.spawn([]() -> task<void> { co_return; }()).join();
-        (void)workloads::settle(rt);
-    }
+    // Each spawn from here wakes one worker; it runs the task, searches, finds nothing and
+    // spins as the last searcher while the other worker sleeps. The runtime comes to rest
+    // after each: a spawn from here while the hook runs would be more work for the spinner to
+    // find, and its wake of the other worker for the rest (I4) a claim this test is not about.
+    workloads::spawn_until_fired(rt, armed, pushed);
     queued.join();
     const runtime_metrics m = workloads::settle(rt);
     EXPECT_EQ(m.claims, claims_before.load()) << "a push during the spin woke a parked worker";
