@@ -513,20 +513,8 @@ bool worker::spin_as_last_searcher() noexcept {
     using clock = std::chrono::steady_clock;
     const auto until = clock::now() + cfg_.park_spin;
     for (;;) {
-        for (int i = 0; i < 32; ++i) {
-            if (sched_.work_pending() || sched_.shutting_down()) {
-                bump(c_park_spin_hits);
-                return true;
-            }
-            detail::spin_pause();
-        }
-        // Timers due meanwhile fire on time, and I/O is looked at, as at a tick's start.
-        collecting_ = true;
-        const std::size_t fired = sched_.driver().maintain();
-        collecting_ = false;
-        const bool woke = collected_n_ > 0 || fired > 0;
-        flush_collected();
-        if (woke) {
+        // Due timers fire on time, and I/O is looked at, as at a tick's start.
+        if (queues_show_work() || driver_look(/*busy=*/false)) {
             bump(c_park_spin_hits);
             return true;
         }
@@ -536,9 +524,26 @@ bool worker::spin_as_last_searcher() noexcept {
     }
 }
 
+bool worker::queues_show_work() const noexcept {
+    for (int i = 0; i < 32; ++i) {
+        if (sched_.work_pending() || sched_.shutting_down()) return true;
+        detail::spin_pause();
+    }
+    return false;
+}
+
+bool worker::driver_look(bool busy) noexcept {
+    collecting_ = true;
+    const std::size_t fired = busy ? sched_.driver().busy_poll() : sched_.driver().maintain();
+    collecting_ = false;
+    const bool woke = collected_n_ > 0 || fired > 0;
+    flush_collected();
+    return woke;
+}
+
 bool worker::busy_wait() noexcept {
-    // As in spin_for_work, this worker is neither parked nor searching: no producer wakes it,
-    // so it looks for the work itself, and it fires the timers and turns the I/O driver that a
+    // Unlike park_spin's spinner, this worker is neither parked nor searching: no producer wakes
+    // it, so it looks for the work itself, and it fires the timers and turns the I/O driver that a
     // parked worker would have slept on.
     owned_.sweep_if_worthwhile();  // idle: a good moment to release completed tasks
     ring_.trim_batches();
@@ -553,18 +558,10 @@ bool worker::busy_wait() noexcept {
     const bool forever = cfg_.busy_poll_spin == config::busy_poll_forever;
     const auto until = forever ? clock::time_point::max() : clock::now() + cfg_.busy_poll_spin;
     for (;;) {
-        for (int i = 0; i < 32; ++i) {
-            if (sched_.work_pending() || sched_.shutting_down()) return true;
-            detail::spin_pause();
-        }
+        if (queues_show_work()) return true;
         bump(c_busy_polls);
         if (BLITZ_FAULT(cfg_.debug.busy_skips_driver)) continue;  // O2's busy-mode control
-        collecting_ = true;
-        const std::size_t fired = sched_.driver().busy_poll();
-        collecting_ = false;
-        const bool woke = collected_n_ > 0 || fired > 0;
-        flush_collected();
-        if (woke) return true;
+        if (driver_look(/*busy=*/true)) return true;
         if (!forever && clock::now() >= until && !sched_.driver().busy_must_spin()) {
             bump(c_busy_expiries);
             return false;

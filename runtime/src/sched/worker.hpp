@@ -186,6 +186,11 @@ private:
     // config::park_spin: the last searcher keeps searching before it parks; true if work (or
     // shutdown) showed up before the spin ran out (the caller is then still a searcher).
     bool spin_as_last_searcher() noexcept;
+    // The spinners' two looks (park_spin, busy mode): every queue 32 times, true if work or
+    // shutdown showed; then the timers and the I/O driver (busy_poll in busy mode, maintain
+    // otherwise), true if they woke a task, which is then in this worker's ring.
+    bool queues_show_work() const noexcept;
+    bool driver_look(bool busy) noexcept;
     // Busy mode (config io_mode busy): spins over the queues, the timers and the I/O driver
     // instead of parking; true once work (or shutdown) shows up, false when busy_poll_spin ran
     // out (the caller then parks).
