@@ -4,6 +4,8 @@
 // once, each consumer sees each producer's values in order, and closing drains everything.
 // The lock-free oneshot under races of its four events (send, sender drop, receiver drop,
 // receiver abort while waiting): value xor closed, and every value is destroyed exactly once.
+// oneshot_cell, whose state lives in the receiving object: the cell destroyed (an aborted task)
+// under a sender that moves and sends on another thread.
 // The watch channel's lock-free value and lock-free send: concurrent senders and receivers on
 // every worker; every value read is whole, versions never go back, every receiver ends on the
 // last value.
@@ -12,6 +14,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -148,6 +152,85 @@ TEST(OneshotStress, RacesOfSendDropAndAbortLoseNothing) {
     EXPECT_GT(got, 0);
     EXPECT_EQ(closed, rounds / 4 + (rounds % 4 > 1 ? 1 : 0));
     (void)returned;
+}
+
+// oneshot_cell: the cell lives in a waiting task, its sender is moved to a plain thread (and
+// moved again there) and sends or is dropped, while the task may be aborted at the same time,
+// which destroys the cell under the sender. Value, closed or cancelled as the round says, and
+// every value delivered, handed back or destroyed with the cell exactly once.
+TEST(OneshotCellStress, CellDestroyedUnderAMovingSenderLosesNothing) {
+    config c;
+    c.workers = 4;
+    runtime rt(c);
+    using cell_t = oneshot_cell<counted>;
+    const int rounds = static_cast<int>(500 * stress::scale());
+    long got = 0, returned = 0, cancelled = 0;
+    for (int r = 0; r < rounds; ++r) {
+        const int kind = r % 3;  // 0 send, 1 drop, 2 send against an abort
+        std::optional<cell_t::sender> out;
+        std::atomic<bool> made{false};
+        auto h =
+            rt.spawn([](std::optional<cell_t::sender>& out, std::atomic<bool>& made) -> task<int> {
+                cell_t cell;
+                out.emplace(cell.make_sender());
+                made.store(true, std::memory_order_release);
+                auto v = co_await cell;
+                co_return v ? v->v : -1;
+            }(out, made));
+        while (!made.load(std::memory_order_acquire)) std::this_thread::yield();
+        std::thread other([tx = std::move(*out), kind, r, &returned]() mutable {
+            cell_t::sender again = std::move(tx);  // a second move, off the task's thread
+            if (kind == 1) {
+                auto gone = std::move(again);
+            } else if (!std::move(again).send(counted(r)).sent()) {
+                ++returned;
+            }
+        });
+        out.reset();
+        if (kind == 2) h.abort();
+        try {
+            const int v = h.join();
+            if (kind == 1) {
+                EXPECT_EQ(v, -1) << "round " << r;
+            } else {
+                EXPECT_EQ(v, r) << "round " << r;
+                ++got;
+            }
+        } catch (const task_cancelled&) {
+            EXPECT_EQ(kind, 2);
+            ++cancelled;
+        }
+        other.join();
+    }
+    rt.shutdown();
+    EXPECT_EQ(counted::live.load(), 0) << "values leaked or destroyed twice";
+    EXPECT_GT(got, 0);
+    EXPECT_LE(returned, cancelled) << "only a cell gone first hands a value back";
+}
+
+// The cell destroyed on one thread while its sender, moved back and forth, sends on another:
+// many short races of the destructor against a claim, a move and the finishing write.
+TEST(OneshotCellStress, DestructorRacesMovesAndSends) {
+    using cell_t = oneshot_cell<counted>;
+    const int rounds = static_cast<int>(20000 * stress::scale());
+    std::atomic<long> taken{0}, returned{0};
+    for (int r = 0; r < rounds; ++r) {
+        auto cell = std::make_unique<cell_t>();
+        std::atomic<int> go{0};
+        std::thread other([tx = cell->make_sender(), &go, &returned, r]() mutable {
+            while (go.load(std::memory_order_acquire) == 0) {
+            }
+            cell_t::sender a = std::move(tx);
+            cell_t::sender b = std::move(a);
+            if (!std::move(b).send(counted(r)).sent()) returned.fetch_add(1);
+        });
+        go.store(1, std::memory_order_release);
+        if (r % 2 == 0 && cell->try_recv()) taken.fetch_add(1);
+        cell.reset();
+        other.join();
+    }
+    EXPECT_EQ(counted::live.load(), 0) << "values leaked or destroyed twice";
+    EXPECT_LE(taken.load() + returned.load(), rounds);
 }
 
 // Four words, so a read that tore would show: every word of a value holds the same number.

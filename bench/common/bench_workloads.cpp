@@ -509,6 +509,19 @@ rep oneshot_try_recv(runtime& rt) {
     });
 }
 
+// The same definition with blitz::oneshot_cell, the oneshot whose state lives in the receiving
+// object: no allocation per oneshot (Tokio's side of this row is its oneshot_try_recv body).
+rep oneshot_cell_try_recv(runtime& rt) {
+    return timed_task(rt, [&]() -> task<void> {
+        for (int i = 0; i < kOps; ++i) {
+            oneshot_cell<std::uint64_t> cell;
+            (void)cell.make_sender().send(static_cast<std::uint64_t>(i));
+            keep(*cell.try_recv());
+        }
+        co_return;
+    });
+}
+
 rep watch_send_borrow(runtime& rt) {
     auto [tx, rx] = watch<std::uint64_t>(0);
     return timed_task(rt, [&]() -> task<void> {
@@ -686,6 +699,7 @@ const std::vector<workload>& workloads() {
         {"notify", kind::primitive, kOps, notify_row},
         {"channel_try_send", kind::primitive, kOps, channel_try_send},
         {"oneshot_try_recv", kind::primitive, kOps, oneshot_try_recv},
+        {"oneshot_cell_try_recv", kind::primitive, kOps, oneshot_cell_try_recv},
         {"watch_send_borrow", kind::primitive, kOps, watch_send_borrow},
         {"barrier_new_1", kind::primitive, kOps, barrier_new_1},
         {"select_ready", kind::primitive, kOps, select_ready},

@@ -65,6 +65,15 @@ __attribute__((noinline)) int allocated_oneshot(int v) {
     return got ? *got : -2;
 }
 
+// blitz::oneshot_cell<int>: the state inside the cell, on the stack; its sender claims the cell
+// before it writes (a second atomic RMW, on the sender's own word).
+__attribute__((noinline)) int cell_oneshot(int v) {
+    blitz::oneshot_cell<int> cell;
+    (void)cell.make_sender().send(v);
+    const auto got = cell.try_recv();
+    return got ? *got : -2;
+}
+
 template <class F>
 double min_ns(F f, long ops, int reps) {
     double best = 1e18;
@@ -105,6 +114,9 @@ int main(int argc, char** argv) {
                     min_ns(minimal_oneshot, ops, reps));
         std::printf("detail::oneshot_state on the stack (no allocation): %.2f ns a oneshot\n",
                     min_ns(inline_oneshot, ops, reps));
+        std::printf(
+            "blitz::oneshot_cell<int> (state in the cell, on the stack): %.2f ns a oneshot\n",
+            min_ns(cell_oneshot, ops, reps));
         std::printf("blitz::oneshot<int>() (cached allocation, two handles): %.2f ns a oneshot\n",
                     min_ns(allocated_oneshot, ops, reps));
         co_return;

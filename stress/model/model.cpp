@@ -154,7 +154,8 @@ struct store_rec {
 
 struct location {
     bool is_mutex = false;
-    std::vector<store_rec> stores;        // modification order
+    bool dead = false;              // its object was destroyed: any later use is a use after free
+    std::vector<store_rec> stores;  // modification order
     std::array<int, max_threads> seen{};  // per thread: latest mo index read or written
     // mutex state
     int holder = -1;
@@ -461,7 +462,13 @@ void sc_sync(fiber_thread& me, std::memory_order mo) {
     ex->sc_clock.join(me.clock);
 }
 
-location& loc_of(int loc) { return ex->locs[static_cast<std::size_t>(loc)]; }
+location& loc_of(int loc) {
+    location& l = ex->locs[static_cast<std::size_t>(loc)];
+    // The record outlives the object, so the execution can go on to report where.
+    if (l.dead)
+        fail("location " + std::to_string(loc) + " was used after its object was destroyed");
+    return l;
+}
 
 // The stores a load by the current thread may read: [lowest, size).
 int lowest_visible(const location& l) {
@@ -713,6 +720,11 @@ void thread::join() {
 namespace impl {
 
 std::uint64_t generation() noexcept { return ex && ex->active ? ex->generation : 0; }
+
+void retire(int loc) noexcept {
+    if (!ex || !ex->active || loc < 0 || static_cast<std::size_t>(loc) >= ex->locs.size()) return;
+    ex->locs[static_cast<std::size_t>(loc)].dead = true;
+}
 
 int new_location(bits init, bool is_mutex) {
     if (!ex || !ex->active || ex->current < 0) return -1;

@@ -126,6 +126,9 @@ int new_location(bits init, bool is_mutex);
 // Numbers the executions: an object made in an earlier execution (a static or thread_local
 // first touched there) is plain from then on, outside the model, like one made before explore().
 std::uint64_t generation() noexcept;
+// Marks a location dead when its object is destroyed: a later operation on it fails the
+// execution (a use after free the model would otherwise read as a live value).
+void retire(int loc) noexcept;
 bits load(int loc, std::memory_order mo);
 void store(int loc, bits v, std::memory_order mo);
 // Applies `op(old, arg)` atomically; returns the old value.
@@ -167,6 +170,9 @@ public:
         : loc_(impl::new_location(impl::to_bits(v), false)), gen_(impl::generation()), plain_(v) {}
     atomic(const atomic&) = delete;
     atomic& operator=(const atomic&) = delete;
+    ~atomic() {
+        if (modelled()) impl::retire(loc_);
+    }
 
     T load(std::memory_order mo = std::memory_order_seq_cst) const noexcept {
         if (!modelled()) return plain_;

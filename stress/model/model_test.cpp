@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <new>
 #include <set>
 #include <utility>
 
@@ -206,6 +207,33 @@ TEST(ModelExplorer, FindsALostUpdateAndReplaysIt) {
     EXPECT_TRUE(replayed.failed) << "schedule " << bad.schedule;
     EXPECT_EQ(replayed.executions, 1u);
     EXPECT_EQ(replayed.trace, bad.trace);
+}
+
+// An atomic used after its object was destroyed fails the execution (the storage stays
+// readable here, as it does for an object whose memory was reused); waiting for the other thread
+// to let go first is fine.
+TEST(ModelExplorer, FindsAUseOfAnAtomicAfterItsDestruction) {
+    auto body = [](bool wait_for_user) {
+        return [wait_for_user] {
+            alignas(atomic<int>) unsigned char storage[sizeof(atomic<int>)];
+            auto* a = new (storage) atomic<int>(0);
+            atomic<int> done{0};
+            thread user([&] {
+                a->store(1, relaxed);
+                done.store(1, release);
+            });
+            if (wait_for_user) {
+                while (done.load(acquire) == 0) yield();
+            }
+            a->~atomic();
+            user.join();
+        };
+    };
+    const report ok = explore(options{}, body(true));
+    EXPECT_FALSE(ok.failed) << summary(ok);
+    const report bad = explore(options{}, body(false));
+    ASSERT_TRUE(bad.failed);
+    EXPECT_NE(bad.failure.find("after its object was destroyed"), std::string::npos) << bad.failure;
 }
 
 TEST(ModelExplorer, FindsADeadlockBetweenTwoMutexes) {

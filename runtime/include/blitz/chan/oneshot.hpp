@@ -10,6 +10,8 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
+#include <thread>
+#include <type_traits>
 #include <utility>
 
 #include "blitz/chan/channel.hpp"
@@ -33,6 +35,13 @@ struct oneshot_state {
     static constexpr std::uint32_t rx_waiting = 4;  // `rx_waker` is registered
     static constexpr std::uint32_t rx_gone = 8;     // the receiver is done with the state
     static constexpr std::uint32_t tx_done = 16;    // the sender is done with the state
+    // oneshot_cell only: its destructor, or its sender being moved, holds the cell still. The
+    // sender's finishing write waits while it is set (sender_finish), so the sender handle
+    // outlives every look the holder takes at it.
+    static constexpr std::uint32_t locked = 32;
+    // oneshot_cell only: the destructor found its sender in the middle of a move and waits for
+    // the move to close the sender's new place and say tx_done.
+    static constexpr std::uint32_t rx_closing = 64;
 
     detail::atomic<std::uint32_t> bits{0};
     waker rx_waker;  // written by the receiver before rx_waiting; taken by the sender after
@@ -62,12 +71,32 @@ struct oneshot_state {
     // receiver was already gone: the caller is then the last owner (it takes back the value it
     // put in, if any, and deletes the state). Otherwise the state may be gone on return.
     bool sender_finish(std::uint32_t add) noexcept {
+        // The common case inline: nobody waits, nobody left, nothing held. acq_rel: publishes
+        // the value (and sees nothing the receiver needs to hand over).
+        std::uint32_t b = bits.load(std::memory_order_relaxed);
+        if (!(b & (rx_waiting | rx_gone | locked)) &&
+            bits.compare_exchange_strong(b, b | add | tx_done, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed)) {
+            return false;
+        }
+        return sender_finish_slow(add);
+    }
+    [[gnu::noinline]] bool sender_finish_slow(std::uint32_t add) noexcept {
         std::uint32_t b = bits.load(std::memory_order_relaxed);
         // acq_rel: publishes the value; sees the receiver's waker if it registered first.
         // Without a registered waker the sender has nothing left to do here: it says so in the
-        // same write. With one, it must still take the waker, so tx_done waits.
-        while (!bits.compare_exchange_weak(b, b | add | ((b & rx_waiting) ? 0 : tx_done),
+        // same write. With one, it must still take the waker, so tx_done waits. The write
+        // waits out a held cell (never set on a heap state; the control lets it through).
+        for (;;) {
+            if ((b & locked) && !BLITZ_MODEL_DEFECT(oneshot_cell_ignore_lock)) {
+                wait_unlocked();
+                b = bits.load(std::memory_order_relaxed);
+                continue;
+            }
+            if (bits.compare_exchange_weak(b, b | add | ((b & rx_waiting) ? 0 : tx_done),
                                            std::memory_order_acq_rel, std::memory_order_relaxed)) {
+                break;
+            }
         }
         if (b & rx_gone) return true;  // the receiver left; it will not touch the state again
         if (!(b & rx_waiting)) return false;
@@ -80,6 +109,18 @@ struct oneshot_state {
         // (the model's oneshot_skip_wake control leaves the wake out)
         if (!BLITZ_MODEL_DEFECT(oneshot_skip_wake)) static_cast<waker&&>(w).wake();
         return false;
+    }
+    // One step of waiting for a few steps of another thread: spin first, then yield.
+    static void backoff(int i) noexcept {
+        if (i < 64) {
+            spin_pause();
+        } else {
+            std::this_thread::yield();
+        }
+    }
+    // Out of line: a cell is held only for a few steps of another thread.
+    [[gnu::noinline]] void wait_unlocked() const noexcept {
+        for (int i = 0; bits.load(std::memory_order_relaxed) & locked; ++i) backoff(i);
     }
     // The receiver lets go of the state.
     void receiver_release() noexcept {
@@ -103,6 +144,8 @@ template <class T>
 class oneshot_receiver;
 template <class T>
 std::pair<oneshot_sender<T>, oneshot_receiver<T>> oneshot();
+template <class T>
+class oneshot_cell;
 
 // Sends at most one value: send() consumes the sender. Dropping it unsent closes the channel.
 template <class T>
@@ -243,20 +286,26 @@ public:
     recv_awaiter operator co_await() { return recv(); }
 
     enum class try_status { value, empty, closed };
-    std::optional<T> try_recv(try_status* st = nullptr) {
-        checked();
-        const std::uint32_t b = s_->bits.load(std::memory_order_acquire);
-        if ((b & state::sent) && s_->value) {
-            if (st) *st = try_status::value;
-            return std::exchange(s_->value, std::nullopt);
-        }
-        if (st) *st = s_->finished(b) ? try_status::closed : try_status::empty;
-        return std::nullopt;
-    }
+    std::optional<T> try_recv(try_status* st = nullptr) { return try_take(checked(), st); }
 
 private:
     friend std::pair<oneshot_sender<T>, oneshot_receiver<T>> oneshot<T>();
+    friend class oneshot_cell<T>;
     explicit oneshot_receiver(state* s) noexcept : s_(s) {}
+    // The value if it was sent and not yet taken (the receiving end's try_recv).
+    static std::optional<T> try_take(state& s, try_status* st) {
+        const std::uint32_t b = s.bits.load(std::memory_order_acquire);
+        if ((b & state::sent) && s.value) {
+            if (st) *st = try_status::value;
+            // Moves the value itself out, not the whole optional: a load of the optional as one
+            // word right after the sender's two narrower stores stalls store forwarding.
+            std::optional<T> out(std::move(*s.value));
+            s.value.reset();
+            return out;
+        }
+        if (st) *st = s.finished(b) ? try_status::closed : try_status::empty;
+        return std::nullopt;
+    }
     state& checked() const {
         if (!s_) throw std::logic_error("blitz::oneshot_receiver: used after being moved from");
         return *s_;
@@ -269,6 +318,207 @@ private:
     }
     state* s_;
 };
+
+// A oneshot whose state lives inside this object, so making one allocates nothing (X6). The
+// cell is the receiving end (`co_await cell`, try_recv); make_sender() gives its one sender,
+// which moves like any oneshot_sender, to any task or thread. The cell itself stays where it was
+// made: it is neither copyable nor movable.
+//
+// The cell may be destroyed at any time, also while its sender is live elsewhere (a receiving
+// task aborted, a select branch that lost): the destructor closes the sender, whose send then
+// hands its value back, as to a dropped receiver. A value sent and not taken is destroyed with
+// the cell. The destructor waits only for a send, drop or move of the sender that is in progress
+// on another thread, a few steps. Like any object, the cell must outlive the awaits on it.
+//
+// How the two ends stay apart without a shared allocation: the sender's word holds the cell's
+// address. A send, drop or move first claims that word (sets `busy`), so the cell cannot finish
+// its destructor under it; the destructor closes the word (address -> closed) unless it is
+// claimed. The cell knows where its sender is (tx_); a move changes that only while holding the
+// cell (`locked`), and the sender's last write to the cell waits while it is held, so the
+// sender object is alive whenever the destructor looks at it. A destructor that finds the word
+// claimed lets go of the cell for good and waits for tx_done: a send or drop says it when it
+// finishes, and a move in progress sees `rx_closing`, closes the sender's new place and says it.
+template <class T>
+class oneshot_cell {
+    using state = detail::oneshot_state<T>;
+
+public:
+    using try_status = typename oneshot_receiver<T>::try_status;
+    using recv_awaiter = typename oneshot_receiver<T>::recv_awaiter;
+    class sender;
+
+    oneshot_cell() noexcept = default;
+    oneshot_cell(const oneshot_cell&) = delete;
+    oneshot_cell& operator=(const oneshot_cell&) = delete;
+    ~oneshot_cell() {
+        // acquire: the sender's tx_done; everything it did to the cell happened before
+        if (made_ && !(s_.bits.load(std::memory_order_acquire) & state::tx_done)) close_sender();
+    }
+
+    // The cell's one sender. Throws std::logic_error when it was already made.
+    sender make_sender() {
+        if (made_)
+            throw std::logic_error(
+                "blitz::oneshot_cell::make_sender: the cell already made its sender");
+        made_ = true;
+        return sender(this);
+    }
+    // `co_await cell`: the value, or nullopt if the sender went away without sending.
+    recv_awaiter recv() noexcept { return recv_awaiter(s_); }
+    recv_awaiter operator co_await() noexcept { return recv(); }
+    std::optional<T> try_recv(try_status* st = nullptr) {
+        return oneshot_receiver<T>::try_take(s_, st);
+    }
+
+private:
+    void lock() noexcept {
+        std::uint32_t b = s_.bits.load(std::memory_order_relaxed);
+        for (int i = 0;; ++i) {
+            // acquire: the last holder's tx_ and sender word
+            if (!(b & state::locked) &&
+                s_.bits.compare_exchange_weak(b, b | state::locked, std::memory_order_acquire,
+                                              std::memory_order_relaxed)) {
+                return;
+            }
+            state::backoff(i);
+            b = s_.bits.load(std::memory_order_relaxed);
+        }
+    }
+    void unlock() noexcept { s_.bits.fetch_and(~state::locked, std::memory_order_release); }
+    [[gnu::noinline]] void close_sender() noexcept;
+
+    state s_;
+    sender* tx_ = nullptr;  // where the sender is; a move changes it only with the cell locked
+    bool made_ = false;
+};
+
+template <class T>
+class oneshot_cell<T>::sender {
+public:
+    sender(sender&& o) noexcept { take_from(o); }
+    sender& operator=(sender&& o) noexcept {
+        if (this != &o) {
+            close();
+            take_from(o);
+        }
+        return *this;
+    }
+    ~sender() { close(); }
+
+    // Delivers v, or hands it back (closed()) if the cell is gone.
+    // Throws std::logic_error on a sender that already sent or was moved from.
+    send_result<T> send(T v) && {
+        oneshot_cell* c = claim();
+        if (!c) [[unlikely]]
+            return send_to_nobody(std::move(v));
+        if constexpr (std::is_nothrow_move_constructible_v<T>) {
+            c->s_.value.emplace(std::move(v));
+        } else {
+            try {
+                c->s_.value.emplace(std::move(v));
+            } catch (...) {
+                word_.store(address(c), std::memory_order_release);  // let go of the claim
+                throw;
+            }
+        }
+        c->s_.sender_finish(state::sent | state::tx_gone);  // a cell never says rx_gone
+        word_.store(0, std::memory_order_relaxed);          // the cell may be gone now
+        return send_result<T>::ok();
+    }
+    // True once the cell is gone (or this sender is spent).
+    bool is_closed() const noexcept { return word_.load(std::memory_order_acquire) <= closed; }
+
+private:
+    friend class oneshot_cell<T>;
+    static constexpr std::uintptr_t closed = 1;  // the cell closed this sender (it is gone)
+    static constexpr std::uintptr_t busy = 2;    // this sender is using the cell
+    static std::uintptr_t address(const oneshot_cell* c) noexcept {
+        return reinterpret_cast<std::uintptr_t>(c);
+    }
+    explicit sender(oneshot_cell* c) noexcept : word_(address(c)) { c->tx_ = this; }
+
+    [[gnu::noinline]] send_result<T> send_to_nobody(T v) {
+        if (word_.load(std::memory_order_relaxed) == 0)
+            throw std::logic_error(
+                "blitz::oneshot_cell::sender::send: the sender already sent or was moved from");
+        word_.store(0, std::memory_order_relaxed);  // the cell closed it: it is gone
+        return send_result<T>::back(send_result<T>::status::closed, std::move(v));
+    }
+
+    // The cell, claimed (it cannot finish its destructor until this sender lets go), or null
+    // when the cell is gone or this sender is spent or moved from.
+    oneshot_cell* claim() noexcept {
+        std::uintptr_t w = word_.load(std::memory_order_relaxed);
+        // acquire: pairs with the release of the holder that last moved this sender
+        while (w > closed && !word_.compare_exchange_weak(w, w | busy, std::memory_order_acquire,
+                                                          std::memory_order_relaxed)) {
+        }
+        return w > closed ? reinterpret_cast<oneshot_cell*>(w) : nullptr;
+    }
+    void close() noexcept {
+        if (oneshot_cell* c = claim()) c->s_.sender_finish(state::tx_gone);
+        word_.store(0, std::memory_order_relaxed);
+    }
+    void take_from(sender& o) noexcept {
+        std::uintptr_t w = o.word_.load(std::memory_order_relaxed);
+        for (;;) {
+            if (w <= closed) {  // spent, or the cell is gone: nothing of the cell's to change
+                word_.store(w, std::memory_order_relaxed);
+                o.word_.store(0, std::memory_order_relaxed);
+                return;
+            }
+            if (o.word_.compare_exchange_weak(w, w | busy, std::memory_order_acquire,
+                                              std::memory_order_relaxed)) {
+                break;
+            }
+        }
+        auto* c = reinterpret_cast<oneshot_cell*>(w);
+        // (the model's oneshot_cell_move_unlocked control moves without holding the cell)
+        const bool hold = !BLITZ_MODEL_DEFECT(oneshot_cell_move_unlocked);
+        if (hold) c->lock();
+        if (c->s_.bits.load(std::memory_order_relaxed) & state::rx_closing) {
+            // The cell is being destroyed and waits for this move: the sender is closed here,
+            // and tx_done (with the cell let go, in one write) lets the destructor return.
+            word_.store(closed, std::memory_order_relaxed);
+            c->s_.bits.fetch_xor((hold ? state::locked : 0) | state::tx_done,
+                                 std::memory_order_release);
+        } else {
+            c->tx_ = this;
+            word_.store(w, std::memory_order_relaxed);
+            if (hold) c->unlock();  // release: the destructor, holding the cell next, finds us
+        }
+        o.word_.store(0, std::memory_order_relaxed);
+    }
+
+    detail::atomic<std::uintptr_t> word_;
+};
+
+template <class T>
+void oneshot_cell<T>::close_sender() noexcept {
+    if (!made_ || BLITZ_MODEL_DEFECT(oneshot_cell_no_close)) return;
+    lock();
+    // Held, the sender can neither say tx_gone nor move, so while it has not said tx_gone, tx_
+    // is alive.
+    if (!(s_.bits.load(std::memory_order_relaxed) & state::tx_gone)) {
+        std::uintptr_t w = sender::address(this);
+        // acq_rel: the sender that later finds its word closed sees everything before
+        if (tx_->word_.compare_exchange_strong(w, sender::closed, std::memory_order_acq_rel,
+                                               std::memory_order_relaxed)) {
+            unlock();
+            return;
+        }
+        // Claimed: a send or a drop (it will say tx_done) or a move (it will see rx_closing,
+        // close its new place and say tx_done). Either way the cell lets go now and does not
+        // take it again, so the two cannot keep undoing each other's step.
+        s_.bits.fetch_xor(state::locked | state::rx_closing, std::memory_order_release);
+    } else {
+        unlock();  // finishing: it is taking the waker, a few steps
+    }
+    // acquire: the sender's tx_done; everything it did to the cell happened before
+    for (int i = 0; !(s_.bits.load(std::memory_order_acquire) & state::tx_done); ++i) {
+        state::backoff(i);
+    }
+}
 
 // One allocation (the shared state); none to send or receive.
 template <class T>
