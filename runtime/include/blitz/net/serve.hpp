@@ -116,9 +116,9 @@ task<void> serve(basic_listener<Stream>& listener, Handler handler, serve_option
             // destroys them first to last: with two parameters the permit was given back to a
             // freed semaphore, found by the g++ ASan build).
             detail::connection_slot slot{slots, std::move(std::get<0>(permit))};
-            spawn([](detail::connection_slot slot, Handler h, Stream s) -> task<void> {
-                co_await h(std::move(s));
-            }(std::move(slot), handler, std::move(*s)))
+            spawn([]([[maybe_unused]] detail::connection_slot slot, Handler h,
+                     Stream s) -> task<void> { co_await h(std::move(s)); }(std::move(slot), handler,
+                                                                           std::move(*s)))
                 .detach();
             continue;
         }
