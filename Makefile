@@ -51,7 +51,7 @@ run: build-release peers
 	./build/release/blitz conformance --full
 	./build/release/blitz bench --quick
 
-# Mutation testing (issue 15): 52 source defects, each rebuilt and run through the conformance
+# Mutation testing (issue 15): 53 source defects, each rebuilt and run through the conformance
 # suite and the unit tests; writes results/<machine>/mutants.{md,json}. On demand only (about
 # two minutes per mutant on 2 cores); not part of `make test`.
 # Every committed result of this machine, regenerated at the current (clean) commit, with each

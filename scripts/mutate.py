@@ -53,6 +53,11 @@ CATALOGUE = [
      "    (void)sched_.idle().transition_from_searching();\n    bump(c_park_spins);",
      "the last searcher stops counting as one while it spins before parking (config::park_spin), "
      "so producers wake a parked worker that finds nothing"),
+    ("oneshot-cell-leaves-sender-open", "runtime/include/blitz/chan/oneshot.hpp",
+     "if (!made_ || BLITZ_MODEL_DEFECT(oneshot_cell_no_close)) return;",
+     "return;",
+     "a oneshot_cell's destructor leaves its live sender open, so a later send writes into the "
+     "dead cell instead of getting its value back (X6)"),
     ("steal-floor-half", "runtime/src/sched/local_queue.cpp",
      "avail - avail / 2;  // ceil(avail / 2)",
      "avail / 2 + (avail == 1);  // floor, but at least one",
