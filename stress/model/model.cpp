@@ -722,8 +722,22 @@ namespace impl {
 std::uint64_t generation() noexcept { return ex && ex->active ? ex->generation : 0; }
 
 void retire(int loc) noexcept {
-    if (!ex || !ex->active || loc < 0 || static_cast<std::size_t>(loc) >= ex->locs.size()) return;
-    ex->locs[static_cast<std::size_t>(loc)].dead = true;
+    if (!ex || !ex->active || ex->current < 0 || loc < 0 ||
+        static_cast<std::size_t>(loc) >= ex->locs.size())
+        return;
+    location& l = ex->locs[static_cast<std::size_t>(loc)];
+    // Destroying an object writes its memory: every store to it must happen before, or the
+    // destruction races with that store (a data race ThreadSanitizer would report).
+    const fiber_thread& me = self();
+    for (const store_rec& st : l.stores) {
+        if (me.clock.c[static_cast<std::size_t>(st.thread)] < st.stamp) {
+            fail("location " + std::to_string(loc) + " was destroyed by T" +
+                 std::to_string(ex->current) + " without a store of T" + std::to_string(st.thread) +
+                 " to it happening before (a data race)");
+            break;
+        }
+    }
+    l.dead = true;
 }
 
 int new_location(bits init, bool is_mutex) {

@@ -27,6 +27,11 @@
 //   or two seq_cst operations). Executions that could only reorder independent operations are
 //   cut short and counted as redundant.
 //
+// - Lifetimes: a model::atomic's destructor retires its location. Any later operation on it
+//   fails the execution (a use after free), and so does the destruction itself unless every
+//   store to the location happens-before it (the destroying thread must have synchronized
+//   with the last writer, or freeing the memory races with that write).
+//
 // What is not modelled (state it next to any claim a model makes)
 // - The modification order of a location is the order stores executed in; behaviours that need
 //   a store to be ordered before one that executed earlier are not produced.

@@ -210,11 +210,13 @@ TEST(ModelExplorer, FindsALostUpdateAndReplaysIt) {
 }
 
 // An atomic used after its object was destroyed fails the execution (the storage stays
-// readable here, as it does for an object whose memory was reused); waiting for the other thread
-// to let go first is fine.
-TEST(ModelExplorer, FindsAUseOfAnAtomicAfterItsDestruction) {
-    auto body = [](bool wait_for_user) {
-        return [wait_for_user] {
+// readable here, as it does for an object whose memory was reused), and so does a destruction
+// that a store to the object does not happen before (a data race with the store). Waiting for
+// the other thread with acquire is fine.
+TEST(ModelExplorer, FindsAUseOfAnAtomicAfterItsDestructionAndARacingDestruction) {
+    enum class wait { acquire, relaxed, none };
+    auto body = [](wait how) {
+        return [how] {
             alignas(atomic<int>) unsigned char storage[sizeof(atomic<int>)];
             auto* a = new (storage) atomic<int>(0);
             atomic<int> done{0};
@@ -222,18 +224,22 @@ TEST(ModelExplorer, FindsAUseOfAnAtomicAfterItsDestruction) {
                 a->store(1, relaxed);
                 done.store(1, release);
             });
-            if (wait_for_user) {
-                while (done.load(acquire) == 0) yield();
+            if (how != wait::none) {
+                while (done.load(how == wait::acquire ? acquire : relaxed) == 0) yield();
             }
             a->~atomic();
             user.join();
         };
     };
-    const report ok = explore(options{}, body(true));
+    const report ok = explore(options{}, body(wait::acquire));
     EXPECT_FALSE(ok.failed) << summary(ok);
-    const report bad = explore(options{}, body(false));
-    ASSERT_TRUE(bad.failed);
-    EXPECT_NE(bad.failure.find("after its object was destroyed"), std::string::npos) << bad.failure;
+    const report used = explore(options{}, body(wait::none));
+    ASSERT_TRUE(used.failed);
+    EXPECT_NE(used.failure.find("after its object was destroyed"), std::string::npos)
+        << used.failure;
+    const report raced = explore(options{}, body(wait::relaxed));
+    ASSERT_TRUE(raced.failed);
+    EXPECT_NE(raced.failure.find("(a data race)"), std::string::npos) << raced.failure;
 }
 
 TEST(ModelExplorer, FindsADeadlockBetweenTwoMutexes) {

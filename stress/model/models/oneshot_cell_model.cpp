@@ -186,5 +186,15 @@ TEST(ModelOneshotCell, ControlMoveThatDoesNotHoldTheCellIsCaught) {
         o, cell_model::lifetime_body(cell_model::sender_does::move_then_send));
 }
 
+// Found by ThreadSanitizer first (OneshotCellStress): a sender that reads its closed word
+// relaxed and is then destroyed races with the cell's closing write.
+TEST(ModelOneshotCell, ControlSenderThatReadsItsClosedWordRelaxedIsCaught) {
+    make_runtime_statics();
+    options o;
+    o.weaken = "oneshot_cell_claim_relaxed";
+    expect_caught("oneshot_cell control: the sender reads the word the cell closed relaxed", o,
+                  cell_model::lifetime_body(cell_model::sender_does::drop));
+}
+
 }  // namespace
 }  // namespace blitz::model

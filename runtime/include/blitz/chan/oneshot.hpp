@@ -448,10 +448,13 @@ private:
     // The cell, claimed (it cannot finish its destructor until this sender lets go), or null
     // when the cell is gone or this sender is spent or moved from.
     oneshot_cell* claim() noexcept {
-        std::uintptr_t w = word_.load(std::memory_order_relaxed);
-        // acquire: pairs with the release of the holder that last moved this sender
+        // acquire (the load and a failed exchange): a word the cell closed was the cell's last
+        // write to this object, which must happen before the object is destroyed or reused
+        // (the model's oneshot_cell_claim_relaxed control makes the load relaxed)
+        std::uintptr_t w =
+            word_.load(BLITZ_ORDER(oneshot_cell_claim_relaxed, std::memory_order_acquire));
         while (w > closed && !word_.compare_exchange_weak(w, w | busy, std::memory_order_acquire,
-                                                          std::memory_order_relaxed)) {
+                                                          std::memory_order_acquire)) {
         }
         return w > closed ? reinterpret_cast<oneshot_cell*>(w) : nullptr;
     }
@@ -460,7 +463,8 @@ private:
         word_.store(0, std::memory_order_relaxed);
     }
     void take_from(sender& o) noexcept {
-        std::uintptr_t w = o.word_.load(std::memory_order_relaxed);
+        // acquire: as in claim(), for the word the cell closed
+        std::uintptr_t w = o.word_.load(std::memory_order_acquire);
         for (;;) {
             if (w <= closed) {  // spent, or the cell is gone: nothing of the cell's to change
                 word_.store(w, std::memory_order_relaxed);
@@ -468,7 +472,7 @@ private:
                 return;
             }
             if (o.word_.compare_exchange_weak(w, w | busy, std::memory_order_acquire,
-                                              std::memory_order_relaxed)) {
+                                              std::memory_order_acquire)) {
                 break;
             }
         }
