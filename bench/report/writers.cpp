@@ -391,7 +391,9 @@ std::string render_markdown(const report_input& in, const std::string& plots_dir
           "into a channel with room; oneshot create, send and try_recv; watch send and borrow; a "
           "barrier of one party made and waited on each time): the rows channel_try_send, "
           "oneshot_try_recv, watch_send_borrow and barrier_new_1 reproduce those definitions, and "
-          "the same ratios are also held against this suite's awaiting rows.\n\n";
+          "the same ratios are also held against this suite's awaiting rows. The reference's "
+          "oneshot was a value on the stack: oneshot_cell_try_recv runs the definition with "
+          "blitz::oneshot_cell, whose state lives in place, against Tokio's oneshot.\n\n";
     for (const auto& d : in.runs) write_targets(md, d);
     if (!pngs.empty()) {
         md << "## Plots\n\n";
