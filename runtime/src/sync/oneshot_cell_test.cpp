@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -151,6 +152,34 @@ TEST(OneshotCell, AbortedReceiverHandsTheLaterSendBack) {
     EXPECT_EQ(r.take_back().id, 8u);
     rt.shutdown();
     EXPECT_EQ(payload::live.load(), before);
+}
+
+// A value whose move throws: the send that cannot move it in consumes the sender, so the
+// receiving end sees the channel closed instead of waiting for good (both oneshot kinds).
+struct throws_on_move {
+    int v = 0;
+    explicit throws_on_move(int x) : v(x) {}
+    throws_on_move(throws_on_move&& o) : v(o.v) {
+        if (v < 0) throw std::runtime_error("move");
+    }
+};
+
+TEST(OneshotCell, ASendWhoseMoveThrowsClosesTheCell) {
+    oneshot_cell<throws_on_move> cell;
+    auto tx = cell.make_sender();
+    EXPECT_THROW((void)std::move(tx).send(throws_on_move(-1)), std::runtime_error);
+    EXPECT_TRUE(tx.is_closed());
+    oneshot_cell<throws_on_move>::try_status st;
+    EXPECT_FALSE(cell.try_recv(&st));
+    EXPECT_EQ(st, oneshot_cell<throws_on_move>::try_status::closed);
+}
+
+TEST(Oneshot, ASendWhoseMoveThrowsClosesTheChannel) {
+    auto [tx, rx] = oneshot<throws_on_move>();
+    EXPECT_THROW((void)std::move(tx).send(throws_on_move(-1)), std::runtime_error);
+    oneshot_receiver<throws_on_move>::try_status st;
+    EXPECT_FALSE(rx.try_recv(&st));
+    EXPECT_EQ(st, oneshot_receiver<throws_on_move>::try_status::closed);
 }
 
 }  // namespace

@@ -175,7 +175,14 @@ public:
             delete s;
             return send_result<T>::back(send_result<T>::status::closed, std::move(v));
         }
-        s->value.emplace(std::move(v));
+        try {
+            s->value.emplace(std::move(v));
+        } catch (...) {
+            // The send consumed the sender: the receiver sees it dropped, and the caller the
+            // exception (before, the state was kept and the receiver waited for good).
+            if (s->sender_finish(state::tx_gone)) delete s;
+            throw;
+        }
         if (s->sender_finish(state::sent | state::tx_gone)) {
             // The receiver left meanwhile and will not touch the value: it goes back.
             T back = std::move(*s->value);
@@ -417,7 +424,10 @@ public:
             try {
                 c->s_.value.emplace(std::move(v));
             } catch (...) {
-                word_.store(address(c), std::memory_order_release);  // let go of the claim
+                // The send consumed the sender: the cell sees it dropped, and the caller the
+                // exception (a destructor waiting on this claim is let go too).
+                c->s_.sender_finish(state::tx_gone);
+                word_.store(0, std::memory_order_relaxed);
                 throw;
             }
         }
