@@ -6,8 +6,9 @@
 // lives on the stack (what an inline, non-allocating oneshot would run), beside
 // blitz::oneshot<int>() with its cached allocation and two handles.
 //   oneshot_floor [--ops N] [--reps N]     (defaults 10,000,000 and 7)
-// Also the least a one-CAS protocol can cost (minimal_oneshot). Prints the minimum ns per
-// oneshot of each, over the repetitions.
+// Also the least a one-CAS protocol can cost (minimal_oneshot), blitz::oneshot_cell, and the
+// same for barrier_new_1 (a bare fetch_add, and blitz::barrier's steps). Prints the minimum ns
+// per operation of each, over the repetitions.
 
 #include <algorithm>
 #include <atomic>
@@ -74,6 +75,19 @@ __attribute__((noinline)) int cell_oneshot(int v) {
     return got ? *got : -2;
 }
 
+// barrier_new_1's floor (its target is 0.04x Tokio): a one-party barrier's arrival is one
+// relaxed fetch_add on its generation count. Measured bare, on a stack word, and as
+// blitz::barrier's own steps (made, its wait's ready path, destroyed) without the co_await.
+__attribute__((noinline)) int bare_fetch_add(int v) {
+    std::atomic<std::size_t> generation{0};
+    return static_cast<int>(generation.fetch_add(1, std::memory_order_relaxed)) + v;
+}
+__attribute__((noinline)) int barrier_steps(int v) {
+    blitz::barrier b(1);
+    auto w = b.wait();
+    return w.await_ready() && w.await_resume().is_leader() ? v : -2;
+}
+
 template <class F>
 double min_ns(F f, long ops, int reps) {
     double best = 1e18;
@@ -119,6 +133,10 @@ int main(int argc, char** argv) {
             min_ns(cell_oneshot, ops, reps));
         std::printf("blitz::oneshot<int>() (cached allocation, two handles): %.2f ns a oneshot\n",
                     min_ns(allocated_oneshot, ops, reps));
+        std::printf("one relaxed fetch_add on the stack (a one-party barrier's arrival): %.2f ns\n",
+                    min_ns(bare_fetch_add, ops, reps));
+        std::printf("blitz::barrier(1) made, its wait ready at once, destroyed: %.2f ns\n",
+                    min_ns(barrier_steps, ops, reps));
         co_return;
     }(ops, reps));
     return 0;
