@@ -7,6 +7,7 @@
 // only; the other model threads play plain threads (senders, aborters, joiners).
 
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "blitz/detail/spawn.hpp"
@@ -78,5 +79,15 @@ private:
     atomic<bool> stop_{false};
     std::vector<detail::task_header*> spawned_;  // the spawning thread's only
 };
+
+// Joins a task of the harness: its value, or nullopt when it was cancelled (aborted).
+template <class T>
+std::optional<T> join_unless_cancelled(join_handle<T>& jh) {
+    try {
+        return jh.join();
+    } catch (const task_cancelled&) {
+        return std::nullopt;
+    }
+}
 
 }  // namespace blitz::model

@@ -48,21 +48,15 @@ std::function<void()> oneshot_body(sender_does what, bool abort_receiver) {
             });
             if (abort_receiver) jh.abort();
             sender.join();
-            long got = -2;
-            bool cancelled = false;
-            try {
-                got = jh.join();
-            } catch (const task_cancelled&) {
-                cancelled = true;
-            }
+            const std::optional<long> got = join_unless_cancelled(jh);
             h.stop();
             worker.join();
-            if (!cancelled) {
+            if (got) {
                 // Exactly one of the value and the end.
-                BLITZ_MODEL_CHECK(what == sender_does::send ? got == 7 : got == -1);
+                BLITZ_MODEL_CHECK(what == sender_does::send ? *got == 7 : *got == -1);
                 BLITZ_MODEL_CHECK(!handed_back);
             }
-            if (!abort_receiver) BLITZ_MODEL_CHECK(!cancelled);
+            if (!abort_receiver) BLITZ_MODEL_CHECK(got.has_value());
         }
         // Every payload made was destroyed exactly once (delivered, handed back or dropped).
         BLITZ_MODEL_CHECK(payload::live.load() == live_before);

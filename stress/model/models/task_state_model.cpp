@@ -255,11 +255,7 @@ std::function<void()> shield_body(bool ignore_shield) {
             thread sender([&tx] { (void)std::move(tx).send(7); });
             jh.abort();  // races the first poll, the shielded wait and the send
             sender.join();
-            try {
-                (void)jh.join();
-            } catch (const task_cancelled&) {
-                cancelled = true;
-            }
+            cancelled = !join_unless_cancelled(jh).has_value();
             h.stop();
             worker.join();
         }
