@@ -390,10 +390,22 @@ outcome check_x5(const run_params& p, bool faulty) {
 
 // ---- X6 -----------------------------------------------------------------------------------
 
-// Oneshot: across many pairs where the sender sends or just goes (at random), and the receiver
-// may already be waiting, each receiver observes exactly one of value or closed. Broadcast:
+// Oneshot (and oneshot_cell): across many pairs where the sender sends or just goes (at random),
+// and the receiver may already be waiting, each receiver observes exactly one of value or
+// closed. Broadcast:
 // fast and slow subscribers on all workers: for each, values in send order, and received +
 // lagged == sent. Watch: versions never go back and the last value is observed.
+// Each of `pairs` receivers saw exactly one of a value or the end, and a value for each send.
+void judge_oneshot_pairs(outcome& o, const char* what, int pairs, long values, long closes,
+                         long sends) {
+    o.events += static_cast<std::uint64_t>(pairs);
+    if (values + closes != pairs || values != sends) {
+        forbid(o, std::string(what) + ": " + std::to_string(values) + " values + " +
+                      std::to_string(closes) + " closes for " + std::to_string(pairs) +
+                      " pairs and " + std::to_string(sends) + " sends");
+    }
+}
+
 outcome check_x6(const run_params& p, bool faulty) {
     outcome o;
     runtime rt(fresh(p.workers));
@@ -418,12 +430,31 @@ outcome check_x6(const run_params& p, bool faulty) {
                 }(std::move(tx), send, sends)));
         }
         for (auto& h : hs) h.join();
-        o.events += static_cast<std::uint64_t>(pairs);
-        if (values.load() + closes.load() != pairs || values.load() != sends.load()) {
-            forbid(o, "oneshot: " + std::to_string(values.load()) + " values + " +
-                          std::to_string(closes.load()) + " closes for " + std::to_string(pairs) +
-                          " pairs and " + std::to_string(sends.load()) + " sends");
+        judge_oneshot_pairs(o, "oneshot", pairs, values.load(), closes.load(), sends.load());
+    }
+    {
+        // oneshot_cell: the cell lives in the receiving task, which hands its sender to a task
+        // of its own that sends or just goes; the same exactly-one-of outcome.
+        ++o.runs;
+        const int pairs = p.quick ? 300 : 3000;
+        std::atomic<long> values{0}, closes{0}, sends{0};
+        std::vector<join_handle<void>> hs;
+        for (int i = 0; i < pairs; ++i) {
+            hs.push_back(rt.spawn([](runtime& rt, bool send, std::atomic<long>& v,
+                                     std::atomic<long>& c, std::atomic<long>& s) -> task<void> {
+                oneshot_cell<int> cell;
+                rt.spawn([](oneshot_cell<int>::sender tx, bool send,
+                            std::atomic<long>& s) -> task<void> {
+                      co_await yield_now();
+                      if (send && std::move(tx).send(1).sent()) s.fetch_add(1);
+                  }(cell.make_sender(), send, s))
+                    .detach();
+                auto r = co_await cell;
+                (r ? v : c).fetch_add(1);
+            }(rt, rng.bounded(2) == 0, values, closes, sends)));
         }
+        for (auto& h : hs) h.join();
+        judge_oneshot_pairs(o, "oneshot_cell", pairs, values.load(), closes.load(), sends.load());
     }
     {
         ++o.runs;
