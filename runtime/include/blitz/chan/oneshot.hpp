@@ -39,8 +39,9 @@ struct oneshot_state {
     // sender's finishing write waits while it is set (sender_finish), so the sender handle
     // outlives every look the holder takes at it.
     static constexpr std::uint32_t locked = 32;
-    // oneshot_cell only: the destructor found its sender in the middle of a move and waits for
-    // the move to close the sender's new place and say tx_done.
+    // oneshot_cell only: the destructor found its sender claimed (a send, drop or move in
+    // progress) and waits for tx_done; a move that sees it closes the sender's new place and
+    // says tx_done itself.
     static constexpr std::uint32_t rx_closing = 64;
 
     detail::atomic<std::uint32_t> bits{0};
@@ -304,8 +305,7 @@ private:
         const std::uint32_t b = s.bits.load(std::memory_order_acquire);
         if ((b & state::sent) && s.value) {
             if (st) *st = try_status::value;
-            // Moves the value itself out, not the whole optional: a load of the optional as one
-            // word right after the sender's two narrower stores stalls store forwarding.
+            // Moves the value itself out rather than exchanging the whole optional.
             std::optional<T> out(std::move(*s.value));
             s.value.reset();
             return out;
