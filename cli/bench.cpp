@@ -104,8 +104,10 @@ void bench_help() {
            "  --filter       only workloads matching the regular expression (see --list)\n"
            "  --list         the workloads: name, kind and operations per repetition\n"
            "  --peers        tokio,go,asio,tbb,noprobes (default: all), or none; spin10,\n"
-           "                 spin20, spin50 and spin100 add blitz with park_spin at that\n"
-           "                 many us (the last searcher spins before parking); busy\n"
+           "                 spin20, spin50 and spin100 add blitz with a fixed park_spin\n"
+           "                 of that many us (the last searcher spins before parking);\n"
+           "                 aspin10 ... aspin100 with the adaptive spin capped there;\n"
+           "                 nospin with park_spin 0; busy\n"
            "                 adds blitz in busy mode (io_mode busy; needs --pin)\n"
            "  --workers      worker counts (default: 4 and one per hardware thread)\n"
            "  --pin          placement of blitz's workers: none (default), compact, scatter\n"
@@ -174,7 +176,8 @@ int bench_main(int argc, char** argv) {
                         extra_peers().end()) {
                     throw usage_error("bench: --peers: unknown peer '" + p +
                                       "' (known: tokio, go, asio, tbb, noprobes, spin10, spin20, "
-                                      "spin50, spin100, busy, all, none)");
+                                      "spin50, spin100, aspin10, aspin20, aspin50, aspin100, "
+                                      "nospin, busy, all, none)");
                 }
                 o.peers.push_back(p);
             }

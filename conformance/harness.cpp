@@ -260,10 +260,11 @@ suite_run run_checkers(const harness_options& o) {
         out.machine.io_modes += std::string(out.machine.io_modes.empty() ? "" : ", ") +
                                 (m == io_mode_kind::busy ? "busy (pinned passes)" : to_string(m));
     }
-    suite_park_spin() = o.park_spin;
+    suite_park_spin().reset();
     if (o.park_spin.count() > 0) {
-        out.machine.io_modes +=
-            "; every runtime with park_spin " + std::to_string(o.park_spin.count()) + " us";
+        suite_park_spin() = o.park_spin;
+        out.machine.io_modes += "; every runtime with a fixed park_spin of " +
+                                std::to_string(o.park_spin.count()) + " us";
     }
     out.max_pinned = max_pinned;
     std::vector<checker_row>& rows = out.rows;

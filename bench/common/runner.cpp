@@ -37,7 +37,8 @@ int run_workloads(const runner_options& o) {
             config cfg;
             cfg.workers = o.workers;
             cfg.topology = o.topology;
-            cfg.park_spin = std::chrono::microseconds(o.park_spin_us);
+            if (o.park_spin_us) cfg.park_spin = std::chrono::microseconds(*o.park_spin_us);
+            if (o.park_spin_fixed) cfg.park_spin_adaptive = false;
             cfg.io_mode = o.io_mode;
             runtime rt(cfg);
             if (o.warmup) (void)w.run(rt);
@@ -93,6 +94,8 @@ int runner_main(int argc, char** argv) {
             bench::set_smoke(true);
         } else if (a == "--park-spin-us") {
             o.park_spin_us = static_cast<unsigned>(std::stoul(value()));
+        } else if (a == "--park-spin-fixed") {
+            o.park_spin_fixed = true;
         } else if (a == "--io-mode") {
             o.io_mode = parse_io_mode(value());
         } else if (a == "--peer") {

@@ -4,6 +4,7 @@
 // workload in the schema every peer prints (bench/peers/README.md). `blitz bench` starts it as a
 // child process (`blitz bench-run ...`), once per repetition, interleaved with the peers.
 
+#include <optional>
 #include <string>
 
 #include "blitz/config.hpp"
@@ -17,13 +18,16 @@ struct runner_options {
     std::string filter;         // ECMAScript regular expression on workload names; "" = all
     bool count_allocs = false;  // one extra repetition counting allocations and bytes per op
     topology_options topology;  // placement of the workers
-    unsigned park_spin_us = 0;  // config::park_spin (the parking experiment)
+    // config::park_spin (the parking experiment): unset keeps the config's default; fixed turns
+    // park_spin_adaptive off.
+    std::optional<unsigned> park_spin_us;
+    bool park_spin_fixed = false;
     io_mode_kind io_mode = io_mode_kind::shared;  // --io-mode busy (needs --pin)
     bool warmup = true;  // --no-warmup: the smoke test runs each workload once
 };
 
 // Parses `--workers N --reps N --filter RE --allocs --pin POLICY --peer NAME --park-spin-us N
-// --io-mode shared|busy`
+// --park-spin-fixed --io-mode shared|busy`
 // (argv[0] is the subcommand) and runs; the exit code is non-zero when a workload failed its own
 // check.
 int runner_main(int argc, char** argv);

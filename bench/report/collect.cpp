@@ -24,10 +24,13 @@ const std::vector<std::string>& known_peers() {
     return p;
 }
 
-// Not in the default set: blitz with bounded spinning before parking (the parking experiment),
-// and blitz in busy mode (config io_mode busy: idle workers spin and never park; needs --pin).
+// Not in the default set: blitz with bounded spinning before parking (the parking experiment:
+// fixed, adaptive, or none), and blitz in busy mode (config io_mode busy: idle workers spin and
+// never park; needs --pin).
 const std::vector<std::string>& extra_peers() {
-    static const std::vector<std::string> p = {"spin10", "spin20", "spin50", "spin100", "busy"};
+    static const std::vector<std::string> p = {"spin10",  "spin20",  "spin50",  "spin100",
+                                               "aspin10", "aspin20", "aspin50", "aspin100",
+                                               "nospin",  "busy"};
     return p;
 }
 
@@ -69,9 +72,14 @@ std::vector<impl> implementations(const bench_options& o) {
         if (p == "go") i.argv = {peers + "/go-peer"};
         if (p == "asio") i.argv = {peers + "/asio-peer"};
         if (p == "tbb") i.argv = {peers + "/tbb-peer"};
-        if (p.rfind("spin", 0) == 0) {
+        // spinN: a fixed park_spin of N us; aspinN: the adaptive budget capped at N us;
+        // nospin: park_spin 0 (whatever the default).
+        if (p.rfind("spin", 0) == 0 || p.rfind("aspin", 0) == 0 || p == "nospin") {
+            const bool fixed = p[0] == 's';
             i.name = "blitz-" + p;
-            i.argv = {here + "/blitz-runner", "--peer", i.name, "--park-spin-us", p.substr(4)};
+            i.argv = {here + "/blitz-runner", "--peer", i.name, "--park-spin-us",
+                      p == "nospin" ? "0" : p.substr(fixed ? 4 : 5)};
+            if (fixed) i.argv.push_back("--park-spin-fixed");
             pinned(i.argv);
         }
         if (p == "busy") {

@@ -6,6 +6,7 @@
 // machine's PUs.
 
 #include <chrono>
+#include <optional>
 
 #include "blitz/config.hpp"
 
@@ -27,10 +28,12 @@ inline suite_placement& current_placement() {
     return p;
 }
 
-// config::park_spin for every runtime of the run (conformance --park-spin): the idle protocol's
-// checkers then see the last searcher spin before it parks. Set once, before any checker runs.
-inline std::chrono::nanoseconds& suite_park_spin() {
-    static std::chrono::nanoseconds spin{0};
+// A fixed config::park_spin for every runtime of the run (conformance --park-spin): the idle
+// protocol's checkers then see the last searcher spin that long before every park, where the
+// default adaptive budget spins only once it has learnt that spins pay. Unset: the config's
+// default. Set once, before any checker runs.
+inline std::optional<std::chrono::nanoseconds>& suite_park_spin() {
+    static std::optional<std::chrono::nanoseconds> spin;
     return spin;
 }
 
@@ -45,7 +48,10 @@ inline config fresh(unsigned workers) {
         c.io_mode = p.io_mode;
     }
     c.seed = p.seed;
-    c.park_spin = suite_park_spin();
+    if (const auto& spin = suite_park_spin()) {
+        c.park_spin = *spin;
+        c.park_spin_adaptive = false;
+    }
     return c;
 }
 

@@ -115,13 +115,19 @@ struct config {
     // Longest a parked worker sleeps before re-checking (PARK_TIMEOUT_NS, I5). Range [1 us, 1 h].
     std::chrono::nanoseconds park_timeout = std::chrono::milliseconds(10);
     // Bounded spinning before parking: the last searcher to find no work keeps searching for
-    // up to this long before it parks. It still counts as a searcher, so a producer that queues
+    // up to park_spin before it parks. It still counts as a searcher, so a producer that queues
     // work meanwhile wakes nobody (I3) and the spinner takes the work itself; every other worker
     // parks at once. It saves the futex wakes of work that arrives in short gaps (a plain thread
-    // feeding the runtime), at the price of one CPU kept busy that long after each burst. 0 (the
-    // default) parks at once; results/epyc-2c-kvm/park-spin has the measurements behind the
-    // default. Range [0, 1 ms].
+    // feeding the runtime), at the price of a CPU kept busy while it spins. With
+    // park_spin_adaptive (the default) park_spin is the most a spin lasts, and each worker
+    // spins for a budget it learns from its idle spells, as KVM's halt polling does: a spell
+    // that ended with work within park_spin doubles it (from 4 us), a longer spell halves it
+    // (to 0 below 4 us), so a runtime whose work comes far apart soon stops spinning. Without
+    // it every spin lasts park_spin. 0 parks at once. results/epyc-2c-kvm/park-spin and
+    // results/epyc-2c-kvm/adaptive-spin have the measurements behind the default. Range
+    // [0, 1 ms].
     std::chrono::nanoseconds park_spin = std::chrono::nanoseconds::zero();
+    bool park_spin_adaptive = true;
     // Probe events (blitz/probe.hpp) recorded per worker for the conformance checkers. Off by
     // default: an off probe costs one predictable branch. probe_capacity events are kept per
     // worker between takes (power of two, [1024, 2^24]); further events are dropped and counted.

@@ -51,9 +51,11 @@ struct worker_metrics {
     std::uint64_t busy_polls = 0;
     std::uint64_t busy_expiries = 0;
     // config::park_spin: times this worker, the last searcher, spun before parking, and spins
-    // that found work (or a timer or I/O event) before they ran out.
+    // that found work (or a timer or I/O event) before they ran out; and the spin budget (ns)
+    // its next spin will use (config::park_spin_adaptive learns it; 0: it parks at once).
     std::uint64_t park_spins = 0;
     std::uint64_t park_spin_hits = 0;
+    std::uint64_t park_spin_budget_ns = 0;
 };
 
 // A snapshot of the whole runtime.

@@ -16,6 +16,7 @@
 #include "blitz_testing/settle.hpp"
 #include "sched/idle_state.hpp"
 #include "sched/scheduler.hpp"
+#include "sched/spin_budget.hpp"
 #include "sched/worker.hpp"
 
 namespace blitz {
@@ -32,7 +33,8 @@ TEST(ParkSpin, WorkQueuedWhileTheLastSearcherSpinsWakesNobodyAndIsTakenByTheSpin
     config c;
     c.workers = 2;
     c.park_spin = 1ms;
-    c.park_timeout = 10s;  // no timeout wake can stand in for the spinner
+    c.park_spin_adaptive = false;  // spin at every park, from the first
+    c.park_timeout = 10s;          // no timeout wake can stand in for the spinner
     c.debug.on_park_spin = [&](unsigned index) {
         // Only while the other worker is parked: a claim would have someone to wake.
         detail::idle_state& idle = detail::current_worker()->sched().idle();
@@ -70,6 +72,7 @@ TEST(ParkSpin, ASpinThatRunsOutParksAsUsual) {
     config c;
     c.workers = 2;
     c.park_spin = 20us;
+    c.park_spin_adaptive = false;
     c.park_timeout = 10s;
     runtime rt(c);
     for (int i = 0; i < 20; ++i) {
@@ -82,6 +85,126 @@ TEST(ParkSpin, ASpinThatRunsOutParksAsUsual) {
     EXPECT_GE(m.total(&worker_metrics::park_spins), 1u);
     // The last spin had nothing to find: it ran out, and its worker parked.
     EXPECT_LT(m.total(&worker_metrics::park_spin_hits), m.total(&worker_metrics::park_spins));
+}
+
+// ---- the adaptive budget (config::park_spin_adaptive), as a rule on idle spells ----
+
+using detail::spin_budget;
+constexpr std::int64_t step = spin_budget::start_step_ns;
+
+TEST(SpinBudget, StartsAtZeroAndGrowsByDoublingOnSpellsThatEndedWithWorkWithinTheCap) {
+    spin_budget b(50us, /*adaptive=*/true);
+    EXPECT_TRUE(b.enabled());
+    EXPECT_EQ(b.budget_ns(), 0);  // no spin until a spell shows one would have paid
+    b.spell_ended(30'000, true);
+    EXPECT_EQ(b.budget_ns(), step);
+    b.spell_ended(30'000, true);
+    EXPECT_EQ(b.budget_ns(), 2 * step);
+    b.spell_ended(30'000, true);
+    EXPECT_EQ(b.budget_ns(), 4 * step);
+    b.spell_ended(30'000, true);  // within 32 us: the next spin would catch such a spell
+    EXPECT_EQ(b.budget_ns(), 8 * step);
+    b.spell_ended(49'000, true);
+    EXPECT_EQ(b.budget_ns(), 50'000);  // 64 us, held at the cap
+    b.spell_ended(49'000, true);
+    EXPECT_EQ(b.budget_ns(), 50'000);
+}
+
+TEST(SpinBudget, ASpellTheSpinCaughtLeavesTheBudgetAlone) {
+    spin_budget b(50us, true);
+    b.spell_ended(10'000, true);
+    b.spell_ended(10'000, true);
+    ASSERT_EQ(b.budget_ns(), 2 * step);
+    b.spell_ended(2 * step, true);  // the spin found the work at its very end
+    b.spell_ended(1'000, true);
+    EXPECT_EQ(b.budget_ns(), 2 * step);
+}
+
+TEST(SpinBudget, LongSpellsAndTimeoutsHalveItDownToZero) {
+    spin_budget b(64us, true);
+    for (int i = 0; i < 5; ++i) b.spell_ended(63'000, true);
+    ASSERT_EQ(b.budget_ns(), 64'000);
+    b.spell_ended(65'000, true);  // longer than the cap: spinning for it was waste
+    EXPECT_EQ(b.budget_ns(), 32'000);
+    b.spell_ended(1'000, false);  // a park timeout, however short the park timeout is
+    EXPECT_EQ(b.budget_ns(), 16'000);
+    b.spell_ended(10'000'000, true);
+    b.spell_ended(10'000'000, true);
+    EXPECT_EQ(b.budget_ns(), step);
+    b.spell_ended(10'000'000, true);  // half the step: not worth a spin
+    EXPECT_EQ(b.budget_ns(), 0);
+    b.spell_ended(10'000'000, false);
+    EXPECT_EQ(b.budget_ns(), 0);
+}
+
+TEST(SpinBudget, ACapBelowTheStepIsTheOnlyBudgetAndFixedModeNeverMoves) {
+    spin_budget small(2us, true);
+    small.spell_ended(1'500, true);
+    EXPECT_EQ(small.budget_ns(), 2'000);
+    small.spell_ended(3'000, true);
+    EXPECT_EQ(small.budget_ns(), 0);
+
+    spin_budget fixed(20us, false);
+    EXPECT_EQ(fixed.budget_ns(), 20'000);
+    fixed.spell_ended(10'000'000, false);
+    fixed.spell_ended(1'000, true);
+    EXPECT_EQ(fixed.budget_ns(), 20'000);
+
+    spin_budget off(0ns, true);
+    EXPECT_FALSE(off.enabled());
+    off.spell_ended(1'000, true);
+    EXPECT_EQ(off.budget_ns(), 0);
+}
+
+// ---- the adaptive budget in a runtime ----
+
+std::uint64_t largest_budget(const runtime_metrics& m) {
+    std::uint64_t most = 0;
+    for (const worker_metrics& w : m.workers) most = std::max(most, w.park_spin_budget_ns);
+    return most;
+}
+
+// A plain thread that spawns and joins in a loop leaves the runtime idle for a few tens of us
+// at a time, far below a 1 ms cap: the budget grows from 0 and the last searcher starts to spin,
+// then catches spawns in its spin. Nothing here is timed: the loop runs until the counters show
+// it (or gives up after far more rounds than the rule needs).
+TEST(ParkSpin, AnAdaptiveBudgetGrowsWhileWorkComesInShortGapsAndTheSpinsThenCatchIt) {
+    config c;
+    c.workers = 2;
+    c.park_spin = 1ms;
+    c.park_timeout = 10s;  // only the spells' ends move the budget
+    runtime rt(c);
+    EXPECT_EQ(largest_budget(rt.metrics()), 0u);  // it starts at 0: no spin yet
+    runtime_metrics m;
+    int rounds = 0;
+    for (; rounds < 20'000; ++rounds) {
+        EXPECT_EQ(rt.spawn([]() -> task<int> { co_return 5; }()).join(), 5);
+        m = rt.metrics();
+        if (largest_budget(m) > 0 && m.total(&worker_metrics::park_spin_hits) >= 3) break;
+    }
+    EXPECT_GT(largest_budget(m), 0u) << "after " << rounds << " spawns";
+    EXPECT_GE(m.total(&worker_metrics::park_spin_hits), 3u) << "after " << rounds << " spawns";
+}
+
+// Idle spells that end by the park timeout halve the budget until the workers park at once:
+// an idle runtime stops spinning.
+TEST(ParkSpin, AnAdaptiveBudgetFallsToZeroWhenTheRuntimeStaysIdle) {
+    config c;
+    c.workers = 2;
+    c.park_spin = 1ms;
+    c.park_timeout = 1ms;
+    runtime rt(c);
+    for (int i = 0; i < 20'000 && largest_budget(rt.metrics()) == 0; ++i) {
+        EXPECT_EQ(rt.spawn([]() -> task<int> { co_return 5; }()).join(), 5);
+    }
+    ASSERT_GT(largest_budget(rt.metrics()), 0u) << "the budget never grew";
+    // Each park timeout halves it: from at most 1 ms that is 9 timeouts to 0 per worker.
+    for (int i = 0; i < 100'000 && largest_budget(rt.metrics()) > 0; ++i) {
+        std::this_thread::sleep_for(1ms);
+    }
+    const runtime_metrics m = workloads::settle(rt);
+    EXPECT_EQ(largest_budget(m), 0u);
+    EXPECT_EQ(m.num_searching, 0u);
 }
 
 }  // namespace

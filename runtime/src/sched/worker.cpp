@@ -22,6 +22,7 @@ worker::worker(scheduler& s, unsigned index, std::uint64_t seed)
       index_(index),
       busy_(s.cfg().io_mode == io_mode_kind::busy),
       clock_(cycle_clock::process()),
+      spin_(s.cfg().park_spin, s.cfg().park_spin_adaptive),
       avg_poll_ns_(static_cast<double>(s.cfg().initial_avg_poll.count())),
       rng_(seed) {
     for (auto& c : counters_) c.store(0, std::memory_order_relaxed);  // relaxed: not shared yet
@@ -32,6 +33,7 @@ worker::worker(scheduler& s, unsigned index, std::uint64_t seed)
                              cfg_.global_interval_min, cfg_.global_interval_max);
     set(c_global_interval, interval_);
     set(c_avg_poll_ns, static_cast<std::uint64_t>(avg_poll_ns_));
+    set(c_park_spin_budget_ns, static_cast<std::uint64_t>(spin_.budget_ns()));
 }
 
 void worker::run() {
@@ -424,8 +426,10 @@ void worker::park() noexcept {
         transitioning_to_park_ = false;
         return;
     }
-    if (cfg_.park_spin.count() > 0 && searching_ && spin_as_last_searcher()) {
-        transitioning_to_park_ = false;
+    // The idle spell starts here: the adaptive spin budget learns how long spells last.
+    const std::int64_t idle_from = spin_.enabled() ? clock_.now() : 0;
+    if (spin_.budget_ns() > 0 && searching_ && spin_as_last_searcher()) {
+        transitioning_to_park_ = false;  // the spin caught the work: the budget stays
         return;
     }
 #if BLITZ_FAULTS
@@ -447,6 +451,7 @@ void worker::park() noexcept {
     if ((final_check && sched_.work_pending()) || missed_push || sched_.shutting_down()) {
         // I4: the final check found work; do not sleep.
         bump(c_park_cancels);
+        if (spin_.enabled()) end_idle_spell(idle_from, !sched_.shutting_down());
         if (!idle.unmark_parked(index_)) {
             // A producer claimed us meanwhile; we count as its searcher (I6).
             take_claim_token();
@@ -470,7 +475,11 @@ void worker::park() noexcept {
         index_, parker_, std::chrono::duration_cast<std::chrono::nanoseconds>(cfg_.park_timeout));
     collecting_ = false;
     const bool got_token = why == park_wake::token;
+    // The spell ended with work if a producer claimed this worker or I/O woke it; a timeout
+    // (or shutdown's unpark) counts as a spell longer than any spin.
+    bool found_work = false;
     if (idle.unmark_parked(index_)) {
+        found_work = why == park_wake::events;
         // I6: our bit was still set, so nobody claimed us. Without a token the park timed out;
         // with one, it was shutdown's unpark (claims never leave stale tokens, see below).
         if (got_token) {
@@ -490,9 +499,11 @@ void worker::park() noexcept {
         // its unpark, take that token now.
         if (!got_token) take_claim_token();
         searching_ = true;
+        found_work = true;
         bump(c_unparks_notified);
         BLITZ_PROBE(*this, probe_kind::unpark, 0, idle.bitmap_of(index_));
     }
+    if (spin_.enabled()) end_idle_spell(idle_from, found_work && !sched_.shutting_down());
     transitioning_to_park_ = false;
     flush_collected();  // what the I/O driver woke, now that this worker is back
 }
@@ -511,7 +522,7 @@ bool worker::spin_as_last_searcher() noexcept {
     if (cfg_.debug.on_park_spin) cfg_.debug.on_park_spin(index_);
 #endif
     using clock = std::chrono::steady_clock;
-    const auto until = clock::now() + cfg_.park_spin;
+    const auto until = clock::now() + std::chrono::nanoseconds(spin_.budget_ns());
     for (;;) {
         // Due timers fire on time, and I/O is looked at, as at a tick's start.
         if (queues_show_work() || driver_look(/*busy=*/false)) {
@@ -522,6 +533,11 @@ bool worker::spin_as_last_searcher() noexcept {
         // Let another thread placed on this CPU run (the one feeding the runtime, say).
         sched_yield();
     }
+}
+
+void worker::end_idle_spell(std::int64_t idle_from, bool found_work) noexcept {
+    spin_.spell_ended(clock_.now() - idle_from, found_work);
+    set(c_park_spin_budget_ns, static_cast<std::uint64_t>(spin_.budget_ns()));
 }
 
 bool worker::queues_show_work() const noexcept {
@@ -628,7 +644,8 @@ worker_metrics worker::snapshot() const noexcept {
         &worker_metrics::busy_polls,
         &worker_metrics::busy_expiries,
         &worker_metrics::park_spins,
-        &worker_metrics::park_spin_hits};
+        &worker_metrics::park_spin_hits,
+        &worker_metrics::park_spin_budget_ns};
     worker_metrics m;
     for (unsigned i = 0; i < c_count; ++i) {
         m.*fields[i] = counters_[i].load(std::memory_order_relaxed);  // relaxed: a snapshot

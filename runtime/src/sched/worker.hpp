@@ -16,6 +16,7 @@
 #include "probe/probe_ring.hpp"
 #include "sched/local_queue.hpp"
 #include "sched/parker.hpp"
+#include "sched/spin_budget.hpp"
 #include "sched/task_list.hpp"
 #include "sched/victim_tiers.hpp"
 
@@ -159,6 +160,7 @@ public:
         c_busy_expiries,
         c_park_spins,
         c_park_spin_hits,
+        c_park_spin_budget_ns,
         c_count
     };
 
@@ -183,9 +185,13 @@ private:
     // tail as one batch; one parked peer is woken only if the batch holds more than one task
     // (IO.md 7.2 seam 2): a driver turn does not cost a futex wake per event.
     void flush_collected() noexcept;
-    // config::park_spin: the last searcher keeps searching before it parks; true if work (or
-    // shutdown) showed up before the spin ran out (the caller is then still a searcher).
+    // config::park_spin: the last searcher keeps searching before it parks, for the budget
+    // spin_ holds; true if work (or shutdown) showed up before the spin ran out (the caller is
+    // then still a searcher).
     bool spin_as_last_searcher() noexcept;
+    // An idle spell that began at `idle_from` (a clock_ reading) ended, with work or without:
+    // the adaptive spin budget learns from it.
+    void end_idle_spell(std::int64_t idle_from, bool found_work) noexcept;
     // The spinners' two looks (park_spin, busy mode): every queue 32 times, true if work or
     // shutdown showed; then the timers and the I/O driver (busy_poll in busy mode, maintain
     // otherwise), true if they woke a task, which is then in this worker's ring.
@@ -244,7 +250,8 @@ private:
     task_header* collected_[collect_capacity];
     bool searching_ = false;
     bool woke_by_timeout_ = false;
-    unsigned lifo_polls_ = 0;          // LIFO polls in a row (L2)
+    spin_budget spin_;         // config::park_spin: how long the last searcher spins before parking
+    unsigned lifo_polls_ = 0;  // LIFO polls in a row (L2)
     unsigned polls_since_global_ = 0;  // polls since the last global-queue check (G4)
     unsigned interval_;                // adaptive global-queue interval (G5)
     double avg_poll_ns_;               // EWMA of the mean poll time per tick
