@@ -53,6 +53,11 @@ CATALOGUE = [
      "    (void)sched_.idle().transition_from_searching();\n    bump(c_park_spins);",
      "the last searcher stops counting as one while it spins before parking (config::park_spin), "
      "so producers wake a parked worker that finds nothing"),
+    ("adaptive-spin-timeouts-count-as-work", "runtime/src/sched/worker.cpp",
+     "end_idle_spell(idle_from, found_work && !sched_.shutting_down());",
+     "end_idle_spell(idle_from, !sched_.shutting_down());",
+     "a park that timed out counts as an idle spell that ended with work, so the adaptive spin "
+     "budget (config::park_spin_adaptive) of an idle runtime grows instead of falling to 0"),
     ("oneshot-cell-leaves-sender-open", "runtime/include/blitz/chan/oneshot.hpp",
      "if (!made_ || BLITZ_MODEL_DEFECT(oneshot_cell_no_close)) return;",
      "return;",

@@ -120,12 +120,12 @@ struct config {
     // parks at once. It saves the futex wakes of work that arrives in short gaps (a plain thread
     // feeding the runtime), at the price of a CPU kept busy while it spins. With
     // park_spin_adaptive (the default) park_spin is the most a spin lasts, and each worker
-    // spins for a budget it learns from its idle spells, as KVM's halt polling does: a spell
-    // that ended with work within park_spin doubles it (from 4 us), a longer spell halves it
-    // (to 0 below 4 us), so a runtime whose work comes far apart soon stops spinning. Without
-    // it every spin lasts park_spin. 0 parks at once. results/epyc-2c-kvm/park-spin and
-    // results/epyc-2c-kvm/adaptive-spin have the measurements behind the default. Range
-    // [0, 1 ms].
+    // spins for a budget it learns from its idle spells, as KVM's halt polling does: two spells
+    // in a row that ended with work within park_spin, after the spin gave up, double it (from
+    // 4 us); a longer spell halves it (to 0 below 4 us), so a runtime whose work comes far
+    // apart soon stops spinning. Without it every spin lasts park_spin. 0 (the default) parks
+    // at once; results/epyc-2c-kvm/park-spin and results/epyc-2c-kvm/adaptive-spin have the
+    // measurements behind the default. Range [0, 1 ms].
     std::chrono::nanoseconds park_spin = std::chrono::nanoseconds::zero();
     bool park_spin_adaptive = true;
     // Probe events (blitz/probe.hpp) recorded per worker for the conformance checkers. Off by

@@ -133,6 +133,7 @@ TEST(Runtime, AYieldingTaskResumesBehindTheTasksInjectedMeanwhile) {
 TEST(Runtime, WorkersThatSpinBeforeParkingMissNothing) {
     config c = with_workers(4);
     c.park_spin = std::chrono::microseconds(100);
+    c.park_spin_adaptive = false;  // spin at every park, not only once spins have paid
     runtime rt(c);
     EXPECT_EQ(rt.block_on(chain(20'000)), 20'000u);
     constexpr unsigned long n = 20'000;

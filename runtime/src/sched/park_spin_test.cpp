@@ -92,10 +92,12 @@ TEST(ParkSpin, ASpinThatRunsOutParksAsUsual) {
 using detail::spin_budget;
 constexpr std::int64_t step = spin_budget::start_step_ns;
 
-TEST(SpinBudget, StartsAtZeroAndGrowsByDoublingOnSpellsThatEndedWithWorkWithinTheCap) {
+TEST(SpinBudget, StartsAtZeroAndGrowsByDoublingOnShortMissesInARow) {
     spin_budget b(50us, /*adaptive=*/true);
     EXPECT_TRUE(b.enabled());
-    EXPECT_EQ(b.budget_ns(), 0);  // no spin until a spell shows one would have paid
+    EXPECT_EQ(b.budget_ns(), 0);  // no spin until spells show one would have paid
+    b.spell_ended(30'000, true);
+    EXPECT_EQ(b.budget_ns(), 0);  // one short miss is not yet a pattern
     b.spell_ended(30'000, true);
     EXPECT_EQ(b.budget_ns(), step);
     b.spell_ended(30'000, true);
@@ -110,10 +112,25 @@ TEST(SpinBudget, StartsAtZeroAndGrowsByDoublingOnSpellsThatEndedWithWorkWithinTh
     EXPECT_EQ(b.budget_ns(), 50'000);
 }
 
+TEST(SpinBudget, SpellsThatAlternateShortAndLongNeverStartASpin) {
+    spin_budget b(50us, true);
+    for (int i = 0; i < 100; ++i) {
+        b.spell_ended(30'000, true);     // the reply to a request, soon
+        b.spell_ended(1'000'000, true);  // then a long wait
+    }
+    EXPECT_EQ(b.budget_ns(), 0);
+    // A caught spell does not break a run of short misses; a long one does.
+    b.spell_ended(30'000, true);
+    b.spell_ended(30'000, true);
+    ASSERT_EQ(b.budget_ns(), step);
+    b.spell_ended(1'000, true);  // caught
+    b.spell_ended(30'000, true);
+    EXPECT_EQ(b.budget_ns(), 2 * step);
+}
+
 TEST(SpinBudget, ASpellTheSpinCaughtLeavesTheBudgetAlone) {
     spin_budget b(50us, true);
-    b.spell_ended(10'000, true);
-    b.spell_ended(10'000, true);
+    for (int i = 0; i < 3; ++i) b.spell_ended(10'000, true);
     ASSERT_EQ(b.budget_ns(), 2 * step);
     b.spell_ended(2 * step, true);  // the spin found the work at its very end
     b.spell_ended(1'000, true);
@@ -122,7 +139,7 @@ TEST(SpinBudget, ASpellTheSpinCaughtLeavesTheBudgetAlone) {
 
 TEST(SpinBudget, LongSpellsAndTimeoutsHalveItDownToZero) {
     spin_budget b(64us, true);
-    for (int i = 0; i < 5; ++i) b.spell_ended(63'000, true);
+    for (int i = 0; i < 6; ++i) b.spell_ended(63'000, true);
     ASSERT_EQ(b.budget_ns(), 64'000);
     b.spell_ended(65'000, true);  // longer than the cap: spinning for it was waste
     EXPECT_EQ(b.budget_ns(), 32'000);
@@ -139,6 +156,7 @@ TEST(SpinBudget, LongSpellsAndTimeoutsHalveItDownToZero) {
 
 TEST(SpinBudget, ACapBelowTheStepIsTheOnlyBudgetAndFixedModeNeverMoves) {
     spin_budget small(2us, true);
+    small.spell_ended(1'500, true);
     small.spell_ended(1'500, true);
     EXPECT_EQ(small.budget_ns(), 2'000);
     small.spell_ended(3'000, true);
@@ -199,7 +217,7 @@ TEST(ParkSpin, AnAdaptiveBudgetFallsToZeroWhenTheRuntimeStaysIdle) {
     }
     ASSERT_GT(largest_budget(rt.metrics()), 0u) << "the budget never grew";
     // Each park timeout halves it: from at most 1 ms that is 9 timeouts to 0 per worker.
-    for (int i = 0; i < 100'000 && largest_budget(rt.metrics()) > 0; ++i) {
+    for (int i = 0; i < 20'000 && largest_budget(rt.metrics()) > 0; ++i) {
         std::this_thread::sleep_for(1ms);
     }
     const runtime_metrics m = workloads::settle(rt);
