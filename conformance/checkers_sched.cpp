@@ -595,16 +595,33 @@ void check_i6_with(const run_params& p, bool faulty, std::chrono::nanoseconds pa
                 break;
         }
     });
-    // Counters, at rest (timeouts keep firing, so compare a snapshot taken while settled).
-    for (int attempt = 0; attempt < 1000; ++attempt) {
-        const runtime_metrics m = workloads::settle(rt);
-        if (m.num_parked != p.workers) continue;
-        ++o.events;
-        if (m.total(&worker_metrics::unparks_notified) != m.claims) {
-            forbid(o, std::to_string(m.total(&worker_metrics::unparks_notified)) +
-                          " notified wakes vs " + std::to_string(m.claims) + " claims");
+    // Counters. A snapshot reads the workers' counters before the claim count, and a worker
+    // counts a notified wake only after its claimer counted the claim, so every snapshot has
+    // notified <= claims; at rest (two snapshots apart with every worker parked and nothing
+    // moving between them) the two are equal. Timeouts keep firing, and with the 2 ms one at
+    // hundreds of workers on a few CPUs the runtime may never be seen at rest: the attempts
+    // are bounded (about 2 s of snapshots), and then only the bound was checked, which a note
+    // says. The control (timeout wakes counted as notified) breaks the bound as well.
+    runtime_metrics before = rt.metrics();
+    bool at_rest = false;
+    for (int attempt = 0; attempt < 20'000 && !at_rest; ++attempt) {
+        std::this_thread::sleep_for(100us);
+        runtime_metrics m = rt.metrics();
+        at_rest = workloads::at_rest_between(rt, before, m);
+        const std::uint64_t notified = m.total(&worker_metrics::unparks_notified);
+        if (notified > m.claims || (at_rest && notified != m.claims)) {
+            ++o.events;
+            forbid(o, std::to_string(notified) + " notified wakes vs " + std::to_string(m.claims) +
+                          " claims" + (at_rest ? " at rest" : ""));
+            return;
         }
-        break;
+        before = std::move(m);
+    }
+    ++o.events;
+    if (!at_rest) {
+        note_first(o, "not seen at rest with a " + std::to_string(park.count() / 1'000'000) +
+                          " ms park timeout at " + std::to_string(p.workers) +
+                          " workers: only notified <= claims was checked");
     }
 }
 

@@ -37,7 +37,10 @@ inline bool parked_exactly_first(const runtime_metrics& m, unsigned n) {
     return n <= m.parked_bitmap.size() * 64;
 }
 
-inline runtime_metrics settle(const runtime& rt, int attempts = 100'000) {
+// True if two snapshots of `rt`, taken some time apart (a before b), show it at rest: every
+// worker parked (or spinning, in busy mode) and nobody searching in both, with no claim, park or
+// notified wake between them (so no wake was in flight when either was taken).
+inline bool at_rest_between(const runtime& rt, const runtime_metrics& a, const runtime_metrics& b) {
     auto quiet = [&](const runtime_metrics& m) {
         const bool all_idle = m.io_mode == "busy" || m.num_parked == rt.num_workers();
         return all_idle && m.num_searching == 0;
@@ -56,11 +59,17 @@ inline runtime_metrics settle(const runtime& rt, int attempts = 100'000) {
                a.total(&worker_metrics::unparks_notified) ==
                    b.total(&worker_metrics::unparks_notified);
     };
+    return quiet(a) && quiet(b) && same(a, b) && spinning(a, b);
+}
+
+// Waits (100 us between snapshots, at most `attempts` of them) until the runtime is at rest and
+// returns the last snapshot; it may not be at rest if the attempts ran out.
+inline runtime_metrics settle(const runtime& rt, int attempts = 100'000) {
     runtime_metrics m = rt.metrics();
     for (int i = 0; i < attempts; ++i) {
         std::this_thread::sleep_for(std::chrono::microseconds(100));
         runtime_metrics next = rt.metrics();
-        const bool settled = quiet(m) && quiet(next) && same(m, next) && spinning(m, next);
+        const bool settled = at_rest_between(rt, m, next);
         m = std::move(next);
         if (settled) break;
     }
