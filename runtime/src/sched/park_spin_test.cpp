@@ -205,12 +205,13 @@ TEST(ParkSpin, AnAdaptiveBudgetGrowsWhileWorkComesInShortGapsAndTheSpinsThenCatc
 }
 
 // Idle spells that end by the park timeout halve the budget until the workers park at once:
-// an idle runtime stops spinning.
+// an idle runtime stops spinning. The park timeout is shorter than the cap, so a timed-out
+// spell is shorter than the cap too: only its having found no work makes it shrink the budget.
 TEST(ParkSpin, AnAdaptiveBudgetFallsToZeroWhenTheRuntimeStaysIdle) {
     config c;
     c.workers = 2;
     c.park_spin = 1ms;
-    c.park_timeout = 1ms;
+    c.park_timeout = 200us;
     runtime rt(c);
     for (int i = 0; i < 20'000 && largest_budget(rt.metrics()) == 0; ++i) {
         EXPECT_EQ(rt.spawn([]() -> task<int> { co_return 5; }()).join(), 5);
