@@ -214,7 +214,7 @@ int conformance_main(args& a) {
                    "                   of this machine (nothing bound; no busy pass)\n"
                    "  --park-spin US   every runtime's config::park_spin, in us (1-1000), fixed:\n"
                    "                   the last searcher spins that long before every park\n"
-                   "                   (default: the config's, an adaptive budget)\n"
+                   "                   (park_spin_adaptive off; default: no spin)\n"
                    "  --hang-limit S   a run without progress for S s is a hang (default 30 "
                    "with\n"
                    "                   --quick, 120 with --full)\n"
