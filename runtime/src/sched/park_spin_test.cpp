@@ -94,7 +94,7 @@ constexpr std::int64_t step = spin_budget::start_step_ns;
 
 TEST(SpinBudget, StartsAtZeroAndGrowsByDoublingOnShortMissesInARow) {
     spin_budget b(50us, /*adaptive=*/true);
-    EXPECT_TRUE(b.enabled());
+    EXPECT_TRUE(b.learns());
     EXPECT_EQ(b.budget_ns(), 0);  // no spin until spells show one would have paid
     b.spell_ended(30'000, true);
     EXPECT_EQ(b.budget_ns(), 0);  // one short miss is not yet a pattern
@@ -169,7 +169,7 @@ TEST(SpinBudget, ACapBelowTheStepIsTheOnlyBudgetAndFixedModeNeverMoves) {
     EXPECT_EQ(fixed.budget_ns(), 20'000);
 
     spin_budget off(0ns, true);
-    EXPECT_FALSE(off.enabled());
+    EXPECT_FALSE(off.learns());
     off.spell_ended(1'000, true);
     EXPECT_EQ(off.budget_ns(), 0);
 }

@@ -35,16 +35,17 @@ public:
           adaptive_(adaptive),
           budget_ns_(adaptive ? 0 : cap.count()) {}
 
-    bool enabled() const noexcept { return cap_ns_ > 0; }
+    // True if spell_ended can move the budget (adaptive, with a spin allowed): only then is
+    // an idle spell worth timing.
+    bool learns() const noexcept { return adaptive_ && cap_ns_ > 0; }
     // How long to spin at this park (0: park at once).
     std::int64_t budget_ns() const noexcept { return budget_ns_; }
-    std::int64_t cap_ns() const noexcept { return cap_ns_; }
 
     // An idle spell of `spell_ns` (from going idle to having work again, the spin included)
     // ended: with work (a claim, an I/O event, the final check's find) or not (the park timed
     // out, or the runtime is shutting down; such a spell counts as longer than the cap).
     void spell_ended(std::int64_t spell_ns, bool found_work) noexcept {
-        if (!adaptive_) return;
+        if (!learns()) return;
         if (found_work && spell_ns <= budget_ns_) return;  // the spin caught it
         if (!found_work || spell_ns > cap_ns_) {
             const std::int64_t half = budget_ns_ / 2;

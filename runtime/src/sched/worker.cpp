@@ -426,8 +426,9 @@ void worker::park() noexcept {
         transitioning_to_park_ = false;
         return;
     }
-    // The idle spell starts here: the adaptive spin budget learns how long spells last.
-    const std::int64_t idle_from = spin_.enabled() ? clock_.now() : 0;
+    // The idle spell starts here: the adaptive spin budget learns how long spells last (a fixed
+    // or disabled spin reads no clock).
+    const std::int64_t idle_from = spin_.learns() ? clock_.now() : 0;
     if (spin_.budget_ns() > 0 && searching_ && spin_as_last_searcher()) {
         transitioning_to_park_ = false;  // the spin caught the work: the budget stays
         return;
@@ -451,7 +452,7 @@ void worker::park() noexcept {
     if ((final_check && sched_.work_pending()) || missed_push || sched_.shutting_down()) {
         // I4: the final check found work; do not sleep.
         bump(c_park_cancels);
-        if (spin_.enabled()) end_idle_spell(idle_from, !sched_.shutting_down());
+        if (spin_.learns()) end_idle_spell(idle_from, !sched_.shutting_down());
         if (!idle.unmark_parked(index_)) {
             // A producer claimed us meanwhile; we count as its searcher (I6).
             take_claim_token();
@@ -503,7 +504,7 @@ void worker::park() noexcept {
         bump(c_unparks_notified);
         BLITZ_PROBE(*this, probe_kind::unpark, 0, idle.bitmap_of(index_));
     }
-    if (spin_.enabled()) end_idle_spell(idle_from, found_work && !sched_.shutting_down());
+    if (spin_.learns()) end_idle_spell(idle_from, found_work && !sched_.shutting_down());
     transitioning_to_park_ = false;
     flush_collected();  // what the I/O driver woke, now that this worker is back
 }
