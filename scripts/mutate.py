@@ -58,6 +58,16 @@ CATALOGUE = [
      "end_idle_spell(idle_from, !sched_.shutting_down());",
      "a park that timed out counts as an idle spell that ended with work, so the adaptive spin "
      "budget (config::park_spin_adaptive) of an idle runtime grows instead of falling to 0"),
+    ("block-cache-charge-never-refunded", "runtime/src/task/task_header.cpp",
+     "            charged_ -= refund;\n            wide_charged.fetch_sub(refund, std::memory_order_relaxed);",
+     "            charged_ -= refund;",
+     "a block taken from beyond a plain thread's base is not refunded to the shared budget, so "
+     "the budget leaks until no thread outside the runtime may cache beyond its base"),
+    ("block-cache-workers-unbounded", "runtime/src/task/task_header.cpp",
+     "    return current_runtime() == nullptr && draining_runtime() == nullptr;",
+     "    return true;",
+     "workers cache beyond their base too, handing fork-join work scattered blocks "
+     "(results/epyc-2c-kvm/block-depot)"),
     ("oneshot-cell-leaves-sender-open", "runtime/include/blitz/chan/oneshot.hpp",
      "if (!made_ || BLITZ_MODEL_DEFECT(oneshot_cell_no_close)) return;",
      "return;",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/detail/task_header.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <new>
@@ -12,6 +13,7 @@
 #include "blitz/join_handle.hpp"
 #include "blitz/testing/fault_injection.hpp"
 #include "task/alloc_stats.hpp"
+#include "task/block_cache_info.hpp"
 #include "task/context_internal.hpp"
 #include "task/schedule.hpp"
 
@@ -56,22 +58,39 @@ constexpr waker_vtable task_waker_vtable{waker_wake, waker_wake_by_ref, waker_cl
 // another allocated, which sends glibc's free to its arena locks. Blocks are allocated at their
 // class size so any block of a class fits any request of it; classes are 16 bytes apart (the heap's
 // own granularity), so a block is never rounded up by more than 15 bytes (64-byte classes made a
-// 200-byte task take 256). A thread keeps at most 256 blocks of a class and 2 MiB in all, and its
-// cache is returned to the heap when the thread exits. Keep it small: a cache that holds
-// thousands of blocks, or a depot that trades them between threads, hands skynet's tasks
-// scattered blocks instead of the ones malloc carves in spawn order, and skynet_1m ran 1.18x
-// slower with one (results/epyc-2c-kvm/block-depot). Off under AddressSanitizer, so that a use
-// after free still faults.
+// 200-byte task take 256). A thread keeps at most 256 blocks of a class and 2 MiB in all (its
+// base), and its cache is returned to the heap when the thread exits. Keep a worker's small: a
+// cache that holds thousands of blocks, or a depot that trades them between threads, hands
+// skynet's tasks scattered blocks instead of the ones malloc carves in spawn order, and skynet_1m
+// ran 1.18x slower with one (results/epyc-2c-kvm/block-depot).
+//
+// A thread that is not a worker (nor draining a runtime) may keep more, from one budget of
+// 16 MiB that all such threads share: a plain thread that spawns into a runtime holds the join
+// handles and drops a burst of them at once (each drop frees a block there), and its next burst
+// allocates as many; with the base alone, all but 256 of each burst went through malloc and free
+// (spawn_many_remote_idle: 0.975 heap allocations a spawn; results/epyc-2c-kvm/plain-thread-cache).
+// Blocks beyond the base are charged to the budget as they come in and refunded as they go out.
+// Off under AddressSanitizer, so that a use after free still faults.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool block_cache_on = false;
 #else
 constexpr bool block_cache_on = true;
 #endif
 
+// Bytes cached beyond their threads' bases, by every thread (block_cache::wide_budget bounds it).
+// relaxed: a count that bounds memory; no block is published through it.
+detail::atomic<std::size_t> wide_charged{0};
+
+// Whether the calling thread may cache beyond its base: not a worker, not draining a runtime.
+bool wide_thread() noexcept {
+    return current_runtime() == nullptr && draining_runtime() == nullptr;
+}
+
 class block_cache {
 public:
     static constexpr std::size_t step = 16, classes = 64, per_class = 256;
     static constexpr std::size_t max_bytes = std::size_t{2} << 20;
+    static constexpr std::size_t wide_budget = std::size_t{16} << 20;
 
     block_cache() = default;
     block_cache(const block_cache&) = delete;
@@ -84,6 +103,7 @@ public:
                 ::operator delete(n);
             }
         }
+        if (charged_) wide_charged.fetch_sub(charged_, std::memory_order_relaxed);
     }
     // The class of a block of `bytes` (classes when too big to cache).
     static std::size_t class_of(std::size_t bytes) noexcept {
@@ -96,24 +116,47 @@ public:
         if (!n) return nullptr;
         head_[c] = n->next;
         --count_[c];
-        bytes_ -= bytes_of(c);
+        const std::size_t b = bytes_of(c);
+        bytes_ -= b;
+        if (charged_ != 0) [[unlikely]] {  // what the thread holds beyond its base goes first
+            const std::size_t refund = std::min(charged_, b);
+            charged_ -= refund;
+            wide_charged.fetch_sub(refund, std::memory_order_relaxed);
+        }
         return n;
     }
+    // Keeps p (a block of class c) if the base has room, or else if this thread is not a worker
+    // and the shared budget has room.
     bool give(std::size_t c, void* p) noexcept {
-        if (!alive_ || count_[c] == per_class || bytes_ + bytes_of(c) > max_bytes) return false;
+        if (!alive_) return false;
+        const std::size_t b = bytes_of(c);
+        if (count_[c] >= per_class || bytes_ + b > max_bytes) {
+            if (!wide_thread() || !charge(b)) return false;
+            charged_ += b;
+        }
         head_[c] = ::new (p) node{head_[c]};
         ++count_[c];
-        bytes_ += bytes_of(c);
+        bytes_ += b;
         return true;
     }
+    std::size_t held(std::size_t c) const noexcept { return count_[c]; }
 
 private:
     struct node {
         node* next;
     };
+    // A compare-exchange, not an add undone when over: the count never passes the budget.
+    static bool charge(std::size_t b) noexcept {
+        std::size_t now = wide_charged.load(std::memory_order_relaxed);
+        do {
+            if (now + b > wide_budget) return false;
+        } while (!wide_charged.compare_exchange_weak(now, now + b, std::memory_order_relaxed));
+        return true;
+    }
     node* head_[classes] = {};
     std::size_t count_[classes] = {};
-    std::size_t bytes_ = 0;  // in all classes
+    std::size_t bytes_ = 0;    // in all classes
+    std::size_t charged_ = 0;  // of bytes_, charged to wide_charged (at most bytes_)
     bool alive_ = true;
 };
 
@@ -138,6 +181,17 @@ thread_local const std::byte* tl_fresh_end = nullptr;
 void cached_free(void* p, std::size_t bytes) noexcept {
     free_of_class(p, block_cache::class_of(bytes));
 }
+
+namespace block_cache_info {
+bool enabled() noexcept { return block_cache_on; }
+std::size_t held(std::size_t bytes) noexcept {
+    const std::size_t c = block_cache::class_of(bytes);
+    return c < block_cache::classes ? tl_blocks.held(c) : 0;
+}
+std::size_t base_per_class() noexcept { return block_cache::per_class; }
+std::size_t wide_budget() noexcept { return block_cache::wide_budget; }
+std::size_t wide_charged() noexcept { return detail::wide_charged.load(std::memory_order_relaxed); }
+}  // namespace block_cache_info
 
 void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops* front) {
     if (BLITZ_INJECTED_FAILURE(task_alloc)) throw std::bad_alloc();  // faults build only
