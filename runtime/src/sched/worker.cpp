@@ -132,6 +132,11 @@ void worker::note_choice(std::uint64_t extra) noexcept {
     if (probes_on()) choice_ = own_sources() | extra;  // G3: what was available, for the probe
 }
 
+inline task_header* worker::fetch_global(bool periodic) noexcept {
+    if (sched_.global().empty()) return nullptr;  // G1: no lock for the emptiness check
+    return fetch_global_batch(periodic);
+}
+
 task_header* worker::next_task() noexcept {
     task_header* fetched = nullptr;
     if (polls_since_global_ >= interval_ &&
@@ -185,9 +190,8 @@ task_header* worker::next_task() noexcept {
     return fetch_global();
 }
 
-task_header* worker::fetch_global(bool periodic) noexcept {
+task_header* worker::fetch_global_batch(bool periodic) noexcept {
     global_queue& g = sched_.global();
-    if (g.empty()) return nullptr;  // G1: no lock for the emptiness check
     // G2: one to run plus what fits the ring's free space (nothing overflows); the rest go to
     // the ring's tail, where thieves see them. G7: the periodic check (G4) takes one task, as
     // Tokio's does, while the worker's ring is a quarter full or more: a batch would pull back

@@ -166,7 +166,10 @@ public:
 
 private:
     task_header* next_task() noexcept;
-    task_header* fetch_global(bool periodic = false) noexcept;
+    // The global queue's emptiness check (G1: no lock), inline in worker.cpp: a yield's periodic
+    // check mostly finds the queue empty. fetch_global_batch takes the batch.
+    inline task_header* fetch_global(bool periodic = false) noexcept;
+    task_header* fetch_global_batch(bool periodic) noexcept;
     task_header* search() noexcept;
     // I1: becomes a searcher if the gate admits it; false when enough workers search already.
     bool begin_search() noexcept;
