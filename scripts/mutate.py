@@ -58,6 +58,11 @@ CATALOGUE = [
      "end_idle_spell(idle_from, !sched_.shutting_down());",
      "a park that timed out counts as an idle spell that ended with work, so the adaptive spin "
      "budget (config::park_spin_adaptive) of an idle runtime grows instead of falling to 0"),
+    ("yield-not-rescheduled", "runtime/src/task/task_header.cpp",
+     "const bool yielded = std::exchange(tl_yield_requested, false);",
+     "const bool yielded = (tl_yield_requested = false);",
+     "a yield is forgotten after the poll: the task goes IDLE with no waker and never runs "
+     "again (K2)"),
     ("block-cache-charge-never-refunded", "runtime/src/task/task_header.cpp",
      "            charged_ -= refund;\n            wide_charged.fetch_sub(refund, std::memory_order_relaxed);",
      "            charged_ -= refund;",

@@ -215,13 +215,6 @@ std::uint32_t local_queue::debug_claim(std::uint32_t n, task_header** out) noexc
     }
 }
 
-std::uint32_t local_queue::len() const noexcept {
-    // Head first, then tail: tail only grows, so the difference is never negative.
-    std::uint32_t real = real_of(head_.load(std::memory_order_acquire));
-    std::uint32_t tail = tail_.load(std::memory_order_acquire);
-    return std::min(tail - real, capacity);
-}
-
 std::uint32_t local_queue::span() const noexcept {
     // Tail first, then head: a concurrent push can only make the answer smaller, never larger.
     const std::uint32_t tail = tail_.load(std::memory_order_acquire);

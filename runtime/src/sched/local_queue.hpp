@@ -90,7 +90,13 @@ public:
     };
     void set_faults(faults f) noexcept { faults_ = f; }  // before the ring is shared
 
-    std::uint32_t len() const noexcept;  // racy snapshot, for heuristics and metrics
+    // A racy snapshot, for heuristics and metrics. Inline: the run loop asks at every yield.
+    std::uint32_t len() const noexcept {
+        // Head first, then tail: tail only grows, so the difference is never negative.
+        const std::uint32_t real = real_of(head_.load(std::memory_order_acquire));
+        const std::uint32_t tail = tail_.load(std::memory_order_acquire);
+        return tail - real < capacity ? tail - real : capacity;
+    }
     // Slots in use, counting those a thief is still copying: tail - steal head (Q1: <= 256).
     std::uint32_t span() const noexcept;
     bool empty() const noexcept { return len() == 0; }

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <new>
 #include <stdexcept>
+#include <utility>
 
 #include "blitz/detail/atomic.hpp"
 #include "blitz/detail/faults.hpp"
@@ -273,6 +274,7 @@ task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_s
     } else {
         ready_ = nullptr;
         set_current_task(this);
+        tl_yield_requested = false;
         resume_point_.resume();
         set_current_task(nullptr);
     }
@@ -280,8 +282,10 @@ task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_s
         complete(/*cancelled=*/false, 1);
         return poll_outcome::completed;
     }
-    return transition_after_poll() == after_poll::rescheduled ? poll_outcome::rescheduled
-                                                              : poll_outcome::idle;
+    // A yield (mark_yielded) reschedules the task as a wake during the poll would have.
+    const bool yielded = std::exchange(tl_yield_requested, false);
+    return transition_after_poll(yielded) == after_poll::rescheduled ? poll_outcome::rescheduled
+                                                                     : poll_outcome::idle;
 }
 
 std::uint64_t task_header::finish(bool was_cancelled) noexcept {
@@ -335,13 +339,13 @@ std::uint64_t task_header::transition_to_running() noexcept {
     return ns;
 }
 
-task_header::after_poll task_header::transition_after_poll() noexcept {
+task_header::after_poll task_header::transition_after_poll(bool yielded) noexcept {
     std::uint64_t s = state_.load(std::memory_order_acquire);
     for (;;) {
         assert(lifecycle_of(s) == lifecycle::running);
         std::uint64_t ns;
         after_poll r;
-        if ((s & notified) || cancel_due(s)) {
+        if (yielded || (s & notified) || cancel_due(s)) {
             ns = with_lifecycle(s, lifecycle::scheduled) & ~notified;  // keep the queue ref
             r = after_poll::rescheduled;
         } else {
@@ -535,12 +539,6 @@ void task_header::destroy_frame() noexcept {
 
 void abort_task(task_header* t) noexcept {
     if (t->request_cancel()) t->scheduler()->schedule(t, /*is_yield=*/false);
-}
-
-void mark_yielded(task_header* t) noexcept {
-    // Waking oneself while RUNNING sets `notified`: after this poll the worker puts the task at
-    // the ring tail (K2), which is exactly a yield.
-    t->transition_to_scheduled(/*consume=*/false);
 }
 
 namespace {

@@ -62,6 +62,23 @@ TEST_F(StateWord, WakeWhileRunningReschedulesAfterThePoll) {
     EXPECT_EQ(refs_of(s()), 3u);  // the queue reference moves to the new entry
 }
 
+TEST_F(StateWord, AYieldReschedulesAfterThePollWithoutNotified) {
+    h.transition_to_running();
+    const std::uint64_t running = s();
+    EXPECT_EQ(h.transition_after_poll(/*yielded=*/true), task_header::after_poll::rescheduled);
+    EXPECT_EQ(lifecycle_of(s()), lifecycle::scheduled);
+    EXPECT_FALSE(s() & notified);
+    EXPECT_EQ(refs_of(s()), refs_of(running));  // the queue reference moves to the new entry
+}
+
+TEST_F(StateWord, AYieldThatMeetsAWakeMakesOneQueueEntry) {
+    h.transition_to_running();
+    EXPECT_FALSE(h.transition_to_scheduled(false));  // a wake during the poll: notified only
+    EXPECT_EQ(h.transition_after_poll(/*yielded=*/true), task_header::after_poll::rescheduled);
+    EXPECT_FALSE(s() & notified);  // one entry serves both
+    EXPECT_EQ(refs_of(s()), 3u);
+}
+
 TEST_F(StateWord, WakeOfIdleSchedulesExactlyOnce) {
     h.transition_to_running();
     h.transition_after_poll();                       // idle, 2 refs

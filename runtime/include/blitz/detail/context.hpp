@@ -2,6 +2,7 @@
 #pragma once
 // Thread-local runtime context: which runtime the calling thread serves and which task it runs.
 
+#include <cassert>
 #include <coroutine>
 
 #include "blitz/detail/faults.hpp"
@@ -83,7 +84,14 @@ inline bool coop_exhausted() noexcept { return tl_coop_budget == 0; }
 inline void coop_spend() noexcept {
     if (tl_coop_budget > 0) --tl_coop_budget;
 }
-// Puts the task at the back of its worker's ring when it next suspends (a yield).
-void mark_yielded(task_header* t) noexcept;
+// Set by mark_yielded during a poll, read and cleared by the poll when the task suspends.
+inline thread_local bool tl_yield_requested = false;
+// Puts the running task `t` at the back of its worker's ring when it next suspends (a yield).
+// The poll then reschedules it as if it had been woken while running (K2), but nothing is
+// written to the state word: only the thread running the task reads this flag.
+inline void mark_yielded([[maybe_unused]] task_header* t) noexcept {
+    assert(t == tl_task && "mark_yielded: only the running task yields");
+    tl_yield_requested = true;
+}
 
 }  // namespace blitz::detail

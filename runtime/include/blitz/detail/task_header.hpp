@@ -75,7 +75,9 @@ public:
     // ---- lifecycle transitions (see the state machine above) ----
     std::uint64_t transition_to_running() noexcept;  // returns the state after the transition
     enum class after_poll { idle, rescheduled };
-    after_poll transition_after_poll() noexcept;
+    // `yielded`: the task asked to go to the back of the queue (mark_yielded), which reschedules
+    // it as `notified` does.
+    after_poll transition_after_poll(bool yielded = false) noexcept;
     // Returns the previous state. `drop` references go in the same step unless the previous
     // state has a join waker (the caller then still holds them).
     std::uint64_t transition_to_complete(bool was_cancelled, std::uint32_t drop = 0) noexcept;
