@@ -78,6 +78,7 @@ constexpr bool block_cache_on = false;
 constexpr bool block_cache_on = true;
 #endif
 
+namespace {
 // Bytes cached beyond their threads' bases, by every thread (block_cache::wide_budget bounds it).
 // relaxed: a count that bounds memory; no block is published through it.
 detail::atomic<std::size_t> wide_charged{0};
@@ -86,6 +87,7 @@ detail::atomic<std::size_t> wide_charged{0};
 bool wide_thread() noexcept {
     return current_runtime() == nullptr && draining_runtime() == nullptr;
 }
+}  // namespace
 
 class block_cache {
 public:
