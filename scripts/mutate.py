@@ -59,8 +59,8 @@ CATALOGUE = [
      "a park that timed out counts as an idle spell that ended with work, so the adaptive spin "
      "budget (config::park_spin_adaptive) of an idle runtime grows instead of falling to 0"),
     ("yield-not-rescheduled", "runtime/src/task/task_header.cpp",
-     "const bool yielded = std::exchange(tl_yield_requested, false);",
-     "const bool yielded = (tl_yield_requested = false);",
+     "yielded = std::exchange(tl_yield_requested, false);",
+     "yielded = (tl_yield_requested = false);",
      "a yield is forgotten after the poll: the task goes IDLE with no waker and never runs "
      "again (K2)"),
     ("block-cache-charge-never-refunded", "runtime/src/task/task_header.cpp",

@@ -270,22 +270,22 @@ task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_s
     }
     // B2: a fresh cooperative budget for this poll (the readiness check may already spend it).
     tl_coop_budget = coop_budget;
+    bool yielded = false;  // set by mark_yielded during the resume below
     if (ready_ && !ready_->ready_check(ready_)) {
         // A stray wake: the awaitable it is suspended on is not ready. Stay suspended.
         stray = true;
     } else {
         ready_ = nullptr;
         set_current_task(this);
-        tl_yield_requested = false;
         resume_point_.resume();
         set_current_task(nullptr);
+        // A yield (mark_yielded) reschedules the task as a wake during the poll would have.
+        yielded = std::exchange(tl_yield_requested, false);
     }
     if (root().done()) {
         complete(/*cancelled=*/false, 1);
         return poll_outcome::completed;
     }
-    // A yield (mark_yielded) reschedules the task as a wake during the poll would have.
-    const bool yielded = std::exchange(tl_yield_requested, false);
     return transition_after_poll(yielded) == after_poll::rescheduled ? poll_outcome::rescheduled
                                                                      : poll_outcome::idle;
 }
