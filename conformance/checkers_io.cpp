@@ -144,15 +144,17 @@ outcome run_io_children(const char* name, const run_params& p, bool faulty, std:
 
 // ---- O1 -------------------------------------------------------------------------------------
 
-// Makes io_uring_setup fail with `err` in this (child) process, as Docker's default seccomp
-// profile (EPERM), a kernel without io_uring (ENOSYS) or a managed sandbox (EOPNOTSUPP) do.
-bool deny_io_uring_setup(int err) {
+// Makes syscall `nr` (io_uring_setup, or io_uring_register alone) fail with `err` in this
+// (child) process, as Docker's default seccomp profile (EPERM), a kernel without io_uring
+// (ENOSYS), a managed sandbox (EOPNOTSUPP) or a filter that allows rings but not their
+// registrations do.
+bool deny_syscall(long nr, int err) {
     sock_filter filter[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<unsigned>(nr), 0, 1),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (static_cast<unsigned>(err) & 0xffff)),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
@@ -161,9 +163,12 @@ bool deny_io_uring_setup(int err) {
            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
 }
 
-// O1's child: io_uring_setup fails with `err` here.
-int o1_child(int err, unsigned workers, bool faulty) {
-    if (!deny_io_uring_setup(err)) return 10;
+// O1's child: io_uring_setup (or, with `register_only`, io_uring_register) fails with `err`
+// here.
+int o1_child(int err, unsigned workers, bool faulty, bool register_only) {
+    if (!deny_syscall(register_only ? __NR_io_uring_register : __NR_io_uring_setup, err)) {
+        return 10;
+    }
     config c = io_config(workers, io_backend_kind::automatic);
     c.debug.io_fallback_on_enosys_only = faulty;
     try {
@@ -234,16 +239,24 @@ outcome check_o1(const run_params& p, bool faulty) {
         ++o.events;
         if (ep.metrics().io_backend != "epoll") forbid(o, "io_backend = epoll did not give epoll");
     }
-    for (int err : {EPERM, ENOSYS, EOPNOTSUPP}) {
+    // The setup refused with each errno, then the ring set up but io_uring_register refused
+    // (the opcode probe is the first registration): the reason names the errno the kernel gave.
+    const struct {
+        int err;
+        bool register_only;
+    } denials[] = {{EPERM, false}, {ENOSYS, false}, {EOPNOTSUPP, false}, {EPERM, true}};
+    for (const auto& d : denials) {
+        const int err = d.err;
+        const char* call = d.register_only ? "io_uring_register" : "io_uring_setup";
         ++o.runs;
         o.events += 3;
-        const int code =
-            in_child({"o1", std::to_string(err), std::to_string(p.workers), faulty ? "1" : "0"});
+        const int code = in_child({"o1", std::to_string(err), std::to_string(p.workers),
+                                   faulty ? "1" : "0", d.register_only ? "register" : "setup"});
         if (code == 10) {  // no seccomp here (some sandboxes refuse filters): say so
-            o.note += std::string("; seccomp unavailable, fallback on ") + strerrorname_np(err) +
-                      " not checked";
+            o.note += std::string("; seccomp unavailable, fallback on ") + call + " " +
+                      strerrorname_np(err) + " not checked";
         } else if (code != 0) {
-            forbid(o, std::string("io_uring_setup failing with ") + strerrorname_np(err) + ": " +
+            forbid(o, std::string(call) + " failing with " + strerrorname_np(err) + ": " +
                           o1_failure(code));
         }
     }
@@ -1500,7 +1513,7 @@ int run_child(const std::vector<std::string>& args) {
     auto arg = [&](std::size_t i) { return i < args.size() ? args[i] : std::string(); };
     const unsigned workers = static_cast<unsigned>(std::stoul(arg(2).empty() ? "1" : arg(2)));
     const bool faulty = arg(3) == "1";
-    if (arg(0) == "o1") return o1_child(std::stoi(arg(1)), workers, faulty);
+    if (arg(0) == "o1") return o1_child(std::stoi(arg(1)), workers, faulty, arg(4) == "register");
     if (arg(0) == "o8") {
         return o8_child(arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::automatic,
                         workers, faulty);

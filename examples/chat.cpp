@@ -5,9 +5,10 @@
 // clients that each say 20 lines, and checks that every client heard all 160. Exit status 0 on
 // success.
 //
-//   example_chat          automatic backend
-//   example_chat epoll    force epoll
+//   example_chat [epoll|io_uring]   the backend: automatic selection by default; epoll forced;
+//                                   io_uring where the kernel allows it, else epoll
 
+#include <atomic>
 #include <blitz/blitz.hpp>
 #include <cstdio>
 #include <cstring>
@@ -94,16 +95,30 @@ blitz::task<int> run() {
     blitz::cancellation_token go;  // used as a latch: cancelled() completes once it is set
     std::vector<blitz::join_handle<int>> cs;
     for (int i = 0; i < clients; ++i) cs.push_back(blitz::spawn(client(where, go)));
-    std::vector<blitz::join_handle<void>> sessions;
-    for (int i = 0; i < clients; ++i) {
-        auto s = co_await l->accept();
-        if (!s) co_return 1;
-        sessions.push_back(blitz::spawn(session(std::move(*s), hub, hub.subscribe(), i)));
-    }
+    // The accept loop is net::serve (it backs off and sheds queued clients when descriptors
+    // run out); each session subscribes as it is accepted, and the last one opens the room.
+    blitz::cancellation_token stop, all_in;
+    blitz::task_tracker sessions;
+    std::atomic<int> joined{0};  // each connection's task calls the handler, on any worker
+    blitz::net::serve_options o;
+    o.stop = stop;
+    auto server = blitz::spawn(blitz::net::serve(
+        *l,
+        [&](tcp_stream s) {
+            const int id = joined++;
+            auto t = sessions.track(session(std::move(s), hub, hub.subscribe(), id));
+            if (id + 1 == clients) all_in.cancel();
+            return t;
+        },
+        o));
+    co_await all_in.cancelled();
     go.cancel();
     int ok = 0;
     for (auto& c : cs) ok += (co_await c) == clients * lines_each;
-    for (auto& s : sessions) co_await s;  // each ends when its client closes
+    stop.cancel();
+    co_await server;
+    sessions.close();
+    co_await sessions.wait();  // each ends when its client closes
     std::printf("chat: %d of %d clients heard all %d lines\n", ok, clients, clients * lines_each);
     co_return ok == clients ? 0 : 1;
 }

@@ -5,14 +5,15 @@
 // uppercases what it reads, the proxy, and 8 clients that each send 64 KiB through the proxy
 // and check what comes back. Exit status 0 on success.
 //
-//   example_proxy          automatic backend
-//   example_proxy epoll    force epoll
+//   example_proxy [epoll|io_uring]   the backend: automatic selection by default; epoll forced;
+//                                    io_uring where the kernel allows it, else epoll
 
 #include <blitz/blitz.hpp>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 using blitz::net::socket_address;
 using blitz::net::tcp_listener;
@@ -53,17 +54,6 @@ blitz::task<void> upper(tcp_stream s) {
     }
 }
 
-template <class Handler>
-blitz::task<void> accept_n(tcp_listener& l, int n, Handler h) {
-    std::vector<blitz::join_handle<void>> hs;
-    for (int i = 0; i < n; ++i) {
-        auto s = co_await l.accept();
-        if (!s) break;
-        hs.push_back(blitz::spawn(h(std::move(*s))));
-    }
-    for (auto& x : hs) co_await x;
-}
-
 blitz::task<bool> client(socket_address proxy, int id) {
     auto s = co_await tcp_stream::connect(proxy);
     if (!s) co_return false;
@@ -96,15 +86,30 @@ blitz::task<int> run() {
     auto px = tcp_listener::bind(*socket_address::parse("127.0.0.1:0"));
     if (!up || !px) co_return 1;
     const socket_address upstream = *up->local_addr(), proxy = *px->local_addr();
-    auto upstream_task = blitz::spawn(accept_n(*up, clients, upper));
-    auto proxy_task = blitz::spawn(
-        accept_n(*px, clients, [upstream](tcp_stream s) { return relay(std::move(s), upstream); }));
+    // Both accept loops are net::serve: out of descriptors they back off and shed queued
+    // clients instead of spinning, and they end when `stop` is cancelled. The connections run
+    // under trackers, so the program can wait for the last relay to finish.
+    blitz::cancellation_token stop;
+    blitz::task_tracker relays, uppers;
+    blitz::net::serve_options o;
+    o.stop = stop;
+    auto upstream_task = blitz::spawn(blitz::net::serve(
+        *up, [&uppers](tcp_stream s) { return uppers.track(upper(std::move(s))); }, o));
+    auto proxy_task = blitz::spawn(blitz::net::serve(
+        *px,
+        [&relays, upstream](tcp_stream s) { return relays.track(relay(std::move(s), upstream)); },
+        o));
     std::vector<blitz::join_handle<bool>> cs;
     for (int i = 0; i < clients; ++i) cs.push_back(blitz::spawn(client(proxy, i)));
     int ok = 0;
     for (auto& c : cs) ok += co_await c;
+    stop.cancel();
     co_await proxy_task;
     co_await upstream_task;
+    relays.close();
+    uppers.close();
+    co_await relays.wait();
+    co_await uppers.wait();
     std::printf("proxy: %d of %d clients got their 64 KiB back through the proxy\n", ok, clients);
     co_return ok == clients ? 0 : 1;
 }

@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <system_error>
@@ -161,8 +162,16 @@ std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_
     if ((p.features & need_features) != need_features) {
         return failed(EOPNOTSUPP, "features NODROP, FAST_POLL and EXT_ARG (kernel 5.11)");
     }
-    io_uring_probe* probe = io_uring_get_probe_ring(&b->ring_);
-    if (!probe) return failed(EOPNOTSUPP, "opcode probe");
+    // The opcode probe, by hand: io_uring_get_probe_ring hides the errno of the registration
+    // (a filter that allows rings but refuses io_uring_register gives EPERM, not EOPNOTSUPP).
+    constexpr unsigned probe_ops = 256;
+    auto* probe = static_cast<io_uring_probe*>(
+        std::calloc(1, sizeof(io_uring_probe) + probe_ops * sizeof(io_uring_probe_op)));
+    if (!probe) return failed(ENOMEM, "opcode probe");
+    if (const int r = io_uring_register_probe(&b->ring_, probe, probe_ops); r < 0) {
+        io_uring_free_probe(probe);
+        return failed(-r, "io_uring_register (opcode probe)");
+    }
     const struct {
         int op;
         const char* name;
