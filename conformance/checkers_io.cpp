@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // O: the I/O driver and TCP (issue 16; IO.md 7.7). Every checker runs on both backends: epoll,
-// and automatic selection (io_uring where this machine allows it, epoll otherwise; the note
-// says which).
+// and prefer_io_uring (io_uring where this machine allows it, epoll otherwise; the note says
+// which). Automatic selection is epoll in shared mode (issue 44): O1 checks what it picks.
 
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -48,9 +48,11 @@ constexpr std::chrono::seconds io_long_park{3600};
 // Hang guards, far above what a correct run needs (microseconds): only a stall reaches them.
 constexpr auto io_stall = 10s;
 
-const io_backend_kind backends[] = {io_backend_kind::epoll, io_backend_kind::automatic};
+const io_backend_kind backends[] = {io_backend_kind::epoll, io_backend_kind::prefer_io_uring};
 
-const char* label(io_backend_kind b) { return b == io_backend_kind::epoll ? "epoll" : "automatic"; }
+const char* label(io_backend_kind b) {
+    return b == io_backend_kind::epoll ? "epoll" : "prefer_io_uring";
+}
 
 config io_config(unsigned workers, io_backend_kind b) {
     config c = fresh(workers);
@@ -58,10 +60,14 @@ config io_config(unsigned workers, io_backend_kind b) {
     return c;
 }
 
-// Records which backend automatic selection chose, once.
+// Records which backend prefer_io_uring got, once.
 void note_backend(outcome& o, runtime& rt, io_backend_kind b) {
-    if (b != io_backend_kind::automatic || o.note.find("automatic") != std::string::npos) return;
-    o.note += std::string(o.note.empty() ? "" : "; ") + "automatic = " + rt.metrics().io_backend;
+    if (b != io_backend_kind::prefer_io_uring ||
+        o.note.find("prefer_io_uring") != std::string::npos) {
+        return;
+    }
+    o.note +=
+        std::string(o.note.empty() ? "" : "; ") + "prefer_io_uring = " + rt.metrics().io_backend;
 }
 
 using workloads::bytes_of;
@@ -77,13 +83,13 @@ task<std::pair<tcp_stream, tcp_stream>> connected_pair() {
 
 std::size_t open_fds();  // O8's section
 
-// True when automatic selection gets io_uring on this machine (asked once). The controls of
+// True when prefer_io_uring gets io_uring on this machine (asked once). The controls of
 // O3, O6, O7, O11 and O15 break completion operations, which exist only on io_uring: where it
 // is unavailable (containers often forbid it) they cannot show and report n/a, while the
 // checkers themselves still run on epoll.
 bool uring_here() {
     static const bool yes = [] {
-        runtime rt(io_config(1, io_backend_kind::automatic));
+        runtime rt(io_config(1, io_backend_kind::prefer_io_uring));
         return rt.metrics().io_backend == "io_uring";
     }();
     return yes;
@@ -135,7 +141,7 @@ outcome run_io_children(const char* name, const run_params& p, bool faulty, std:
         ++o.runs;
         o.events += events;
         const int code =
-            in_child({name, b == io_backend_kind::epoll ? "epoll" : "automatic",
+            in_child({name, b == io_backend_kind::epoll ? "epoll" : "prefer_io_uring",
                       std::to_string(p.workers), faulty ? "1" : "0", std::to_string(p.seed)});
         if (code != 0) forbid(o, std::string(label(b)) + ": " + explain(code));
     }
@@ -169,7 +175,7 @@ int o1_child(int err, unsigned workers, bool faulty, bool register_only) {
     if (!deny_syscall(register_only ? __NR_io_uring_register : __NR_io_uring_setup, err)) {
         return 10;
     }
-    config c = io_config(workers, io_backend_kind::automatic);
+    config c = io_config(workers, io_backend_kind::prefer_io_uring);
     c.debug.io_fallback_on_enosys_only = faulty;
     try {
         runtime rt(c);
@@ -185,8 +191,16 @@ int o1_child(int err, unsigned workers, bool faulty, bool register_only) {
             co_return r.ok();
         }());
         if (!echoed) return 13;
+        // Automatic selection (epoll in shared mode) runs files on the blocking pool here, and
+        // says why the file ring is missing.
+        runtime a(io_config(workers, io_backend_kind::automatic));
+        const std::string why = a.metrics().io_backend_reason;
+        if (why.find("blocking pool") == std::string::npos ||
+            why.find(strerrorname_np(err)) == std::string::npos) {
+            return 17;
+        }
     } catch (const config_error&) {
-        return 14;  // automatic selection refused to fall back
+        return 14;  // prefer_io_uring refused to fall back
     }
     c.io_backend = io_backend_kind::io_uring;
     try {
@@ -203,37 +217,51 @@ std::string o1_failure(int code) {
         case 10:
             return "the seccomp filter could not be installed";
         case 11:
-            return "automatic selection did not fall back to epoll";
+            return "prefer_io_uring did not fall back to epoll";
         case 12:
             return "the fallback reason does not name the errno";
         case 13:
             return "an echo over the epoll fallback failed";
         case 14:
-            return "automatic selection threw instead of falling back";
+            return "prefer_io_uring threw instead of falling back";
         case 15:
             return "forced io_uring did not throw";
         case 16:
             return "forced io_uring's error does not name the errno";
+        case 17:
+            return "automatic selection's reason does not say files run on the blocking pool "
+                   "and why";
         default:
             return "the child ended with status " + std::to_string(code);
     }
 }
 
-// O1: automatic selection picks a backend and says why; forced epoll is epoll; in a child whose
-// seccomp filter makes io_uring_setup fail with EPERM, ENOSYS or EOPNOTSUPP, automatic selection
-// falls back to epoll with the errno in its reason (and the echo test works there), and forced
-// io_uring throws config_error naming the errno. Control: fall back only on ENOSYS (the Eio bug).
+// O1: automatic selection picks the faster backend and says why (shared mode: epoll, with
+// files on an io_uring ring where prefer_io_uring gets io_uring); forced epoll is epoll; in a
+// child whose seccomp filter makes io_uring_setup (or io_uring_register alone) fail with EPERM,
+// ENOSYS or EOPNOTSUPP, prefer_io_uring falls back to epoll with the errno in its reason (and
+// the echo test works there), automatic selection says its files run on the blocking pool and
+// why, and forced io_uring throws config_error naming the errno. Control: fall back only on
+// ENOSYS (the Eio bug).
 outcome check_o1(const run_params& p, bool faulty) {
     outcome o;
     {
         runtime rt(io_config(p.workers, io_backend_kind::automatic));
         const runtime_metrics m = rt.metrics();
         ++o.runs;
-        ++o.events;
-        if (m.io_backend != "io_uring" && m.io_backend != "epoll") {
-            forbid(o, "automatic selection chose '" + m.io_backend + "'");
+        o.events += 2;
+        if (m.io_backend != "epoll") {
+            forbid(o, "automatic selection in shared mode chose '" + m.io_backend + "'");
         }
         if (m.io_backend_reason.empty()) forbid(o, "automatic selection gave no reason");
+        const bool ring_files =
+            m.io_backend_reason.find("files on an io_uring ring") != std::string::npos;
+        if (ring_files != uring_here()) {
+            forbid(o, std::string("automatic selection ") +
+                          (ring_files ? "runs files on a ring where io_uring is unavailable"
+                                      : "leaves files on the blocking pool where io_uring works") +
+                          " (" + m.io_backend_reason + ")");
+        }
         o.note = "here: " + m.io_backend + " (" + m.io_backend_reason + ")";
         runtime ep(io_config(p.workers, io_backend_kind::epoll));
         ++o.events;
@@ -1515,20 +1543,24 @@ int run_child(const std::vector<std::string>& args) {
     const bool faulty = arg(3) == "1";
     if (arg(0) == "o1") return o1_child(std::stoi(arg(1)), workers, faulty, arg(4) == "register");
     if (arg(0) == "o8") {
-        return o8_child(arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::automatic,
-                        workers, faulty);
+        return o8_child(
+            arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::prefer_io_uring, workers,
+            faulty);
     }
     if (arg(0) == "o6") {
-        return o6_child(arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::automatic,
-                        workers, faulty, std::stoull(arg(4).empty() ? "1" : arg(4)));
+        return o6_child(
+            arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::prefer_io_uring, workers,
+            faulty, std::stoull(arg(4).empty() ? "1" : arg(4)));
     }
     if (arg(0) == "o7") {
-        return o7_child(arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::automatic,
-                        workers, faulty);
+        return o7_child(
+            arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::prefer_io_uring, workers,
+            faulty);
     }
     if (arg(0) == "o9") {
-        return o9_child(arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::automatic,
-                        workers, faulty);
+        return o9_child(
+            arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::prefer_io_uring, workers,
+            faulty);
     }
     return 2;
 }
@@ -1536,7 +1568,8 @@ int run_child(const std::vector<std::string>& args) {
 std::vector<checker> io_checkers() {
     return {
         {"O1",
-         "I/O backend: automatic selection falls back to epoll on any io_uring setup error "
+         "I/O backend: automatic selection picks epoll in shared mode (files on an io_uring "
+         "ring); prefer_io_uring falls back to epoll on any io_uring setup or registration error "
          "(EPERM, ENOSYS, EOPNOTSUPP under seccomp) with the errno recorded; forced io_uring "
          "names it",
          "fall back only on ENOSYS", check_o1},

@@ -46,7 +46,7 @@ outcome check_o13(const run_params& p, bool faulty) {
         const char* label;
     };
     const way ways[] = {{io_backend_kind::epoll, false, "epoll+pidfd"},
-                        {io_backend_kind::automatic, false, "automatic+pidfd"},
+                        {io_backend_kind::prefer_io_uring, false, "prefer_io_uring+pidfd"},
                         {io_backend_kind::epoll, true, "epoll+SIGCHLD"}};
     const int children = p.quick ? 40 : 100;
     for (const way& w : ways) {

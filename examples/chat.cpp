@@ -127,6 +127,8 @@ int main(int argc, char** argv) {
     blitz::config cfg;
     if (argc > 1 && std::strcmp(argv[1], "epoll") == 0)
         cfg.io_backend = blitz::io_backend_kind::epoll;
+    if (argc > 1 && std::strcmp(argv[1], "io_uring") == 0)  // where the kernel allows it
+        cfg.io_backend = blitz::io_backend_kind::prefer_io_uring;
     blitz::runtime rt(cfg);
     return rt.block_on(run());
 }

@@ -5,6 +5,7 @@
 //
 //   example_child_output            automatic backend
 //   example_child_output epoll      force epoll
+//   example_child_output io_uring   io_uring where the kernel allows it, else epoll
 //   example_child_output sigchld    await children on SIGCHLD instead of pidfds
 
 #include <blitz/blitz.hpp>
@@ -69,6 +70,8 @@ int main(int argc, char** argv) {
     cfg.workers = 2;
     if (argc > 1 && std::strcmp(argv[1], "epoll") == 0)
         cfg.io_backend = blitz::io_backend_kind::epoll;
+    if (argc > 1 && std::strcmp(argv[1], "io_uring") == 0)  // where the kernel allows it
+        cfg.io_backend = blitz::io_backend_kind::prefer_io_uring;
     if (argc > 1 && std::strcmp(argv[1], "sigchld") == 0) cfg.process_wait_sigchld = true;
     blitz::runtime rt(cfg);
     const bool ok = rt.block_on(run());

@@ -5,8 +5,9 @@
 // connection silent for 30 s is closed. 16 clients each send 100 messages and check every
 // reply. Exit status 0 when every byte came back.
 //
-//   example_echo [BACKEND]              the self test; BACKEND is epoll or io_uring (default:
-//                                       the runtime's automatic selection)
+//   example_echo [BACKEND]              the self test; BACKEND is epoll or io_uring (io_uring
+//                                       where the kernel allows it, else epoll; default: the
+//                                       runtime's automatic selection)
 //   example_echo [BACKEND] serve PORT   only the server, on 127.0.0.1:PORT (0: any free port,
 //                                       printed) until SIGTERM or Ctrl-C; then prints what the
 //                                       accept loop counted (accepted, exhausted, shed)
@@ -123,7 +124,7 @@ int main(int argc, char** argv) {
         cfg.io_backend = blitz::io_backend_kind::epoll;
         ++i;
     } else if (i < argc && std::strcmp(argv[i], "io_uring") == 0) {
-        cfg.io_backend = blitz::io_backend_kind::io_uring;
+        cfg.io_backend = blitz::io_backend_kind::prefer_io_uring;  // epoll where it is refused
         ++i;
     }
     const bool serve = i < argc && std::strcmp(argv[i], "serve") == 0;

@@ -8,14 +8,14 @@
 // Ctrl-C kills the process (restore_default_after_first). The connection handlers run under a
 // task_tracker; the accept loop (net::serve) stops when its cancellation_token is cancelled.
 //
-//   example_graceful [epoll] [sigint] [idle|half]
+//   example_graceful [epoll|io_uring] [sigint] [idle|half]
 //       the server and its own clients in one process: 8 clients send a request each, then the
 //       program raises SIGTERM (or SIGINT, as Ctrl-C does) while the 8 requests are in flight;
 //       `idle` adds a client that connected and sent nothing (closed at the signal), `half` one
 //       that sent half a line (closed at the 5 s deadline). Exit 0 when every request was
 //       answered, the extra client's connection ended as it should and a late connection was
-//       refused. epoll: on the epoll backend
-//   example_graceful [epoll] serve
+//       refused. epoll: on the epoll backend; io_uring: on io_uring where the kernel allows it
+//   example_graceful [epoll|io_uring] serve
 //       just the server: prints its port and serves until SIGTERM or Ctrl-C, with a 10 s drain
 //       deadline (try it: nc 127.0.0.1 PORT, type a line, press Ctrl-C in the server's terminal
 //       before the reply)
@@ -197,6 +197,8 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "epoll") == 0) {
             cfg.io_backend = blitz::io_backend_kind::epoll;
+        } else if (std::strcmp(argv[i], "io_uring") == 0) {  // where the kernel allows it
+            cfg.io_backend = blitz::io_backend_kind::prefer_io_uring;
         } else if (std::strcmp(argv[i], "sigint") == 0) {
             signo = SIGINT;
         } else if (std::strcmp(argv[i], "idle") == 0) {
@@ -206,7 +208,8 @@ int main(int argc, char** argv) {
         } else if (std::strcmp(argv[i], "serve") == 0) {
             self_test = false;
         } else {
-            std::fprintf(stderr, "usage: example_graceful [epoll] [sigint] [idle|half] [serve]\n");
+            std::fprintf(stderr,
+                         "usage: example_graceful [epoll|io_uring] [sigint] [idle|half] [serve]\n");
             return 2;
         }
     }

@@ -280,6 +280,16 @@ CATALOGUE = [
      "    for (;;) {",
      "a reader's clear after EAGAIN erases the readable bit even when a newer edge arrived "
      "after its syscall: with edge-triggered epoll it then waits with data in the socket (O16)"),
+    ("file-ring-never-reaped", "runtime/src/io/epoll_backend.cpp",
+     "            reported += files_->wait(std::chrono::nanoseconds(0), sink);",
+     "            (void)0;",
+     "epoll sees the file ring's descriptor readable but never reaps its completion queue: file "
+     "operations under automatic selection never complete"),
+    ("automatic-picks-io-uring", "runtime/src/io/io_driver.cpp",
+     "        cfg.io_backend == io_backend_kind::automatic && (busy || cfg.sqpoll_cpu >= 0);",
+     "        cfg.io_backend == io_backend_kind::automatic;",
+     "automatic selection picks io_uring in shared mode, where it costs twice epoll's CPU a "
+     "request (issue 44)"),
 ]
 
 # Mutants the suite cannot kill because they do not change behaviour, with the reason.

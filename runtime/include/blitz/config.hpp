@@ -63,14 +63,20 @@ struct topology_options {
     bool pin_blocking_pool = false;
 };
 
-// The I/O driver's backend (issue 16, INVARIANTS O1).
-//   automatic  io_uring if this kernel and process allow it (setup and the opcodes and features
-//              the driver needs), else epoll; the reason for falling back (the errno, and
-//              /proc/sys/kernel/io_uring_disabled) is in runtime_metrics::io_backend_reason
-//   io_uring   io_uring or a config_error naming why it is unavailable
-//   epoll      epoll, even where io_uring works
-//   none       no I/O driver: sockets fail with a logic_error (a pure compute runtime)
-enum class io_backend_kind { automatic, io_uring, epoll, none };
+// The I/O driver's backend (issue 16, INVARIANTS O1; automatic's policy: issue 44).
+//   automatic        the faster backend for the configuration: in io_mode = shared, epoll for
+//                    sockets with file operations on an io_uring ring beside it (where io_uring
+//                    sets up; the blocking pool otherwise), because this runtime's io_uring
+//                    readiness path costs about twice epoll's CPU a request; in io_mode = busy,
+//                    or with sqpoll_cpu set, what prefer_io_uring picks. The choice and why
+//                    are in runtime_metrics::io_backend_reason
+//   prefer_io_uring  io_uring if this kernel and process allow it (setup and the opcodes and
+//                    features the driver needs), else epoll; the reason for falling back (the
+//                    errno, and /proc/sys/kernel/io_uring_disabled) is in io_backend_reason
+//   io_uring         io_uring or a config_error naming why it is unavailable
+//   epoll            epoll, even where io_uring works (files on the blocking pool)
+//   none             no I/O driver: sockets fail with a logic_error (a pure compute runtime)
+enum class io_backend_kind { automatic, io_uring, epoll, none, prefer_io_uring };
 
 // How idle workers wait (issue 20, IO.md 7.6).
 //   shared  an idle worker parks: on its futex, or asleep in the I/O driver (the default)

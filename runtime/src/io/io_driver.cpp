@@ -50,8 +50,16 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
         reason = "none: io_backend = none";
         return nullptr;
     }
+    // Automatic selection (issue 44): io_uring where it is the faster backend (busy mode's rings,
+    // an SQPOLL thread asked for), else epoll for sockets with a file ring beside it.
+    const bool busy = cfg.io_mode == io_mode_kind::busy;
+    const bool automatic_uring =
+        cfg.io_backend == io_backend_kind::automatic && (busy || cfg.sqpoll_cpu >= 0);
+    const bool want_uring = cfg.io_backend == io_backend_kind::io_uring ||
+                            cfg.io_backend == io_backend_kind::prefer_io_uring || automatic_uring;
     std::unique_ptr<io_backend> b;
-    if (cfg.io_backend != io_backend_kind::epoll) {
+    std::unique_ptr<uring_backend> file_ring;
+    if (want_uring) {
         int fake = 0;
         bool enosys_only = false;
 #if BLITZ_FAULTS
@@ -60,17 +68,20 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
 #endif
         uring_probe_result why;
         b = uring_backend::create(cfg.io_entries, fake, cfg.io_pool_buffers,
-                                  cfg.io_pool_buffer_size, cfg.sqpoll_cpu,
-                                  cfg.io_mode == io_mode_kind::busy, why);
+                                  cfg.io_pool_buffer_size, cfg.sqpoll_cpu, busy, why);
         if (!b && why.sqpoll) {
             // io_uring works, the SQPOLL thread the configuration asks for does not.
             throw config_error("blitz::config: sqpoll_cpu = " + std::to_string(cfg.sqpoll_cpu) +
                                ": " + why.what + " failed with " + errno_text(why.error));
         }
         if (b) {
-            reason = "io_uring: " + std::string(cfg.io_backend == io_backend_kind::io_uring
-                                                    ? "forced by io_backend = io_uring"
-                                                    : "available (automatic selection)");
+            reason =
+                "io_uring: " + std::string(cfg.io_backend == io_backend_kind::io_uring
+                                               ? "forced by io_backend = io_uring"
+                                           : cfg.io_backend == io_backend_kind::prefer_io_uring
+                                               ? "available (io_backend = prefer_io_uring)"
+                                           : busy ? "automatic selection for io_mode = busy"
+                                                  : "automatic selection for an SQPOLL thread");
         } else {
             const std::string said = "io_uring unavailable: " + why.what + " failed with " +
                                      errno_text(why.error) +
@@ -83,8 +94,32 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
             reason = "epoll: " + said;
             if (cfg.sqpoll_cpu >= 0) reason += "; sqpoll_cpu not applied (no io_uring)";
         }
+    } else if (cfg.io_backend == io_backend_kind::automatic) {
+        reason =
+            "epoll: automatic selection for io_mode = shared (sockets: io_uring readiness costs "
+            "about twice epoll's CPU a request on this runtime, results/epyc-2c/io.md; "
+            "io_backend = prefer_io_uring or io_uring to choose it)";
+        if (cfg.fs_io_uring) {
+            int fake = 0;
+#if BLITZ_FAULTS
+            fake = cfg.debug.io_uring_setup_errno;
+#endif
+            uring_probe_result why;
+            file_ring = uring_backend::create(cfg.io_entries, fake, 0, 0, -1, false, why);
+            reason += file_ring
+                          ? "; files on an io_uring ring"
+                          : "; files on the blocking pool (io_uring unavailable: " + why.what +
+                                " failed with " + errno_text(why.error) +
+                                "; kernel.io_uring_disabled = " + io_uring_disabled_setting() + ")";
+        }
     } else {
         reason = "epoll: forced by io_backend = epoll";
+    }
+    const bool with_file_ring = file_ring != nullptr;
+    if (file_ring) {
+        auto e = std::make_unique<epoll_backend>(cfg.io_entries);
+        e->attach_file_ring(std::move(file_ring));
+        b = std::move(e);
     }
     if (!b) b = std::make_unique<epoll_backend>(cfg.io_entries);
     if (const auto us = static_cast<unsigned>(cfg.napi_busy_poll.count()); us != 0) {
@@ -102,6 +137,7 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
     d->pool_count_ = cfg.io_pool_buffers;
     d->pool_queue_ = cfg.io_pool_queue;
     d->file_ops_ = cfg.fs_io_uring;
+    d->file_ring_ = with_file_ring;
     return d;
 }
 

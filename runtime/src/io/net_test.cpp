@@ -42,8 +42,16 @@ class BothBackends : public ::testing::TestWithParam<io_backend_kind> {};
 TEST(IoBackend, AutomaticSelectionNamesTheBackendAndWhy) {
     runtime rt(on(io_backend_kind::automatic, 1));
     const runtime_metrics m = rt.metrics();
-    EXPECT_TRUE(m.io_backend == "io_uring" || m.io_backend == "epoll") << m.io_backend;
-    EXPECT_FALSE(m.io_backend_reason.empty());
+    EXPECT_EQ(m.io_backend, "epoll") << "shared mode: sockets on epoll (issue 44)";
+    EXPECT_NE(m.io_backend_reason.find("automatic selection"), std::string::npos)
+        << m.io_backend_reason;
+    // Files on a ring exactly where prefer_io_uring gets io_uring.
+    runtime pref(on(io_backend_kind::prefer_io_uring, 1));
+    const bool uring = pref.metrics().io_backend == "io_uring";
+    EXPECT_EQ(m.io_backend_reason.find("files on an io_uring ring") != std::string::npos, uring)
+        << m.io_backend_reason;
+    EXPECT_EQ(m.io_rings.find("file operations on an io_uring ring") != std::string::npos, uring)
+        << m.io_rings;
     runtime ep(on(io_backend_kind::epoll, 1));
     EXPECT_EQ(ep.metrics().io_backend, "epoll");
     runtime none(on(io_backend_kind::none, 1));
@@ -54,7 +62,7 @@ TEST(IoBackend, AutomaticSelectionNamesTheBackendAndWhy) {
 // any setup errno falls back to epoll and is recorded; forced io_uring names it in the error.
 TEST(IoBackend, AnySetupErrorFallsBackAndForcedIoUringSaysWhy) {
     for (int err : {EPERM, ENOSYS, EOPNOTSUPP, EACCES, ENOMEM}) {
-        config c = on(io_backend_kind::automatic, 1);
+        config c = on(io_backend_kind::prefer_io_uring, 1);
         c.debug.io_uring_setup_errno = err;
         runtime rt(c);
         const runtime_metrics m = rt.metrics();
@@ -62,6 +70,13 @@ TEST(IoBackend, AnySetupErrorFallsBackAndForcedIoUringSaysWhy) {
         EXPECT_NE(m.io_backend_reason.find(strerrorname_np(err)), std::string::npos)
             << m.io_backend_reason;
         EXPECT_NE(m.io_backend_reason.find("io_uring_disabled"), std::string::npos);
+        // Automatic selection's file ring meets the same error: files on the blocking pool.
+        config a = c;
+        a.io_backend = io_backend_kind::automatic;
+        runtime ra(a);
+        const std::string why = ra.metrics().io_backend_reason;
+        EXPECT_NE(why.find("files on the blocking pool"), std::string::npos) << why;
+        EXPECT_NE(why.find(strerrorname_np(err)), std::string::npos) << why;
         c.io_backend = io_backend_kind::io_uring;
         try {
             runtime forced(c);
@@ -74,7 +89,7 @@ TEST(IoBackend, AnySetupErrorFallsBackAndForcedIoUringSaysWhy) {
 }
 
 TEST(IoBackend, TheEnosysOnlyControlRefusesOtherErrors) {
-    config c = on(io_backend_kind::automatic, 1);
+    config c = on(io_backend_kind::prefer_io_uring, 1);
     c.debug.io_uring_setup_errno = EPERM;
     c.debug.io_fallback_on_enosys_only = true;
     EXPECT_THROW(runtime rt(c), config_error);

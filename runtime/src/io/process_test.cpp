@@ -225,8 +225,8 @@ TEST_P(Process, WritingToAChildThatExitedIsBrokenPipe) {
 
 INSTANTIATE_TEST_SUITE_P(Io, Process,
                          ::testing::Values(path_case{io_backend_kind::epoll, false, "epoll_pidfd"},
-                                           path_case{io_backend_kind::automatic, false,
-                                                     "automatic_pidfd"},
+                                           path_case{io_backend_kind::prefer_io_uring, false,
+                                                     "prefer_io_uring_pidfd"},
                                            path_case{io_backend_kind::epoll, true, "sigchld"}),
                          [](const auto& info) { return std::string(info.param.name); });
 

@@ -28,7 +28,9 @@ std::string scratch() {
 
 using workloads::bytes_of;
 
-enum class path_kind { ring, pool_epoll, pool_option };
+// ring: automatic selection (epoll for sockets, a file ring beside it); uring: prefer_io_uring
+// (files on the io_uring backend's own ring); then the blocking pool, chosen two ways.
+enum class path_kind { ring, uring, pool_epoll, pool_option };
 
 class FsPaths : public ::testing::TestWithParam<path_kind> {
 protected:
@@ -36,13 +38,17 @@ protected:
         config c;
         c.workers = 2;
         if (GetParam() == path_kind::pool_epoll) c.io_backend = io_backend_kind::epoll;
+        if (GetParam() == path_kind::uring) c.io_backend = io_backend_kind::prefer_io_uring;
         if (GetParam() == path_kind::pool_option) c.fs_io_uring = false;
         return c;
     }
     // The ring path is only taken where io_uring is set up (it is not in containers that
     // disable it; the pool path is then what runs, and the test says so).
     static bool ring(runtime& rt) {
-        return GetParam() == path_kind::ring && rt.metrics().io_backend == "io_uring";
+        const runtime_metrics m = rt.metrics();
+        if (GetParam() == path_kind::uring) return m.io_backend == "io_uring";
+        return GetParam() == path_kind::ring &&
+               m.io_rings.find("file operations on an io_uring ring") != std::string::npos;
     }
 };
 
@@ -50,7 +56,7 @@ TEST_P(FsPaths, FilesWholeFilesAndDirectories) {
     runtime rt(cfg());
     const std::string dir = scratch();
     const auto before = fs::counts();
-    if (GetParam() == path_kind::ring && !ring(rt)) {
+    if ((GetParam() == path_kind::ring || GetParam() == path_kind::uring) && !ring(rt)) {
         std::printf("note: io_uring is unavailable here (%s): the ring case runs on the pool\n",
                     rt.metrics().io_backend_reason.c_str());
     }
@@ -218,11 +224,13 @@ TEST_P(FsPaths, CompletesWithNoSocketAndIdleWorkers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fs, FsPaths,
-                         ::testing::Values(path_kind::ring, path_kind::pool_epoll,
+                         ::testing::Values(path_kind::ring, path_kind::uring, path_kind::pool_epoll,
                                            path_kind::pool_option),
                          [](const auto& info) {
                              switch (info.param) {
                                  case path_kind::ring:
+                                     return "file_ring";
+                                 case path_kind::uring:
                                      return "io_uring";
                                  case path_kind::pool_epoll:
                                      return "pool_epoll";

@@ -384,6 +384,7 @@ runtime_metrics runtime_core::metrics() const {
         if (cfg_.napi_busy_poll.count() != 0) {  // the driver registered it or refused to start
             m.io_rings += ", NAPI busy poll " + std::to_string(cfg_.napi_busy_poll.count()) + " us";
         }
+        if (io_->file_ring()) m.io_rings += "; file operations on an io_uring ring";
         if (!io_->worker_rings_text().empty()) m.io_rings += "; " + io_->worker_rings_text();
     } else {
         m.io_rings = "none";
