@@ -290,6 +290,11 @@ CATALOGUE = [
      "        cfg.io_backend == io_backend_kind::automatic;",
      "automatic selection picks io_uring in shared mode, where it costs twice epoll's CPU a "
      "request (issue 44)"),
+    ("registration-freed-before-backend", "runtime/src/io/registration_set.cpp",
+     "            if (!n->backend_done) {",
+     "            if (false) {",
+     "a deregistered block is freed at the next turn although the backend may still name it "
+     "(io_uring: the poll's final completion is due), a use after free (R6)"),
 ]
 
 # Mutants the suite cannot kill because they do not change behaviour, with the reason.

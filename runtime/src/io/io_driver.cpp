@@ -153,11 +153,7 @@ io_driver::~io_driver() {
             for (auto& c : op_chunks_) (void)c.release();
         }
     }
-    lock_guard l(reg_mu_);
-    while (scheduled_io* s = live_) {
-        live_ = s->live_next;
-        delete s;
-    }
+    // regs_ frees every block when it goes, before the backend and its pool.
 }
 
 void io_driver::apply_socket_busy_poll(int fd) noexcept {
@@ -180,26 +176,12 @@ void io_driver::apply_socket_busy_poll(int fd) noexcept {
 
 scheduled_io* io_driver::add(int fd) {
     if (socket_busy_poll_us_ != 0) apply_socket_busy_poll(fd);
-    auto* s = new scheduled_io(fd);
-    {
-        lock_guard l(reg_mu_);
-        s->live_next = live_;
-        if (live_) live_->live_prev = s;
-        live_ = s;
-        ++registrations_;
-        ++live_count_;
-        if (shut_down_) s->set_ready(io_shutdown);
-    }
+    scheduled_io* s = regs_.add(fd);
     try {
         backend_->add(s);
         registered_.fetch_add(1, std::memory_order_seq_cst);
     } catch (...) {
-        lock_guard l(reg_mu_);
-        if (s->live_prev) s->live_prev->live_next = s->live_next;
-        if (s->live_next) s->live_next->live_prev = s->live_prev;
-        if (live_ == s) live_ = s->live_next;
-        --live_count_;
-        delete s;
+        regs_.discard(s);
         throw;
     }
     return s;
@@ -208,39 +190,17 @@ scheduled_io* io_driver::add(int fd) {
 void io_driver::remove(scheduled_io* s) noexcept {
     registered_.fetch_sub(1, std::memory_order_seq_cst);
     backend_->remove(s);
-    lock_guard l(reg_mu_);
-    s->user_released = true;
     // epoll: an event taken by a wait in progress may still name s; the next turn frees it.
-    if (backend_->releases_at_once()) s->backend_released = true;
-    s->next_pending = pending_;
-    pending_ = s;
+    regs_.release(s, backend_->releases_at_once());
 }
 
 void io_driver::released(scheduled_io* s) noexcept {
-    lock_guard l(reg_mu_);
-    s->backend_released = true;  // on pending_ already: remove() comes first
-}
-
-void io_driver::free_released() noexcept {
-    lock_guard l(reg_mu_);
-    scheduled_io** link = &pending_;
-    while (scheduled_io* s = *link) {
-        if (!s->backend_released) {
-            link = &s->next_pending;
-            continue;
-        }
-        *link = s->next_pending;
-        if (s->live_prev) s->live_prev->live_next = s->live_next;
-        if (s->live_next) s->live_next->live_prev = s->live_prev;
-        if (live_ == s) live_ = s->live_next;
-        --live_count_;
-        delete s;
-    }
+    regs_.backend_released(s);  // released by its owner already: remove() comes first
 }
 
 std::size_t io_driver::turn(std::chrono::nanoseconds timeout) noexcept {
     turns_.fetch_add(1, std::memory_order_relaxed);
-    free_released();
+    (void)regs_.free_released();
     const std::size_t n = backend_->wait(timeout, *this);
     if (n) events_.fetch_add(n, std::memory_order_relaxed);
     if (!backend_->free_poll()) {
@@ -289,10 +249,7 @@ void io_driver::enable_signals() {
         ::close(fd);
         throw;
     }
-    {
-        lock_guard l(reg_mu_);
-        signal_fd_ = fd;
-    }
+    signal_fd_ = fd;
     // release: ready() that sees the block sees it registered
     signal_sio_.store(s, std::memory_order_release);
     // A delivery between the handler's install and this registration wrote the eventfd before
@@ -303,14 +260,10 @@ void io_driver::enable_signals() {
 void io_driver::shutdown() noexcept {
     // set_ready takes the block's own mutex and wakes with no driver lock held: the wakers
     // only schedule tasks.
-    {
-        lock_guard l(reg_mu_);
-        shut_down_ = true;
-        for (scheduled_io* s = live_; s; s = s->live_next) s->set_ready(io_shutdown);
-    }
+    regs_.shutdown();
     if (scheduled_io* s = signal_sio_.exchange(nullptr, std::memory_order_acq_rel)) {
         remove(s);
-        lock_guard l(reg_mu_);
+        lock_guard l(signal_mu_);
         ::close(std::exchange(signal_fd_, -1));
     }
     {
@@ -758,11 +711,8 @@ io_driver_stats io_driver::stats() const noexcept {
     io_driver_stats st;
     st.turns = turns_.load(std::memory_order_relaxed);
     st.events = events_.load(std::memory_order_relaxed);
-    {
-        lock_guard l(reg_mu_);
-        st.registrations = registrations_;
-        st.blocks = live_count_;
-    }
+    st.registrations = regs_.registrations();
+    st.blocks = regs_.blocks();
     st.live = registered_.load(std::memory_order_relaxed);
     const io_syscall_counts& c = backend_->counts;
     st.waits = c.waits.load(std::memory_order_relaxed);

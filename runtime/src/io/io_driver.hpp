@@ -16,6 +16,7 @@
 #include "io/backend.hpp"
 #include "io/buffer_pool.hpp"
 #include "io/op_state.hpp"
+#include "io/registration_set.hpp"
 
 namespace blitz::detail {
 
@@ -158,7 +159,6 @@ private:
     void multishot(io_op_state* op, int res, int buffer, bool more) noexcept override;
     // A state from the slab, linked in flight and counted against `s`.
     io_op_state* alloc_op_locked(scheduled_io* s, io_op_kind kind) BLITZ_REQUIRES(ops_mu_);
-    void free_released() noexcept;
     // The late result of an operation nobody awaits: received bytes kept for the next read.
     void settle(io_op_state* op) noexcept;
     // Returns the state to the slab; closes the descriptor if it was the last operation of a
@@ -196,12 +196,7 @@ private:
 
     std::unique_ptr<io_backend> backend_;
     alignas(cache_line) atomic<bool> locked_{false};
-    mutable detail::mutex reg_mu_;
-    scheduled_io* live_ BLITZ_GUARDED_BY(reg_mu_) = nullptr;     // every block not yet freed
-    scheduled_io* pending_ BLITZ_GUARDED_BY(reg_mu_) = nullptr;  // deregistered, to free
-    bool shut_down_ BLITZ_GUARDED_BY(reg_mu_) = false;
-    std::uint64_t registrations_ BLITZ_GUARDED_BY(reg_mu_) = 0;
-    std::uint64_t live_count_ BLITZ_GUARDED_BY(reg_mu_) = 0;
+    registration_set regs_;  // after backend_: its blocks go first (they hold pool buffers)
     atomic<std::uint64_t> turns_{0}, events_{0};
     atomic<std::uint64_t> registered_{0};   // add()s not yet remove()d
     atomic<std::int64_t> last_turn_ns_{0};  // steady_clock, at the end of the last turn
@@ -221,8 +216,8 @@ private:
     atomic<std::uint64_t> orphan_bytes_{0};
     // The signal eventfd's registration here (null until enable_signals) and its descriptor.
     atomic<scheduled_io*> signal_sio_{nullptr};
-    int signal_fd_ BLITZ_GUARDED_BY(reg_mu_) = -1;
     detail::mutex signal_mu_;  // enable_signals, once
+    int signal_fd_ BLITZ_GUARDED_BY(signal_mu_) = -1;
     // Pooled receives: the backend's pool (or null), sizes from the config, and counters.
     buffer_pool* pool_ = nullptr;
     unsigned pool_size_ = 4096, pool_queue_ = 16;

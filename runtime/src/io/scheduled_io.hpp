@@ -29,9 +29,9 @@ class buffer_pool;
 // mu_ and completes the waiters whose direction became ready; a waiter links under mu_ after
 // re-reading the bits, so it either sees the event or is linked before the driver looks.
 //
-// Lifetime: the driver owns the block. It is freed when the user has deregistered and the
-// backend can no longer report events naming it (epoll: the driver's next turn; io_uring: the
-// poll's final completion), never earlier.
+// Lifetime: the driver's registration_set owns the block. It is freed when the user has
+// deregistered and the backend can no longer report events naming it (epoll: the driver's
+// next turn; io_uring: the poll's final completion), never earlier (R6).
 // Thread-safety: every method from any thread.
 class scheduled_io {
 public:
@@ -72,12 +72,6 @@ public:
     bool recv_pending() const noexcept { return recv_pending_.load(std::memory_order_acquire); }
     void set_recv_pending(bool on) noexcept { recv_pending_.store(on, std::memory_order_release); }
 
-    // Driver bookkeeping (see io_driver), under its registration mutex except `removing`.
-    scheduled_io* live_prev = nullptr;
-    scheduled_io* live_next = nullptr;
-    scheduled_io* next_pending = nullptr;
-    bool user_released = false;     // deregistered by its owner
-    bool backend_released = false;  // the backend will not name it again
     // io_uring, under the backend's submission mutex: the poll is being cancelled, its final
     // completion came, and POLL_REMOVEs still to complete (the block is released when the poll
     // ended and none is left: a late POLL_REMOVE must not name a reused address).
