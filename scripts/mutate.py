@@ -276,7 +276,7 @@ CATALOGUE = [
      "bump(c_unparks_notified);",
      "a park timeout is counted as a claimed wake (I6)"),
     ("scheduled-io-clear-ignores-seq", "runtime/src/io/scheduled_io.cpp",
-     "    while (seq_of(cur) == ev.seq) {",
+     "    while (seq_of(cur) == ev.seq || BLITZ_MODEL_DEFECT(scheduled_io_clear_ignores_seq)) {",
      "    for (;;) {",
      "a reader's clear after EAGAIN erases the readable bit even when a newer edge arrived "
      "after its syscall: with edge-triggered epoll it then waits with data in the socket (O16)"),

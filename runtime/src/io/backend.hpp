@@ -52,8 +52,11 @@ public:
 
     int fd() const noexcept { return fd_; }  // -1 (errno set) if eventfd failed
     void wake(io_syscall_counts& counts) noexcept {
-        // acq_rel: the first waker since the driver's last drain writes
-        if (pending_.exchange(true, std::memory_order_acq_rel)) return;
+        // acq_rel: the first waker since the driver's last drain writes; release publishes
+        // what the waker did before (a parker's token) to the drain that reads this value
+        if (pending_.exchange(true, BLITZ_ORDER(eventfd_waker_wake, std::memory_order_acq_rel))) {
+            return;
+        }
         const std::uint64_t one = 1;
         counts.bump(counts.wakes);
         (void)!::write(fd_, &one, sizeof one);
@@ -67,7 +70,13 @@ public:
         // is read here, so this thread then sees what that waker published before waking (its
         // parker token). A plain release store would let the parker check that follows read
         // an older token word (store-then-load reordering: the classic store-buffer race).
-        (void)pending_.exchange(false, std::memory_order_acq_rel);
+        // (Modelled: stress/model/models/eventfd_waker_model.cpp, whose controls relax this
+        // exchange or make it a store.)
+        if (BLITZ_MODEL_DEFECT(eventfd_waker_drain_store)) {
+            pending_.store(false, std::memory_order_release);
+            return;
+        }
+        (void)pending_.exchange(false, BLITZ_ORDER(eventfd_waker_drain, std::memory_order_acq_rel));
     }
 
 private:

@@ -54,7 +54,8 @@ void scheduled_io::clear(io_ready_event ev) noexcept {
     const std::uint32_t drop = ev.ready & (io_readable | io_writable);
     if (!drop) return;
     std::uint64_t cur = word_.load(std::memory_order_relaxed);
-    while (seq_of(cur) == ev.seq) {
+    // (Modelled: stress/model/models/readiness_model.cpp, whose control drops the count check.)
+    while (seq_of(cur) == ev.seq || BLITZ_MODEL_DEFECT(scheduled_io_clear_ignores_seq)) {
         const std::uint64_t next = cur & ~std::uint64_t{drop};
         if (word_.compare_exchange_weak(cur, next, std::memory_order_relaxed)) return;
     }
