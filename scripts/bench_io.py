@@ -40,6 +40,9 @@ BLITZ = os.path.join(REL, "blitz_echo_server")
 SERVERS = [
     ("blitz-epoll", [BLITZ, "--workers", "1", "--backend", "epoll"], ["--mode", "http"]),
     ("blitz-io_uring", [BLITZ, "--workers", "1", "--backend", "io_uring"], ["--mode", "http"]),
+    # What a user gets without choosing (issue 44: automatic selection, epoll for sockets in
+    # shared mode).
+    ("blitz-automatic", [BLITZ, "--workers", "1", "--backend", "automatic"], ["--mode", "http"]),
     ("blitz-io_uring-owned", [BLITZ, "--workers", "1", "--backend", "io_uring", "--mode", "owned"],
      None),
     ("blitz-io_uring-pooled", [BLITZ, "--workers", "1", "--backend", "io_uring", "--mode", "pooled"],
@@ -234,6 +237,34 @@ def check_targets(table, row_names):
     out.append(("at most 1 io_uring_enter per request at 64 connections",
                 worst[0] <= 1.0 if worst else None,
                 f"worst {worst[0]:.2f} ({worst[1]})" if worst else "not measured"))
+    # Issue 44's targets, for the backend users get by default (blitz-automatic).
+    def row_ratio(row, srv, key):
+        b, k = by.get((row, srv)), by.get((row, "tokio"))
+        return b[key] / k[key] if b and k and k[key] else None
+
+    from16 = [r for r in row_names if r.startswith(("closed", "accept", "http"))]
+    low = [(row, row_ratio(row, "blitz-automatic", "rps")) for row in from16]
+    low = [(r, x) for r, x in low if x is not None]
+    out.append(("issue 44: the default backend >= 1.1x Tokio's req/s on every row from 16 "
+                "connections", all(x >= 1.1 for _, x in low) if low else None,
+                ", ".join(f"{r} {x:.2f}x" for r, x in low if x < 1.1) or "met"))
+    cpu = [(row, row_ratio(row, "blitz-automatic", "cpu_us_per_req"))
+           for row in row_names if row.startswith(("closed_64c", "closed_256c"))]
+    cpu = [(r, x) for r, x in cpu if x is not None]
+    out.append(("issue 44: the default backend's server CPU a request <= 0.75x Tokio's at 64 "
+                "and 256 connections", all(x <= 0.75 for _, x in cpu) if cpu else None,
+                ", ".join(f"{r} {x:.2f}x" for r, x in cpu)))
+    for row in open_rows:
+        b, k = by.get((row, "blitz-automatic")), by.get((row, "tokio"))
+        if b and k:
+            out.append(("issue 44: the default backend's open-loop p99 at or below Tokio's",
+                        b["p99_us"] <= k["p99_us"],
+                        f"{b['p99_us']:.0f} us vs {k['p99_us']:.0f} us"))
+    uring = by.get(("closed_64c_64B", "blitz-io_uring"))
+    if uring and "driver_syscalls_per_req" in uring:
+        out.append(("issue 44: at most 0.2 io_uring_enter calls a request at 64 connections",
+                    uring["driver_syscalls_per_req"] <= 0.2,
+                    f"{uring['driver_syscalls_per_req']:.2f} (blitz-io_uring)"))
     return out
 
 
