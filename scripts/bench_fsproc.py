@@ -50,8 +50,10 @@ def make_file():
 
 def file_cmd(impl, ops, workers):
     base = ["file_read", "--path", DATA, "--ops", str(ops), "--inflight", "64"]
-    if impl == "blitz-io_uring":
+    if impl == "blitz-file-ring":  # the default: automatic selection's file ring
         return [BLITZ] + base + ["--workers", str(workers), "--fs", "uring"]
+    if impl == "blitz-io_uring":  # the io_uring backend's own ring
+        return [BLITZ] + base + ["--workers", str(workers), "--fs", "backend"]
     if impl == "blitz-pool":
         return [BLITZ] + base + ["--workers", str(workers), "--fs", "pool"]
     if impl == "tokio":
@@ -85,7 +87,7 @@ def main():
     make_file()
     configs = []  # (row, impl, command)
     for workers in (1, 2):
-        for impl in ("blitz-io_uring", "blitz-pool", "tokio", "go"):
+        for impl in ("blitz-file-ring", "blitz-io_uring", "blitz-pool", "tokio", "go"):
             configs.append((f"file_read_4k_64inflight_{workers}w", impl,
                             file_cmd(impl, 100000 // scale, workers)))
     for inflight in (1, 16):

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // blitz's side of the file and process benchmark rows (issue 17, scripts/bench_fsproc.py).
 //
-//   blitz_fsproc file_read --path P --ops N --inflight K --workers W --fs uring|pool
+//   blitz_fsproc file_read --path P --ops N --inflight K --workers W --fs uring|backend|pool
 //       K tasks, each with its own fs::file on P, read N/K random 4 KiB-aligned 4 KiB blocks
 //       (a fixed xorshift seed per task) with read_at; --fs pool turns config fs_io_uring off.
 //   blitz_fsproc spawn_true --ops N --inflight K --workers W
@@ -40,7 +40,7 @@ double cpu_seconds() {
 [[noreturn]] void usage() {
     std::fprintf(stderr,
                  "usage: blitz_fsproc file_read --path P [--ops N] [--inflight K] [--workers W] "
-                 "[--fs uring|pool]\n"
+                 "[--fs uring|backend|pool]\n"
                  "       blitz_fsproc spawn_true [--ops N] [--inflight K] [--workers W]\n"
                  "       blitz_fsproc spawn_floor [--ops N]\n");
     std::exit(2);
@@ -127,6 +127,9 @@ int main(int argc, char** argv) {
     blitz::config cfg;
     cfg.workers = workers;
     cfg.fs_io_uring = fs_mode != "pool";
+    // "uring": the default backend (automatic: files on a ring beside epoll, issue 44);
+    // "backend": the io_uring backend's own ring (prefer_io_uring).
+    if (fs_mode == "backend") cfg.io_backend = blitz::io_backend_kind::prefer_io_uring;
     blitz::runtime rt(cfg);
     const auto before = blitz::fs::counts();
     const double cpu0 = cpu_seconds();
