@@ -97,7 +97,7 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
     } else if (cfg.io_backend == io_backend_kind::automatic) {
         reason =
             "epoll: automatic selection for io_mode = shared (sockets: io_uring readiness costs "
-            "about twice epoll's CPU a request on this runtime, results/epyc-2c/io.md; "
+            "about twice epoll's CPU a request on this runtime, docs/guide/io.md; "
             "io_backend = prefer_io_uring or io_uring to choose it)";
         if (cfg.fs_io_uring) {
             int fake = 0;
