@@ -78,10 +78,15 @@ LONG_CONFORMANCE = '^conformance\.(quick|pinned|busy|hang_verdict|wide|wide_plac
 # Tests of the command line's conventions and output formats, which do not depend on the build:
 # the release build runs them, the sanitizer builds skip them.
 FORMAT_TESTS = cli\.(conventions|report|topo\..*)|ci\.script_control
+# The echo server out of descriptors, signalled from outside (issue 44): the release build only.
+# Under TSan a SIGTERM that reaches a process whose threads all sleep in raw futex syscalls
+# waits for an intercepted call that never comes, and UBSan's vptr check needs a descriptor
+# (a pipe) to read memory, so under RLIMIT_NOFILE exhaustion it reports every virtual call.
+RELEASE_ONLY = example\.echo_emfile.*
 test: format-check build-release build-tsan build-gcc-asan
 	$(CTEST) release -E '^conformance\.pinned$$'
-	$(CTEST) tsan -E '^(conformance\.(busy|wide|wide_placed)|$(FORMAT_TESTS))$$'
-	$(CTEST) gcc-asan -E '^(conformance\.(quick|pinned|busy|hang_verdict|wide|wide_placed|park_spin)|$(FORMAT_TESTS))$$'
+	$(CTEST) tsan -E '^(conformance\.(busy|wide|wide_placed)|$(FORMAT_TESTS)|$(RELEASE_ONLY))$$'
+	$(CTEST) gcc-asan -E '^(conformance\.(quick|pinned|busy|hang_verdict|wide|wide_placed|park_spin)|$(FORMAT_TESTS)|$(RELEASE_ONLY))$$'
 
 test-gcc: build-release-gcc
 	$(CTEST) release-gcc -E $(LONG_CONFORMANCE)

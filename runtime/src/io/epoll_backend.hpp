@@ -6,7 +6,7 @@
 // descriptor is registered in the epoll instance, so a completion wakes the driver's wait and
 // the driver reaps the ring's completion queue (Tokio's io_uring file support works the same
 // way). Sockets stay on epoll, where this kernel serves them with half the CPU of io_uring
-// readiness polls (results/epyc-2c/io.md; issue 44).
+// readiness polls (docs/guide/io.md; issue 44).
 
 #include <memory>
 #include <vector>
