@@ -168,7 +168,9 @@ def iperf3_run(seconds):
             time.sleep(0.1)
         else:
             return {"not_run": "iperf3 client failed: " + r.stdout[-200:]}
-        end = json.loads(r.stdout)["end"]
+        end = json.loads(r.stdout).get("end", {})
+        if "sum_received" not in end:  # iperf3 exits 0 with an error in its JSON at times
+            return {"not_run": "iperf3 reported no totals: " + r.stdout[-200:]}
         return {"gbit_s": end["sum_received"]["bits_per_second"] / 1e9,
                 "sender_cpu_pct": end["cpu_utilization_percent"]["host_total"],
                 "receiver_cpu_pct": end["cpu_utilization_percent"]["remote_total"]}
