@@ -1547,26 +1547,14 @@ int run_child(const std::vector<std::string>& args) {
     const unsigned workers = static_cast<unsigned>(std::stoul(arg(2).empty() ? "1" : arg(2)));
     const bool faulty = arg(3) == "1";
     if (arg(0) == "o1") return o1_child(std::stoi(arg(1)), workers, faulty, arg(4) == "register");
-    if (arg(0) == "o8") {
-        return o8_child(
-            arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::prefer_io_uring, workers,
-            faulty);
-    }
-    if (arg(0) == "o6") {
-        return o6_child(
-            arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::prefer_io_uring, workers,
-            faulty, std::stoull(arg(4).empty() ? "1" : arg(4)));
-    }
-    if (arg(0) == "o7") {
-        return o7_child(
-            arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::prefer_io_uring, workers,
-            faulty);
-    }
-    if (arg(0) == "o9") {
-        return o9_child(
-            arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::prefer_io_uring, workers,
-            faulty);
-    }
+    // The backend a child runs on: "epoll", or the other pass (prefer_io_uring).
+    const io_backend_kind b =
+        arg(1) == "epoll" ? io_backend_kind::epoll : io_backend_kind::prefer_io_uring;
+    if (arg(0) == "o8") return o8_child(b, workers, faulty);
+    if (arg(0) == "o6")
+        return o6_child(b, workers, faulty, std::stoull(arg(4).empty() ? "1" : arg(4)));
+    if (arg(0) == "o7") return o7_child(b, workers, faulty);
+    if (arg(0) == "o9") return o9_child(b, workers, faulty);
     return 2;
 }
 

@@ -35,7 +35,6 @@ public:
     // The file ring (see above). Call once, before the driver is shared. Throws
     // std::system_error if the ring's descriptor cannot be registered.
     void attach_file_ring(std::unique_ptr<uring_backend> ring);
-    bool has_file_ring() const noexcept { return files_ != nullptr; }
     // File operations go to the file ring; sockets have no completion operations here.
     void submit(io_op_state* op) noexcept override;
     void cancel(io_op_state* op) noexcept override;

@@ -33,6 +33,21 @@ std::string errno_text(int e) {
     return std::string(strerror(e)) + " (" + (name ? name : std::to_string(e)) + ")";
 }
 
+// Why io_uring could not be set up: the failed step, the errno and the kernel's switch.
+std::string unavailable_text(const uring_probe_result& why) {
+    return "io_uring unavailable: " + why.what + " failed with " + errno_text(why.error) +
+           "; kernel.io_uring_disabled = " + io_uring_disabled_setting();
+}
+
+// The errno a test makes io_uring's setup fail with (config::debug), or 0.
+int faked_setup_errno([[maybe_unused]] const config& cfg) noexcept {
+#if BLITZ_FAULTS
+    return cfg.debug.io_uring_setup_errno;
+#else
+    return 0;
+#endif
+}
+
 }  // namespace
 
 // One worker's ring and its mailbox of cancels from other threads.
@@ -58,16 +73,13 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
     const bool want_uring = cfg.io_backend == io_backend_kind::io_uring ||
                             cfg.io_backend == io_backend_kind::prefer_io_uring || automatic_uring;
     std::unique_ptr<io_backend> b;
-    std::unique_ptr<uring_backend> file_ring;
     if (want_uring) {
-        int fake = 0;
         bool enosys_only = false;
 #if BLITZ_FAULTS
-        fake = cfg.debug.io_uring_setup_errno;
         enosys_only = cfg.debug.io_fallback_on_enosys_only;
 #endif
         uring_probe_result why;
-        b = uring_backend::create(cfg.io_entries, fake, cfg.io_pool_buffers,
+        b = uring_backend::create(cfg.io_entries, faked_setup_errno(cfg), cfg.io_pool_buffers,
                                   cfg.io_pool_buffer_size, cfg.sqpoll_cpu, busy, why);
         if (!b && why.sqpoll) {
             // io_uring works, the SQPOLL thread the configuration asks for does not.
@@ -83,9 +95,7 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
                                            : busy ? "automatic selection for io_mode = busy"
                                                   : "automatic selection for an SQPOLL thread");
         } else {
-            const std::string said = "io_uring unavailable: " + why.what + " failed with " +
-                                     errno_text(why.error) +
-                                     "; kernel.io_uring_disabled = " + io_uring_disabled_setting();
+            const std::string said = unavailable_text(why);
             // O1's negative control: the Eio bug, falling back only on ENOSYS.
             if (cfg.io_backend == io_backend_kind::io_uring ||
                 (enosys_only && why.error != ENOSYS)) {
@@ -99,27 +109,20 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
             "epoll: automatic selection for io_mode = shared (sockets: io_uring readiness costs "
             "about twice epoll's CPU a request on this runtime, docs/guide/io.md; "
             "io_backend = prefer_io_uring or io_uring to choose it)";
+        auto e = std::make_unique<epoll_backend>(cfg.io_entries);
         if (cfg.fs_io_uring) {
-            int fake = 0;
-#if BLITZ_FAULTS
-            fake = cfg.debug.io_uring_setup_errno;
-#endif
             uring_probe_result why;
-            file_ring = uring_backend::create(cfg.io_entries, fake, 0, 0, -1, false, why);
-            reason += file_ring
-                          ? "; files on an io_uring ring"
-                          : "; files on the blocking pool (io_uring unavailable: " + why.what +
-                                " failed with " + errno_text(why.error) +
-                                "; kernel.io_uring_disabled = " + io_uring_disabled_setting() + ")";
+            if (auto ring = uring_backend::create(cfg.io_entries, faked_setup_errno(cfg), 0, 0, -1,
+                                                  false, why)) {
+                e->attach_file_ring(std::move(ring));
+                reason += "; files on an io_uring ring";
+            } else {
+                reason += "; files on the blocking pool (" + unavailable_text(why) + ")";
+            }
         }
+        b = std::move(e);
     } else {
         reason = "epoll: forced by io_backend = epoll";
-    }
-    const bool with_file_ring = file_ring != nullptr;
-    if (file_ring) {
-        auto e = std::make_unique<epoll_backend>(cfg.io_entries);
-        e->attach_file_ring(std::move(file_ring));
-        b = std::move(e);
     }
     if (!b) b = std::make_unique<epoll_backend>(cfg.io_entries);
     if (const auto us = static_cast<unsigned>(cfg.napi_busy_poll.count()); us != 0) {
@@ -137,7 +140,6 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
     d->pool_count_ = cfg.io_pool_buffers;
     d->pool_queue_ = cfg.io_pool_queue;
     d->file_ops_ = cfg.fs_io_uring;
-    d->file_ring_ = with_file_ring;
     return d;
 }
 

@@ -107,7 +107,9 @@ public:
     bool completion_ops() const noexcept { return backend_->completion_ops(); }
     // True when epoll runs sockets and an io_uring ring beside it runs files (automatic
     // selection in shared mode, issue 44).
-    bool file_ring() const noexcept { return file_ring_; }
+    bool file_ring() const noexcept {
+        return !backend_->completion_ops() && backend_->runs(io_op_kind::file_read);
+    }
     io_op_state* start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, waker& w);
     long finish(io_op_state* op, owned_buffer& buf) noexcept;
     bool runs_file_op(io_op_kind kind) const noexcept { return file_ops_ && backend_->runs(kind); }
@@ -223,7 +225,6 @@ private:
     unsigned pool_size_ = 4096, pool_queue_ = 16;
     unsigned pool_count_ = 0;      // config io_pool_buffers: each worker ring's pool too
     bool file_ops_ = true;         // config fs_io_uring
-    bool file_ring_ = false;       // see file_ring()
     int socket_busy_poll_us_ = 0;  // an int: setsockopt's argument
     atomic<std::uint64_t> busy_poll_set_{0}, busy_poll_failed_{0};
     atomic<int> busy_poll_errno_{0};  // the first refusal
