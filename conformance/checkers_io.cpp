@@ -580,6 +580,11 @@ outcome check_o4(const run_params& p, bool faulty) {
                     tcp_stream s(fd);
                     std::array<std::byte, 8> buf;
                     waiting.fetch_add(1);
+                    // Readiness first: with a ring per worker, a read's multishot receive lives
+                    // on the ring of the worker that armed it, and waits for that worker's
+                    // looks (the bound O4 states); the readiness wait is served by any worker,
+                    // and the read that follows runs where the wake put the task.
+                    (void)co_await s.readable();
                     (void)co_await s.read(buf);
                     done.store(true);
                 }(s2[0], waiting, r2_done));
@@ -1508,8 +1513,11 @@ outcome check_o15(const run_params& p, bool faulty) {
             c.io_mode == io_mode_kind::busy && rt.metrics().io_backend == "epoll";
         auto syscalls = [&rt, busy_epoll] {
             const runtime_metrics m = rt.metrics();
+            // The worker rings' io_uring_enter calls count too (their eventfd wakes and
+            // reads are in io_wake_calls and io_wake_reads).
             return std::pair<std::uint64_t, std::uint64_t>{m.io_submit_calls + m.io_wake_calls +
                                                                m.io_wake_reads +
+                                                               m.io_worker_ring_enters +
                                                                (busy_epoll ? 0 : m.io_wait_calls),
                                                            busy_epoll ? m.io_wait_calls : 0};
         };

@@ -134,13 +134,19 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"backend\": \"%s\", \"io_turns\": %llu, \"io_events\": %llu, \"io_waits\": %llu, "
         "\"io_submits\": %llu, \"io_wakes\": %llu, \"io_mode\": \"%s\", \"parks\": %llu, "
-        "\"busy_polls\": %llu}\n",
+        "\"busy_polls\": %llu, \"ring_ops\": %llu, \"ring_enters\": %llu, \"pool_arms\": %llu, "
+        "\"pool_chunks\": %llu, \"pool_fallbacks\": %llu, \"io_rings\": \"%s\"}\n",
         m.io_backend.c_str(), static_cast<unsigned long long>(m.io_turns),
         static_cast<unsigned long long>(m.io_events),
         static_cast<unsigned long long>(m.io_wait_calls),
         static_cast<unsigned long long>(m.io_submit_calls),
         static_cast<unsigned long long>(m.io_wake_calls), m.io_mode.c_str(),
         static_cast<unsigned long long>(m.total(&blitz::worker_metrics::parks)),
-        static_cast<unsigned long long>(m.total(&blitz::worker_metrics::busy_polls)));
+        static_cast<unsigned long long>(m.total(&blitz::worker_metrics::busy_polls)),
+        static_cast<unsigned long long>(m.io_worker_ring_ops),
+        static_cast<unsigned long long>(m.io_worker_ring_enters),
+        static_cast<unsigned long long>(m.io_pool_arms),
+        static_cast<unsigned long long>(m.io_pool_chunks),
+        static_cast<unsigned long long>(m.io_pool_fallbacks), m.io_rings.c_str());
     return 0;
 }

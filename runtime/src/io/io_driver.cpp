@@ -176,11 +176,15 @@ void io_driver::apply_socket_busy_poll(int fd) noexcept {
     busy_poll_failed_.fetch_add(1, std::memory_order_relaxed);
 }
 
-scheduled_io* io_driver::add(int fd) {
+scheduled_io* io_driver::add(int fd, bool eager) {
     if (socket_busy_poll_us_ != 0) apply_socket_busy_poll(fd);
     scheduled_io* s = regs_.add(fd);
     try {
-        backend_->add(s);
+        if (nrings_ != 0 && !eager) {
+            s->lazy = this;  // before anyone else has s
+        } else {
+            backend_->add(s);
+        }
         registered_.fetch_add(1, std::memory_order_seq_cst);
     } catch (...) {
         regs_.discard(s);
@@ -189,8 +193,23 @@ scheduled_io* io_driver::add(int fd) {
     return s;
 }
 
+void io_driver::wait_armed(scheduled_io* s, io_direction dir) noexcept {
+    // A read held back by a completion receive is woken by that receive, not by readiness.
+    if (dir == io_direction::read && s->recv_pending()) return;
+    if (!s->claim_poll()) return;
+    try {
+        backend_->add(s);  // its first completion reports the state now: the waiter sees it
+    } catch (const std::system_error&) {
+        s->set_ready(io_error | io_readable | io_writable);  // the waiter meets the error
+    }
+}
+
 void io_driver::remove(scheduled_io* s) noexcept {
     registered_.fetch_sub(1, std::memory_order_seq_cst);
+    if (s->claim_poll()) {
+        regs_.release(s, true);  // never armed: no backend event can name it
+        return;
+    }
     backend_->remove(s);
     // epoll: an event taken by a wait in progress may still name s; the next turn frees it.
     regs_.release(s, backend_->releases_at_once());
@@ -213,9 +232,9 @@ std::size_t io_driver::turn(std::chrono::nanoseconds timeout) noexcept {
 }
 
 void io_driver::flush() noexcept {
+    // The caller's own ring is not flushed here: its next look (poll_own at the next tick's
+    // start, or the park's wait) submits the tick's operations and reaps in one io_uring_enter.
     backend_->flush();
-    unsigned i;
-    if (uring_backend* r = own_ring(i)) r->flush();
 }
 
 std::chrono::nanoseconds io_driver::idle_for() const noexcept {
@@ -246,7 +265,7 @@ void io_driver::enable_signals() {
     if (fd < 0) throw std::system_error(errno, std::generic_category(), "blitz: signal eventfd");
     scheduled_io* s;
     try {
-        s = add(fd);
+        s = add(fd, true);
     } catch (...) {
         ::close(fd);
         throw;
@@ -657,6 +676,37 @@ long io_driver::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
     }
 }
 
+long io_driver::span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) noexcept {
+    unsigned own = 0;
+    const uring_backend* r = own_ring(own);
+    buffer_pool* pool = r ? r->pool() : nullptr;
+    if (pool && n != 0) {
+        if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);
+        lock_guard l(ops_mu_);
+        // Again under the lock buffers are queued under (see pooled_attempt).
+        if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);
+        if (s->pool_end_set) {
+            s->pool_end_set = false;
+            return s->pool_end;
+        }
+        if (ops_shut_ || s->closing) return -ECANCELED;
+        if (s->recv_busy) return -EAGAIN;  // our multishot receive, or another receive
+        if (!pool_broken_ && pool->out() < pool->count()) {
+            io_op_state* op = alloc_op_locked(s, io_op_kind::recv_multishot);
+            s->recv_busy = op;
+            s->set_recv_pending(true);
+            ++pool_arms_;
+            submit_op(op);
+            return -EAGAIN;
+        }
+        ++pool_fallbacks_;
+    } else if (const long k = io_take_unread(s, data, n)) {
+        return k;  // R4's kept bytes, or -EAGAIN while a completion receive may leave some
+    }
+    const ssize_t k = ::recv(fd, data, n, 0);
+    return k < 0 ? -errno : k;
+}
+
 void io_driver::multishot(io_op_state* op, int res, int buffer, bool more) noexcept {
     scheduled_io* s = op->sio;
     buffer_pool* pool =
@@ -755,6 +805,9 @@ io_driver_stats io_driver::stats() const noexcept {
         const io_syscall_counts& rc = rings_[i].ring->counts;
         st.worker_ring_enters +=
             rc.waits.load(std::memory_order_relaxed) + rc.submits.load(std::memory_order_relaxed);
+        // A parked worker's ring is woken through its own eventfd.
+        st.wakes += rc.wakes.load(std::memory_order_relaxed);
+        st.wake_reads += rc.wake_reads.load(std::memory_order_relaxed);
         st.stale_completions += rc.stale.load(std::memory_order_relaxed);
     }
     return st;
@@ -795,7 +848,9 @@ void io_driver::create_worker_rings(unsigned workers, unsigned entries) {
     rings_text_ = "a ring per worker for completion operations (" + std::to_string(entries) +
                   " entries, SINGLE_ISSUER, " +
                   (r0.defer_taskrun() ? "DEFER_TASKRUN" : "COOP_TASKRUN") +
-                  " with TASKRUN_FLAG), each entered only by its worker, on that worker's PU";
+                  " with TASKRUN_FLAG), each entered only by its worker, on that worker's PU; "
+                  "a parked worker with operations in flight sleeps in its ring" +
+                  (r0.no_iowait() ? " (NO_IOWAIT)" : "");
     rings_ = std::move(rings);
     nrings_ = workers;
 }
@@ -860,28 +915,57 @@ void io_driver::cancel_op(io_op_state* op) noexcept {
     }
     w.has_mail.store(true, std::memory_order_release);        // release: the entry is in before
     handed_cancels_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+    w.ring->wake();  // the owner may sleep in its ring: it empties the mailbox when it wakes
+}
+
+void io_driver::wake_worker(unsigned index) noexcept {
+    if (index < nrings_) rings_[index].ring->wake();
+}
+
+std::size_t io_driver::park_own(std::chrono::nanoseconds timeout, bool watch_shared) noexcept {
+    unsigned i;
+    uring_backend* r = own_ring(i);
+    if (!r) return 0;
+    take_mail(i, *r);
+    // What completed since the tick's look, from memory: the wait below enters the kernel (and
+    // submits what is staged) only when there is nothing.
+    std::size_t n = r->reap_own(*this);
+    if (n) {
+        events_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic
+        return n;
+    }
+    if (watch_shared) {
+        // The shared ring is a uring_backend whenever worker rings exist (create_worker_rings).
+        r->watch(static_cast<uring_backend&>(*backend_).ring_fd());
+    }
+    n = r->wait_own(timeout, *this);
+    if (n) events_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic
+    if (r->take_watch_fired() && watch_shared) n += turn(std::chrono::nanoseconds::zero());
+    return n;
+}
+
+void io_driver::take_mail(unsigned index, uring_backend& r) noexcept {
+    worker_ring& w = rings_[index];
+    // acquire: pairs with the release in cancel_op (the mutex orders the entries themselves)
+    if (!w.has_mail.load(std::memory_order_acquire)) return;
+    std::vector<std::uint64_t> mail;
+    {
+        lock_guard l(w.mail_mu);
+        w.has_mail.store(false, std::memory_order_relaxed);  // relaxed: under the mutex
+        mail.swap(w.mail);
+    }
+    for (const std::uint64_t ud : mail) r.cancel_user_data(ud);
 }
 
 std::size_t io_driver::poll_own() noexcept {
     unsigned i;
     uring_backend* r = own_ring(i);
     if (!r) return 0;
-    worker_ring& w = rings_[i];
-    // acquire: pairs with the release in cancel_op (the mutex orders the entries themselves)
-    if (w.has_mail.load(std::memory_order_acquire)) {
-        std::vector<std::uint64_t> mail;
-        {
-            lock_guard l(w.mail_mu);
-            w.has_mail.store(false, std::memory_order_relaxed);  // relaxed: under the mutex
-            mail.swap(w.mail);
-        }
-        for (const std::uint64_t ud : mail) r->cancel_user_data(ud);
-    }
+    take_mail(i, *r);
     const std::size_t n = r->poll_own(*this);
     if (n) events_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic
     // A completion may have started the next queued receive of its descriptor (promote_locked):
-    // staged on this ring, it goes out now, not at the end of a tick that may never come.
-    r->flush();
+    // staged on this ring, it goes out with the next look (the next tick's start, or the park).
     return n;
 }
 
@@ -932,8 +1016,11 @@ io_ready_event io_poll_ready(const scheduled_io* s, io_direction dir) noexcept {
 }
 void io_clear_ready(scheduled_io* s, io_ready_event ev) noexcept { s->clear(ev); }
 bool io_wait(scheduled_io* s, io_direction dir, wait_node& node, waker w) {
-    return s->wait(dir, node, std::move(w));
+    if (!s->wait(dir, node, std::move(w))) return false;
+    if (s->lazy) s->lazy->wait_armed(s, dir);
+    return true;
 }
+bool io_speculative_reads(const io_driver& d) noexcept { return d.speculative_reads(); }
 void io_cancel_wait(scheduled_io* s, wait_node& node) noexcept { s->cancel_wait(node); }
 std::shared_ptr<io_driver> io_share(io_driver& d) { return d.shared_from_this(); }
 void io_close(io_driver& d, scheduled_io* s, int fd) noexcept { d.close(s, fd); }
@@ -972,6 +1059,9 @@ void io_op_abandon(io_driver& d, io_op_state* op) noexcept { d.abandon(op); }
 long io_pooled_attempt(io_driver& d, scheduled_io* s, int fd, pooled_buffer& out,
                        owned_buffer& heap) noexcept {
     return d.pooled_attempt(s, fd, out, heap);
+}
+long io_span_attempt(io_driver& d, scheduled_io* s, int fd, void* data, std::size_t n) noexcept {
+    return d.span_attempt(s, fd, data, n);
 }
 
 #if BLITZ_FAULTS

@@ -90,8 +90,16 @@ public:
     // every tick, so a tick's operations cost one syscall).
     void flush() noexcept;
 
-    scheduled_io* add(int fd);
+    // Registers `fd`. With worker rings the readiness poll is armed lazily (see
+    // scheduled_io::lazy) unless `eager` (a descriptor nobody waits on, like the signal
+    // eventfd, whose events the driver itself dispatches).
+    scheduled_io* add(int fd, bool eager = false);
     void remove(scheduled_io* s) noexcept;
+    // A task is about to wait for readiness on `s` (linked): arms a lazy poll it finds unarmed.
+    void wait_armed(scheduled_io* s, io_direction dir) noexcept;
+    // True when stream reads should try their receive before any readiness is known (lazy
+    // polls: a read's first attempt arms its multishot receive).
+    bool speculative_reads() const noexcept { return nrings_ != 0; }
     // True while some descriptor is registered (workers then poll and sleep in the driver).
     bool has_registrations() const noexcept {
         return registered_.load(std::memory_order_seq_cst) != 0;
@@ -118,6 +126,7 @@ public:
     io_op_state* start_file(io_op_kind kind, const io_file_args& a, owned_buffer& buf, waker& w);
     void abandon(io_op_state* op) noexcept;
     long pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out, owned_buffer& heap) noexcept;
+    long span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) noexcept;
     // Why pooled reads have no provided-buffer ring (empty when they have one).
     std::string pool_reason() const { return backend_->pool_reason(); }
     unsigned pool_buffer_size() const noexcept { return pool_size_; }
@@ -128,8 +137,8 @@ public:
 
     io_driver_stats stats() const noexcept;
 
-    // Busy mode on io_uring (IO.md 7.6): a ring per worker for completion operations (readiness
-    // polls, pooled receives and plain threads' operations stay on the shared ring). An
+    // On io_uring (IO.md 7.6, issue 44): a ring per worker for completion operations (readiness
+    // polls and plain threads' operations stay on the shared ring). An
     // operation runs on the ring of the worker that started it, and its completion wakes the
     // task wherever it runs by then; a cancel from another thread goes to the owner's mailbox,
     // which the owner empties at every look. Call before the workers start; a kernel that
@@ -143,8 +152,15 @@ public:
     // has nothing (no syscall unless the kernel flags deferred completion work).
     std::size_t poll_own() noexcept;
     // True when the calling worker's ring has operations in flight (a busy worker then keeps
-    // spinning instead of parking: only it can reap them).
+    // spinning instead of parking, a parking one sleeps in its ring: only it can reap them).
     bool own_ring_busy() const noexcept;
+    // A parked worker's sleep in its own ring, up to `timeout` (the ring's completions, a
+    // wake_worker() and, with `watch_shared`, completions on the shared ring end it). With
+    // `watch_shared` the caller holds the driver's lock, and a completion posted on the shared
+    // ring is dispatched here too. Returns the events dispatched.
+    std::size_t park_own(std::chrono::nanoseconds timeout, bool watch_shared) noexcept;
+    // Ends worker `index`'s sleep in its ring (or makes its next one return at once).
+    void wake_worker(unsigned index) noexcept;
     // "a ring per worker (...)" for io_rings, or why there is none; empty when not asked for.
     const std::string& worker_rings_text() const noexcept { return rings_text_; }
     bool has_worker_rings() const noexcept { return nrings_ != 0; }
@@ -187,6 +203,8 @@ private:
     // Cancels on the ring that runs it: directly on the shared ring or the caller's own ring,
     // through the owner's mailbox otherwise.
     void cancel_op(io_op_state* op) noexcept BLITZ_REQUIRES(ops_mu_);
+    // Sends the cancels other threads left in worker `index`'s mailbox (its owner only).
+    void take_mail(unsigned index, uring_backend& r) noexcept;
     // The calling thread's own ring (and its index), or null.
     uring_backend* own_ring(unsigned& index) const noexcept;
 

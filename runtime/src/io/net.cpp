@@ -173,15 +173,21 @@ bool operator==(const socket_address& a, const socket_address& b) noexcept {
 namespace ops {
 
 long recv_op::attempt() const noexcept {
-    // Bytes an abandoned completion-mode receive got late come first (R4).
-    if (sio) {
-        if (const long k = blitz::detail::io_take_unread(sio, data, n)) return k;
+    long r;
+    if (driver) {
+        r = blitz::detail::io_span_attempt(*driver, sio, fd, data, n);
+    } else {
+        // Bytes an abandoned completion-mode receive got late come first (R4).
+        if (sio) {
+            if (const long k = blitz::detail::io_take_unread(sio, data, n)) return k;
+        }
+        const ssize_t k = ::recv(fd, data, n, 0);
+        r = k < 0 ? -errno : k;
     }
-    const ssize_t r = ::recv(fd, data, n, 0);
 #if BLITZ_FAULTS
     if (r == 0 && n > 0 && blitz::detail::fault_io_eof_as_error()) return -ECONNRESET;  // O10
 #endif
-    return r < 0 ? -errno : r;
+    return r;
 }
 io_result<std::size_t> recv_op::finish(long r) const {
     if (r < 0) return blitz::detail::errno_code(r);

@@ -72,6 +72,17 @@ public:
     bool recv_pending() const noexcept { return recv_pending_.load(std::memory_order_acquire); }
     void set_recv_pending(bool on) noexcept { recv_pending_.store(on, std::memory_order_release); }
 
+    // Lazy readiness (io_uring with worker rings, issue 44): the backend's poll is armed when a
+    // task first waits for readiness rather than at registration, so a stream read through
+    // its multishot receive never costs a readiness completion. `lazy` (the driver that arms
+    // it) is set once, before the block is shared; claim_poll() is true for the one caller (a waiter, or the deregistration)
+    // that finds it unarmed: that caller arms it (or, deregistering, knows no poll names it).
+    class io_driver* lazy = nullptr;
+    bool claim_poll() noexcept {
+        // acq_rel: a claimer that loses sees the winner's arm
+        return lazy != nullptr && !poll_claimed_.exchange(true, std::memory_order_acq_rel);
+    }
+
     // io_uring, under the backend's submission mutex: the poll is being cancelled, its final
     // completion came, and POLL_REMOVEs still to complete (the block is released when the poll
     // ended and none is left: a late POLL_REMOVE must not name a reused address).
@@ -103,6 +114,7 @@ private:
     wait_queue readers_ BLITZ_GUARDED_BY(mu_);
     wait_queue writers_ BLITZ_GUARDED_BY(mu_);
     atomic<bool> recv_pending_{false};
+    atomic<bool> poll_claimed_{false};
     atomic<std::size_t> unread_count_{0};  // bytes in unread_ beyond unread_pos_
     std::vector<std::byte> unread_ BLITZ_GUARDED_BY(mu_);
     std::size_t unread_pos_ BLITZ_GUARDED_BY(mu_) = 0;

@@ -33,6 +33,7 @@ namespace {
 constexpr std::uint64_t waker_tag = 1;
 constexpr std::uint64_t removal_bit = 2;
 constexpr std::uint64_t cancel_tag = 3;
+constexpr std::uint64_t watch_tag = 5;  // a worker ring's watch() poll (tested before op_bit)
 constexpr std::uint64_t op_bit = 4;
 constexpr unsigned gen_shift = 48;
 constexpr std::uint16_t pool_group = 0;  // the buffer group of pooled receives
@@ -42,6 +43,11 @@ std::uint64_t op_user_data(const io_op_state* op) noexcept {
 }
 
 constexpr unsigned poll_mask = POLLIN | POLLOUT | POLLRDHUP | POLLPRI;
+
+// Linux 6.15's io_uring_enter flag that keeps a wait out of iowait, and the feature bit that
+// says the kernel has it (Debian 12's headers predate both).
+constexpr unsigned enter_no_iowait = 1u << 7;
+constexpr unsigned feat_no_iowait = 1u << 17;
 
 int enter(int fd, unsigned to_submit, unsigned min_complete, unsigned flags, void* arg,
           std::size_t arg_size) noexcept {
@@ -89,6 +95,7 @@ std::unique_ptr<uring_backend> uring_backend::create_worker_ring(unsigned entrie
     }
     b->ring_up_ = true;
     b->worker_ring_ = true;
+    b->no_iowait_ = (p.features & feat_no_iowait) != 0;
     b->coop_taskrun_ = true;  // TASKRUN_FLAG: the flag says when to enter
     b->file_ops_ = file_ops;
     // The buffer ring is registered now, before any thread is the ring's issuer (the kernel
@@ -109,6 +116,13 @@ int uring_backend::enable_here(unsigned file_slots, const char*& what) noexcept 
     // Optional: a kernel without them still runs the ring.
     registered_fd_ = io_uring_register_ring_fd(&ring_) == 1;
     if (file_slots != 0) (void)io_uring_register_files_sparse(&ring_, file_slots);
+    // The waker: a parked worker sleeps in this ring, and an unpark reaches it through the
+    // eventfd's multishot poll (armed by the owner, the ring's one issuer).
+    what = "eventfd";
+    if (waker_.fd() < 0) return -EMFILE;
+    lock_guard l(sq_mu_);
+    arm_waker();
+    submit_locked();
     return 0;
 }
 
@@ -308,6 +322,12 @@ std::size_t uring_backend::reap(io_event_sink& sink, bool& woken) noexcept {
             const io_uring_cqe* c = cqes[i];
             const bool more = c->flags & IORING_CQE_F_MORE;
             if (c->user_data == cancel_tag) continue;
+            if (c->user_data == watch_tag) {
+                watch_armed_ = false;  // one-shot: the next park arms another
+                watch_fired_ = true;
+                woken = true;
+                continue;
+            }
             if (c->user_data & op_bit) {
                 auto* op = reinterpret_cast<io_op_state*>(c->user_data &
                                                           ((std::uint64_t{1} << gen_shift) - 1) &
@@ -416,29 +436,56 @@ void uring_backend::wake() noexcept { waker_.wake(counts); }
 
 namespace {
 // io_uring_enter on a worker ring: through the registered descriptor when there is one.
-int enter_own(io_uring& ring, bool registered, unsigned min_complete, unsigned flags, void* arg,
-              std::size_t arg_size) noexcept {
+int enter_own(io_uring& ring, bool registered, unsigned to_submit, unsigned min_complete,
+              unsigned flags, void* arg, std::size_t arg_size) noexcept {
     if (registered) {
-        return enter(ring.enter_ring_fd, 0, min_complete, flags | IORING_ENTER_REGISTERED_RING, arg,
-                     arg_size);
+        return enter(ring.enter_ring_fd, to_submit, min_complete,
+                     flags | IORING_ENTER_REGISTERED_RING, arg, arg_size);
     }
-    return enter(ring.ring_fd, 0, min_complete, flags, arg, arg_size);
+    return enter(ring.ring_fd, to_submit, min_complete, flags, arg, arg_size);
 }
 }  // namespace
 
+unsigned uring_backend::publish_staged() noexcept {
+    if (!staged_.load(std::memory_order_relaxed)) return 0;
+    // liburing keeps its flush of the submission queue private; this is the same step for a
+    // ring without SQPOLL (the kernel reads the tail when entered; the index array is the
+    // identity). The io_uring_enter that follows submits what it published.
+    lock_guard l(sq_mu_);
+    staged_.store(false, std::memory_order_relaxed);
+    ring_.sq.sqe_head = ring_.sq.sqe_tail;
+    io_uring_smp_store_release(ring_.sq.ktail, ring_.sq.sqe_tail);
+    return io_uring_sq_ready(&ring_);
+}
+
 std::size_t uring_backend::poll_own(io_event_sink& sink) noexcept {
-    if (IO_URING_READ_ONCE(*ring_.sq.kflags) & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW)) {
-        counts.bump(counts.waits);
-        enter_own(ring_, registered_fd_, 0, IORING_ENTER_GETEVENTS, nullptr, _NSIG / 8);
+    // One io_uring_enter for the submissions the last tick staged and the completion work the
+    // kernel deferred to this thread (workers do not flush their own ring at a tick's end: the
+    // next look, at the next tick's start or in the park, submits it).
+    const unsigned to_submit = publish_staged();
+    if (to_submit != 0 ||
+        (IO_URING_READ_ONCE(*ring_.sq.kflags) & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW))) {
+        counts.bump(to_submit != 0 ? counts.submits : counts.waits);
+        enter_own(ring_, registered_fd_, to_submit, 0, IORING_ENTER_GETEVENTS, nullptr, _NSIG / 8);
     }
     if (io_uring_cq_ready(&ring_) == 0) return 0;
     bool woken = false;
     return reap(sink, woken);
 }
 
+void uring_backend::watch(int fd) noexcept {
+    if (watch_armed_) return;
+    watch_armed_ = true;
+    lock_guard l(sq_mu_);
+    io_uring_sqe* sqe = sqe_locked();
+    io_uring_prep_poll_add(sqe, fd, POLLIN);
+    io_uring_sqe_set_data64(sqe, watch_tag);
+    staged_.store(true, std::memory_order_relaxed);  // goes out with the wait that follows
+}
+
 std::size_t uring_backend::wait_own(std::chrono::nanoseconds timeout,
                                     io_event_sink& sink) noexcept {
-    flush();
+    const unsigned to_submit = publish_staged();  // submitted by the wait's own enter
     __kernel_timespec ts{};
     ts.tv_sec = timeout.count() / 1'000'000'000;
     ts.tv_nsec = timeout.count() % 1'000'000'000;
@@ -446,8 +493,13 @@ std::size_t uring_backend::wait_own(std::chrono::nanoseconds timeout,
     arg.sigmask_sz = _NSIG / 8;
     arg.ts = reinterpret_cast<std::uint64_t>(&ts);
     counts.bump(counts.waits);
-    enter_own(ring_, registered_fd_, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg,
-              sizeof arg);
+    unsigned flags = IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG;
+    if (no_iowait_) flags |= enter_no_iowait;
+    if (enter_own(ring_, registered_fd_, to_submit, 1, flags, &arg, sizeof arg) == -EINVAL &&
+        no_iowait_) {
+        no_iowait_ = false;  // the flag was refused after all: wait without it from now on
+        enter_own(ring_, registered_fd_, to_submit, 1, flags & ~enter_no_iowait, &arg, sizeof arg);
+    }
     bool woken = false;
     return reap(sink, woken);
 }

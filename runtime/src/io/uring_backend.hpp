@@ -11,6 +11,7 @@
 #include <liburing.h>
 
 #include <string>
+#include <utility>
 
 #include "blitz/detail/mutex.hpp"
 #include "io/backend.hpp"
@@ -60,8 +61,22 @@ public:
     // Runs the completion work the kernel deferred to this thread when the ring flags some
     // (DEFER_TASKRUN: completions are posted only then), then reports the completion queue.
     std::size_t poll_own(io_event_sink& sink) noexcept;
-    // Waits up to `timeout` for at least one completion (the worker's drain before it exits).
+    // Reports the completion queue without entering the kernel.
+    std::size_t reap_own(io_event_sink& sink) noexcept {
+        if (io_uring_cq_ready(&ring_) == 0) return 0;
+        bool woken = false;
+        return reap(sink, woken);
+    }
+    // Waits up to `timeout` for at least one completion (a parked worker's sleep, and its drain
+    // before it exits); wake() and a fired watch() end it too. Where the kernel has it (6.15),
+    // the sleep is not counted as iowait (IORING_ENTER_NO_IOWAIT).
     std::size_t wait_own(std::chrono::nanoseconds timeout, io_event_sink& sink) noexcept;
+    // A one-shot poll of `fd` for readability on this ring, armed unless one is armed already
+    // (a parked worker holding the shared driver watches the shared ring's descriptor from its
+    // own ring). take_watch_fired() says whether it completed since the last call.
+    void watch(int fd) noexcept;
+    bool take_watch_fired() noexcept { return std::exchange(watch_fired_, false); }
+    bool no_iowait() const noexcept { return no_iowait_; }
     // Cancels the operation named by `user_data` (an operation state and its generation, taken
     // when another thread asked: the state may have been reused since, and then nothing matches).
     void cancel_user_data(std::uint64_t user_data) noexcept;
@@ -106,6 +121,9 @@ private:
     void arm_waker() BLITZ_REQUIRES(sq_mu_);
     void submit_removal(scheduled_io* s) BLITZ_REQUIRES(sq_mu_);
     void submit_locked() BLITZ_REQUIRES(sq_mu_);
+    // Worker rings: makes the staged submissions visible to the kernel; returns how many the
+    // next io_uring_enter must submit.
+    unsigned publish_staged() noexcept;
     // Reports what the completion queue holds; `woken` is set when it drained the waker.
     std::size_t reap(io_event_sink& sink, bool& woken) noexcept;
 
@@ -115,6 +133,10 @@ private:
     bool worker_ring_ = false;    // a busy worker's own ring (create_worker_ring)
     bool defer_taskrun_ = false;  // DEFER_TASKRUN (worker rings)
     bool registered_fd_ = false;  // io_uring_register_ring_fd succeeded (worker rings)
+    bool no_iowait_ = false;      // the kernel has IORING_ENTER_NO_IOWAIT (worker rings)
+    // Worker rings, owner only: a watch() poll is armed; one completed since the owner looked.
+    bool watch_armed_ = false;
+    bool watch_fired_ = false;
     // Worker rings: operations submitted and not yet finally completed. Written by the owner
     // only; relaxed: read by statistics and by the owner.
     atomic<std::uint64_t> in_flight_{0};

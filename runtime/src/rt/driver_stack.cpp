@@ -123,9 +123,49 @@ park_wake driver_stack::park_in_driver(parker& p, std::chrono::nanoseconds sleep
     return events ? park_wake::events : park_wake::timeout;
 }
 
+park_wake driver_stack::park_in_ring(parker& p, std::chrono::nanoseconds sleep) noexcept {
+    // The driver's lock if it is free; the same count-then-retry as the futex park (below).
+    bool holder = io_->has_registrations() && io_->try_lock();
+    if (!holder) {
+        futex_parked_.fetch_add(1, std::memory_order_seq_cst);
+        if (io_->has_registrations() && io_->try_lock()) {
+            futex_parked_.fetch_sub(1, std::memory_order_seq_cst);
+            holder = true;
+        }
+    }
+    park_wake why = park_wake::token;
+    if (p.enter_ring()) {
+        if (holder) driver_parked_.store(true, std::memory_order_seq_cst);
+        const auto deadline = std::chrono::steady_clock::now() + sleep;
+        std::size_t events = 0;
+        for (auto left = sleep;;) {
+            events = io_->park_own(left, holder);
+            if (events || p.token_waiting()) break;
+            left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (left <= std::chrono::nanoseconds::zero()) break;
+        }
+        if (holder) driver_parked_.store(false, std::memory_order_seq_cst);
+        why = p.leave_driver() ? park_wake::token
+              : events         ? park_wake::events
+                               : park_wake::timeout;
+    }
+    if (holder) {
+        io_->unlock();
+    } else {
+        futex_parked_.fetch_sub(1, std::memory_order_seq_cst);
+    }
+    return why;
+}
+
 park_wake driver_stack::park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept {
     const std::chrono::nanoseconds sleep = plan_wake(index, max);
     park_wake why;
+    if (io_ && io_->own_ring_busy()) {
+        why = park_in_ring(p, sleep);
+        unplan(index);
+        return why;
+    }
     // Without registered descriptors there is nothing to wait for in the driver: the futex.
     const bool io = io_ && io_->has_registrations();
     if (io && io_->try_lock()) {
@@ -148,8 +188,17 @@ park_wake driver_stack::park(unsigned index, parker& p, std::chrono::nanoseconds
     return why;
 }
 
-void driver_stack::unpark(parker& p) noexcept {
-    if (p.unpark() && !BLITZ_FAULT(faults_.no_driver_wake)) io_->wake();
+void driver_stack::unpark(unsigned index, parker& p) noexcept {
+    switch (p.unpark()) {
+        case parker::sleeper::driver:
+            if (!BLITZ_FAULT(faults_.no_driver_wake)) io_->wake();
+            break;
+        case parker::sleeper::ring:
+            if (!BLITZ_FAULT(faults_.no_driver_wake)) io_->wake_worker(index);
+            break;
+        case parker::sleeper::elsewhere:
+            break;
+    }
 }
 
 void driver_stack::expiry_moved_earlier(timer_driver::clock::time_point at) noexcept { cover(at); }

@@ -25,8 +25,13 @@ namespace blitz::detail {
 //      I5) and sleeps: in the I/O driver if descriptors are registered and its try-lock is
 //      free (exactly one worker sleeps there, O2), else on the worker's futex, counted in
 //      futex_parked_.
-//   3. unpark() hands the parker its token and, when the worker sleeps in the I/O driver,
-//      interrupts the driver's wait (an eventfd write, coalesced).
+//   3. unpark() hands the parker its token and, when the worker sleeps in the I/O driver or
+//      its own ring, interrupts that wait (an eventfd write, coalesced).
+//   2a. On io_uring with a ring per worker, a worker whose ring has operations in flight sleeps
+//      in its ring instead (only it can reap them, IO.md 7.6): if it takes the driver's lock
+//      it also watches the shared ring from there (a one-shot poll of the shared ring's
+//      descriptor) and turns the driver when that fires; otherwise it counts in futex_parked_,
+//      so hand-off (step 5) can wake it to take the driver.
 //   4. Timer coverage (T7): while a timer is armed and some worker is parked, one parked
 //      worker plans to wake by the earliest expiry. An arm that moves the expiry earlier, a
 //      parked worker leaving its park and a worker firing timers each check it, and wake one
@@ -40,7 +45,8 @@ namespace blitz::detail {
 // Invariants:
 //   - At most one worker sleeps in the I/O driver (its try-lock), and driver_parked_ says so
 //     while it does.
-//   - futex_parked_ counts the workers asleep on their futexes (not in the driver).
+//   - futex_parked_ counts the workers asleep on their futexes or in their own rings without
+//     the driver's lock.
 //   - A parked worker's plan holds its wake-up time; a running worker's plan holds `awake`.
 //
 // Memory ordering: the plans and the expiry are a store-then-load on both sides (a parking
@@ -66,7 +72,7 @@ public:
     void worker_stopping(unsigned index) noexcept override;
     bool busy_must_spin() noexcept override;
     park_wake park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept override;
-    void unpark(parker& p) noexcept override;
+    void unpark(unsigned index, parker& p) noexcept override;
     void end_tick() noexcept override;
 
 private:
@@ -79,6 +85,7 @@ private:
     std::chrono::nanoseconds plan_wake(unsigned index, std::chrono::nanoseconds max) noexcept;
     void unplan(unsigned index) noexcept;
     park_wake park_in_driver(parker& p, std::chrono::nanoseconds sleep) noexcept;
+    park_wake park_in_ring(parker& p, std::chrono::nanoseconds sleep) noexcept;
     void hand_off() noexcept;
 
     // The least time between two zero-timeout polls of the epoll backend at tick starts.

@@ -40,7 +40,7 @@ park_wake park_and_unpark(driver_stack& stack, io_driver& io, bool expect_in_dri
     }
     if (!expect_in_driver) std::this_thread::sleep_for(20ms);
     EXPECT_EQ(io.locked(), expect_in_driver) << "where the worker sleeps";
-    stack.unpark(p);
+    stack.unpark(0, p);
     worker.join();
     return static_cast<park_wake>(result.load());
 }
@@ -83,7 +83,7 @@ TEST(DriverStack, TheSkippedDriverWakeLeavesTheWorkerInTheDriver) {
     std::thread worker([&] { result = static_cast<int>(stack.park(0, p, std::chrono::hours(1))); });
     for (int i = 0; i < 2000 && !io->locked(); ++i) std::this_thread::sleep_for(1ms);
     ASSERT_TRUE(io->locked());
-    stack.unpark(p);
+    stack.unpark(0, p);
     std::this_thread::sleep_for(20ms);
     EXPECT_EQ(result.load(), -1) << "the worker left the driver without its wake";
     ASSERT_EQ(::send(sv[1], "x", 1, MSG_NOSIGNAL), 1);  // the rescue: an event

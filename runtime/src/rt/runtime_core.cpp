@@ -50,7 +50,7 @@ std::shared_ptr<io_driver> make_io(const config& cfg, const topo::plan& plan, st
         }
     }
     std::shared_ptr<io_driver> d = io_driver::create(cfg, reason);
-    if (d && cfg.io_mode == io_mode_kind::busy && cfg.io_worker_rings) {
+    if (d && cfg.io_worker_rings) {
         d->create_worker_rings(static_cast<unsigned>(plan.report.workers.size()), cfg.io_entries);
     }
     return d;

@@ -24,8 +24,8 @@ public:
     // driver if no other worker is, else on the futex. Returns token iff woken by an unpark of
     // `p` (consumed), events if I/O events ended the sleep, else timeout.
     virtual park_wake park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept = 0;
-    // Wakes the worker sleeping on `p`, or makes its next park return at once.
-    virtual void unpark(parker& p) noexcept = 0;
+    // Wakes worker `index`, sleeping on `p`, or makes its next park return at once.
+    virtual void unpark(unsigned index, parker& p) noexcept = 0;
     // Busy mode's look while a worker spins instead of parking: fire due timers and look at
     // the I/O driver without blocking (no idle gap: a busy worker pays the epoll syscall; on
     // io_uring the look is a completion-queue read). Returns how many timers fired.

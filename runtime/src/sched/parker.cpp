@@ -58,19 +58,19 @@ bool parker::park(std::chrono::nanoseconds timeout) noexcept {
     return try_consume();
 }
 
-bool parker::unpark() noexcept {
+parker::sleeper parker::unpark() noexcept {
     // release: publish everything before the wake to the parked thread
     // (the model's parker_unpark control weakens it)
     const std::uint32_t prev =
         word_.exchange(notified, BLITZ_ORDER(parker_unpark, std::memory_order_release));
     if (prev == parked && !BLITZ_FAULT(fault_skip_wake_)) futex_wake_one(word_);
-    return prev == in_driver;
+    return prev == in_driver ? sleeper::driver : prev == in_ring ? sleeper::ring : sleeper::elsewhere;
 }
 
-bool parker::enter_driver() noexcept {
+bool parker::enter(std::uint32_t where) noexcept {
     std::uint32_t expected = empty;
     // acquire on failure: the token's writes become visible
-    if (word_.compare_exchange_strong(expected, in_driver, std::memory_order_acquire,
+    if (word_.compare_exchange_strong(expected, where, std::memory_order_acquire,
                                       std::memory_order_acquire)) {
         return true;
     }

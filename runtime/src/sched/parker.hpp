@@ -14,6 +14,9 @@ namespace blitz::detail {
 //   empty --unpark--> notified: the token waits for the next park, which returns at once.
 //   empty --enter_driver--> in_driver (3) --unpark--> notified: the owner sleeps in the I/O
 //   driver instead of on the futex, so unpark() tells its caller to wake the driver.
+//   empty --enter_ring--> in_ring (4) --unpark--> notified: the owner sleeps in its own
+//   io_uring ring (a parked worker with operations in flight there), so unpark() tells its
+//   caller to wake that ring.
 //
 // Invariants: an unpark is never lost: it either finds the word parked and wakes the futex, or
 // leaves the token for the next park. At most one token is stored (unparks do not accumulate).
@@ -23,15 +26,20 @@ namespace blitz::detail {
 // Thread-safety: park() from the owner thread only; unpark() from any thread.
 class parker {
 public:
+    // Where the owner sleeps, as far as an unparker must act beyond storing the token.
+    enum class sleeper { elsewhere, driver, ring };
+
     // Sleeps until unparked or `timeout` passes. Returns true iff a token was consumed.
     bool park(std::chrono::nanoseconds timeout) noexcept;
-    // Stores the token; returns true if the owner sleeps in the I/O driver, which the caller
-    // must then wake (the futex is woken here when the owner sleeps on it).
-    bool unpark() noexcept;
-    // Owner: about to sleep in the I/O driver. False if a token was waiting (consumed: do not
-    // sleep).
-    bool enter_driver() noexcept;
-    // Owner: back from the driver. True iff a token arrived meanwhile (consumed).
+    // Stores the token; returns driver (ring) if the owner sleeps in the I/O driver (its own
+    // ring), which the caller must then wake (the futex is woken here when the owner sleeps on
+    // it).
+    sleeper unpark() noexcept;
+    // Owner: about to sleep in the I/O driver (its own ring). False if a token was waiting
+    // (consumed: do not sleep).
+    bool enter_driver() noexcept { return enter(in_driver); }
+    bool enter_ring() noexcept { return enter(in_ring); }
+    // Owner: back from the driver or its ring. True iff a token arrived meanwhile (consumed).
     bool leave_driver() noexcept;
     // Owner, in the driver: whether a token has arrived (not consumed).
     bool token_waiting() const noexcept {
@@ -44,7 +52,8 @@ public:
     bool try_consume() noexcept;
 
 private:
-    static constexpr std::uint32_t empty = 0, parked = 1, notified = 2, in_driver = 3;
+    static constexpr std::uint32_t empty = 0, parked = 1, notified = 2, in_driver = 3, in_ring = 4;
+    bool enter(std::uint32_t where) noexcept;
     alignas(cache_line) atomic<std::uint32_t> word_{empty};
     bool fault_skip_wake_ = false;
 };

@@ -594,7 +594,7 @@ bool worker::busy_wait() noexcept {
     }
 }
 
-void worker::unpark() noexcept { sched_.driver().unpark(parker_); }
+void worker::unpark() noexcept { sched_.driver().unpark(index_, parker_); }
 
 void worker::take_claim_token() noexcept {
     // A claimer always unparks the worker it claimed, right after the claim. Waiting for that

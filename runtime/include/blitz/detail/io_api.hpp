@@ -130,6 +130,19 @@ void io_op_abandon(io_driver& d, io_op_state* op) noexcept;
 long io_pooled_attempt(io_driver& d, scheduled_io* s, int fd, pooled_buffer& out,
                        owned_buffer& heap) noexcept;
 
+// One attempt of a stream's read into the caller's span: bytes kept by R4 and queued pool
+// buffers first, copied out; then, on a worker whose own io_uring ring has a buffer pool, the
+// end a multishot receive met (0 or -errno), or -EAGAIN after arming the descriptor's
+// multishot receive on that ring (the kernel fills pool buffers as data arrives, and the read
+// copies from them: it never hands the kernel a pointer into the caller's memory, R2) or while
+// another receive is in flight; elsewhere (epoll, a plain thread, no pool, no free buffer) a
+// readiness recv into the span.
+long io_span_attempt(io_driver& d, scheduled_io* s, int fd, void* data, std::size_t n) noexcept;
+// True when a stream's read should attempt before any readiness is known (io_uring with worker
+// rings: readiness polls are armed only once a task waits, and a read's first attempt arms its
+// multishot receive).
+bool io_speculative_reads(const io_driver& d) noexcept;
+
 #if BLITZ_FAULTS
 // The calling worker's runtime's I/O negative controls (false on a plain thread).
 bool fault_io_drop_orphan_data() noexcept;

@@ -56,6 +56,7 @@ struct recv_op {
     void* data;
     std::size_t n;
     blitz::detail::scheduled_io* sio = nullptr;  // streams: take bytes kept by R4 first
+    blitz::detail::io_driver* driver = nullptr;   // streams: see io_span_attempt
     long attempt() const noexcept;
     io_result<std::size_t> finish(long r) const;
 };
@@ -282,7 +283,10 @@ public:
         return read(buf.data(), buf.size());
     }
     blitz::detail::io_op<ops::recv_op> read(void* data, std::size_t n) noexcept {
-        return {io_, blitz::detail::io_direction::read, {io_.fd(), data, n, io_.sio()}, false};
+        return {io_,
+                blitz::detail::io_direction::read,
+                {io_.fd(), data, n, io_.sio(), io_.driver()},
+                io_.driver() && blitz::detail::io_speculative_reads(*io_.driver())};
     }
     // co_await s.read_owned(std::move(buf)) -> buf_result<io_result<size_t>>: receives up to
     // buf.capacity() bytes into the buffer (its size becomes the count; 0 at end of stream)
