@@ -1513,11 +1513,12 @@ outcome check_o15(const run_params& p, bool faulty) {
             c.io_mode == io_mode_kind::busy && rt.metrics().io_backend == "epoll";
         auto syscalls = [&rt, busy_epoll] {
             const runtime_metrics m = rt.metrics();
-            // The worker rings' io_uring_enter calls count too (their eventfd wakes and
-            // reads are in io_wake_calls and io_wake_reads).
+            // The worker rings' submitting io_uring_enter calls count too. Their waits (a
+            // parked worker's sleep in its ring) and eventfd wakes replace the futex parks and
+            // wakes of workers outside the driver, which were never counted: they are parks.
             return std::pair<std::uint64_t, std::uint64_t>{m.io_submit_calls + m.io_wake_calls +
                                                                m.io_wake_reads +
-                                                               m.io_worker_ring_enters +
+                                                               m.io_worker_ring_submits +
                                                                (busy_epoll ? 0 : m.io_wait_calls),
                                                            busy_epoll ? m.io_wait_calls : 0};
         };

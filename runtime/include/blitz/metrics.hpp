@@ -113,12 +113,17 @@ struct runtime_metrics {
     // Completions that named an operation state already reused (ignored by its generation
     // tag): always 0 unless a state was freed too early (O6).
     std::uint64_t io_stale_completions = 0;
-    // Busy mode's per-worker rings (config io_worker_rings): operations submitted to a worker's
+    // The per-worker rings (config io_worker_rings): operations submitted to a worker's
     // own ring, cancels another thread handed to a ring's owner, and the rings' io_uring_enter
     // calls (submissions and deferred completion work).
     std::uint64_t io_worker_ring_ops = 0;
     std::uint64_t io_worker_ring_handed_cancels = 0;
     std::uint64_t io_worker_ring_enters = 0;
+    // Of those enters, the ones that submitted operations (a tick's staged operations go out
+    // with the worker's next look); and the eventfd writes and reads that woke workers parked
+    // in their rings (shared mode: the futex wakes they replace).
+    std::uint64_t io_worker_ring_submits = 0;
+    std::uint64_t io_worker_ring_wakes = 0;
     // Pooled receives (read_pooled, R7): the provided-buffer pool ("ring: N x S B", or why
     // there is none; in busy mode with worker rings N counts every ring's pool), its buffers and
     // those out of it now, multishot receives armed, buffers they filled, their ends for want of a

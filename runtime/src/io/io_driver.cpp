@@ -805,9 +805,9 @@ io_driver_stats io_driver::stats() const noexcept {
         const io_syscall_counts& rc = rings_[i].ring->counts;
         st.worker_ring_enters +=
             rc.waits.load(std::memory_order_relaxed) + rc.submits.load(std::memory_order_relaxed);
-        // A parked worker's ring is woken through its own eventfd.
-        st.wakes += rc.wakes.load(std::memory_order_relaxed);
-        st.wake_reads += rc.wake_reads.load(std::memory_order_relaxed);
+        st.worker_ring_submits += rc.submits.load(std::memory_order_relaxed);
+        st.worker_ring_wakes +=
+            rc.wakes.load(std::memory_order_relaxed) + rc.wake_reads.load(std::memory_order_relaxed);
         st.stale_completions += rc.stale.load(std::memory_order_relaxed);
     }
     return st;

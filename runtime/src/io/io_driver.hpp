@@ -46,6 +46,9 @@ struct io_driver_stats {
     // Busy mode's per-worker rings: operations submitted to a worker's own ring, cancels another
     // thread handed to a ring's owner, and the rings' own io_uring_enter calls.
     std::uint64_t worker_ring_ops = 0, worker_ring_handed_cancels = 0, worker_ring_enters = 0;
+    // Of those enters, the ones that submitted; and the eventfd writes and reads that woke
+    // workers parked in their rings (the futex wakes they replace).
+    std::uint64_t worker_ring_submits = 0, worker_ring_wakes = 0;
     // Pooled receives (R7): the pool's size and buffers out of it now; multishot receives
     // armed, buffers they filled, ends for want of a buffer (-ENOBUFS), and pooled reads that
     // found no free buffer and read into a heap buffer.

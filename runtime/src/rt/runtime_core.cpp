@@ -242,6 +242,8 @@ runtime_metrics runtime_core::metrics() const {
         m.io_worker_ring_ops = st.worker_ring_ops;
         m.io_worker_ring_handed_cancels = st.worker_ring_handed_cancels;
         m.io_worker_ring_enters = st.worker_ring_enters;
+        m.io_worker_ring_submits = st.worker_ring_submits;
+        m.io_worker_ring_wakes = st.worker_ring_wakes;
         m.io_pool = st.pool_buffers ? "ring: " + std::to_string(st.pool_buffers) + " x " +
                                           std::to_string(io_->pool_buffer_size()) + " B"
                                     : io_->pool_reason();
