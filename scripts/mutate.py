@@ -104,14 +104,14 @@ CATALOGUE = [
      "above 64 workers a claimer clears a summary bit without looking at its word again, so a "
      "park in between is hidden (I7)"),
     ("worker-ring-mailbox-ignored", "runtime/src/io/io_driver.cpp",
-     "for (const std::uint64_t ud : mail) r->cancel_user_data(ud);",
+     "for (const std::uint64_t ud : mail) r.cancel_user_data(ud);",
      "for (const std::uint64_t ud : mail) (void)ud;",
      "busy mode: a cancel handed to a worker ring's owner is never submitted (issue 20)"),
-    ("worker-ring-staged-not-flushed", "runtime/src/io/io_driver.cpp",
-     "    // staged on this ring, it goes out now, not at the end of a tick that may never come.\n"
-     "    r->flush();",
-     "    // staged on this ring, it goes out now, not at the end of a tick that may never come.",
-     "busy mode: a receive a completion started on a worker ring waits for a tick's end (issue 20)"),
+    ("worker-ring-staged-not-flushed", "runtime/src/io/uring_backend.cpp",
+     "    const unsigned to_submit = publish_staged();\n    if (to_submit != 0 ||",
+     "    const unsigned to_submit = 0;\n    if (to_submit != 0 ||",
+     "a worker's look at its own ring does not submit what the last tick staged: operations wait "
+     "for the worker's next park (for ever in busy mode, issues 20 and 44)"),
     ("last-searcher-wake-removed", "runtime/src/sched/worker.cpp",
      "if (last && !BLITZ_FAULT(cfg_.debug.skip_last_searcher_wake)) {",
      "if (false) {",
@@ -285,6 +285,24 @@ CATALOGUE = [
      "            (void)0;",
      "epoll sees the file ring's descriptor readable but never reaps its completion queue: file "
      "operations under automatic selection never complete"),
+    ("lazy-poll-never-armed", "runtime/src/io/io_driver.cpp",
+     "    if (!s->claim_poll()) return;\n    try {",
+     "    if (s->claim_poll() || true) return;\n    try {",
+     "with worker rings, a task that waits for readiness never arms the descriptor's poll: "
+     "accepts, writes on a full socket and readable() wait for ever (issue 44)"),
+    ("ring-unpark-dropped", "runtime/src/rt/driver_stack.cpp",
+     "            if (!BLITZ_FAULT(faults_.no_driver_wake)) io_->wake_worker(index);",
+     "            (void)index;",
+     "an unpark of a worker asleep in its own ring stores the token but never wakes the ring: "
+     "the worker sleeps on until its ring completes something or its park times out"),
+    ("span-read-overtakes-queue", "runtime/src/io/io_driver.cpp",
+     "        if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);\n"
+     "        lock_guard l(ops_mu_);\n"
+     "        // Again under the lock buffers are queued under (see pooled_attempt).\n"
+     "        if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);",
+     "        lock_guard l(ops_mu_);",
+     "a stream read on a worker ring ignores the buffers its multishot receive queued: it "
+     "reports the end of stream or arms again with bytes still waiting (O5, O10, O11)"),
     ("automatic-picks-io-uring", "runtime/src/io/io_driver.cpp",
      "        cfg.io_backend == io_backend_kind::automatic && (busy || cfg.sqpoll_cpu >= 0);",
      "        cfg.io_backend == io_backend_kind::automatic;",

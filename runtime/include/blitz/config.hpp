@@ -192,13 +192,16 @@ struct config {
     io_mode_kind io_mode = io_mode_kind::shared;
     static constexpr std::chrono::nanoseconds busy_poll_forever = std::chrono::nanoseconds::max();
     std::chrono::nanoseconds busy_poll_spin = busy_poll_forever;
-    // Busy mode on io_uring: each worker gets its own ring for the completion operations it
-    // starts (owned reads and writes, file operations): SINGLE_ISSUER with DEFER_TASKRUN (Linux
-    // 6.1; COOP_TASKRUN on 6.0), its descriptor registered with the worker, a sparse registered
-    // file table. Readiness, pooled receives and operations of plain threads stay on the
-    // shared ring. A worker with operations in flight on its ring keeps spinning past
-    // busy_poll_spin (only it can reap them). A kernel that refuses the rings leaves every
-    // worker on the shared ring (runtime_metrics::io_rings says why). Ignored in shared mode.
+    // On io_uring (either mode): each worker gets its own ring for the completion operations
+    // it starts (owned reads and writes, stream reads by multishot receive into the ring's
+    // buffer pool, pooled reads, file operations): SINGLE_ISSUER with DEFER_TASKRUN (Linux 6.1;
+    // COOP_TASKRUN on 6.0), its descriptor registered with the worker, a sparse registered file
+    // table. Readiness and operations of plain threads stay on the shared ring (readiness polls
+    // armed when a task first waits). Only the owner can reap its ring: a busy worker with
+    // operations in flight keeps spinning past busy_poll_spin, a parking one sleeps in its ring
+    // (an unpark reaches it through an eventfd polled there). A kernel that refuses the rings
+    // leaves every worker on the shared ring (runtime_metrics::io_rings says why). false: the
+    // shared ring only (reads into caller spans are readiness reads).
     bool io_worker_rings = true;
     // io_uring submission-queue polling (IORING_SETUP_SQPOLL with SQ_AFF): a kernel thread bound
     // to this OS CPU submits what the workers stage, so a submission costs no syscall. -1 (the

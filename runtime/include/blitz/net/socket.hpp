@@ -6,7 +6,11 @@
 //
 // Every operation is readiness-based on both backends (IO.md 7.3 R1): the awaiter makes the
 // syscall when the descriptor is ready and waits for readiness on EAGAIN; the kernel never
-// holds a pointer into the caller's buffer. Cancel safety, as in Tokio: read, write, accept,
+// holds a pointer into the caller's buffer. One exception on io_uring with worker rings
+// (config io_worker_rings, the default there): a stream's read is served by a multishot
+// receive on the reading worker's ring into that ring's buffer pool, and the read copies out
+// of the filled buffers (still no kernel pointer into the caller's buffer; bytes the kernel
+// delivered wait with the stream for the next read, so read stays cancel-safe). Cancel safety, as in Tokio: read, write, accept,
 // send_to, recv_from, readable and writable are cancel-safe (dropped before completion, they
 // consumed nothing); read_exact and write_all are not (bytes moved before the cancel are gone
 // or sent). Errors are std::error_code values of the generic category (compare with
