@@ -1516,11 +1516,10 @@ outcome check_o15(const run_params& p, bool faulty) {
             // The worker rings' submitting io_uring_enter calls count too. Their waits (a
             // parked worker's sleep in its ring) and eventfd wakes replace the futex parks and
             // wakes of workers outside the driver, which were never counted: they are parks.
-            return std::pair<std::uint64_t, std::uint64_t>{m.io_submit_calls + m.io_wake_calls +
-                                                               m.io_wake_reads +
-                                                               m.io_worker_ring_submits +
-                                                               (busy_epoll ? 0 : m.io_wait_calls),
-                                                           busy_epoll ? m.io_wait_calls : 0};
+            return std::pair<std::uint64_t, std::uint64_t>{
+                m.io_submit_calls + m.io_wake_calls + m.io_wake_reads + m.io_worker_ring_submits +
+                    (busy_epoll ? 0 : m.io_wait_calls),
+                busy_epoll ? m.io_wait_calls : 0};
         };
         bool ok = fds.size() == static_cast<std::size_t>(conns);
         for (int r = 0; ok && r < 20; ++r) ok = round();  // warm-up

@@ -142,7 +142,9 @@ def one_run(cmd, conns, size, requests, warmup, extra=(), wrk_seconds=0):
         counters = stop_server(p)
     res["server_cpu_us_per_req"] = (after - before) / CLK_TCK * 1e6 / (requests + warmup)
     if counters.get("io_waits") is not None:
-        calls = counters["io_waits"] + counters["io_submits"] + counters["io_wakes"]
+        # The worker rings' io_uring_enter calls (submits, waits) count too (issue 44).
+        calls = (counters["io_waits"] + counters["io_submits"] + counters["io_wakes"] +
+                 counters.get("ring_enters", 0))
         res["driver_syscalls_per_req"] = calls / (requests + warmup)
         res["backend"] = counters.get("backend")
     return res

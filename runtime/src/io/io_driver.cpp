@@ -806,8 +806,8 @@ io_driver_stats io_driver::stats() const noexcept {
         st.worker_ring_enters +=
             rc.waits.load(std::memory_order_relaxed) + rc.submits.load(std::memory_order_relaxed);
         st.worker_ring_submits += rc.submits.load(std::memory_order_relaxed);
-        st.worker_ring_wakes +=
-            rc.wakes.load(std::memory_order_relaxed) + rc.wake_reads.load(std::memory_order_relaxed);
+        st.worker_ring_wakes += rc.wakes.load(std::memory_order_relaxed) +
+                                rc.wake_reads.load(std::memory_order_relaxed);
         st.stale_completions += rc.stale.load(std::memory_order_relaxed);
     }
     return st;

@@ -75,8 +75,9 @@ public:
     // Lazy readiness (io_uring with worker rings, issue 44): the backend's poll is armed when a
     // task first waits for readiness rather than at registration, so a stream read through
     // its multishot receive never costs a readiness completion. `lazy` (the driver that arms
-    // it) is set once, before the block is shared; claim_poll() is true for the one caller (a waiter, or the deregistration)
-    // that finds it unarmed: that caller arms it (or, deregistering, knows no poll names it).
+    // it) is set once, before the block is shared; claim_poll() is true for the one caller (a
+    // waiter, or the deregistration) that finds it unarmed: that caller arms it (or, deregistering,
+    // knows no poll names it).
     class io_driver* lazy = nullptr;
     bool claim_poll() noexcept {
         // acq_rel: a claimer that loses sees the winner's arm

@@ -146,9 +146,7 @@ park_wake driver_stack::park_in_ring(parker& p, std::chrono::nanoseconds sleep) 
             if (left <= std::chrono::nanoseconds::zero()) break;
         }
         if (holder) driver_parked_.store(false, std::memory_order_seq_cst);
-        why = p.leave_driver() ? park_wake::token
-              : events         ? park_wake::events
-                               : park_wake::timeout;
+        why = p.leave_driver() ? park_wake::token : events ? park_wake::events : park_wake::timeout;
     }
     if (holder) {
         io_->unlock();

@@ -64,7 +64,9 @@ parker::sleeper parker::unpark() noexcept {
     const std::uint32_t prev =
         word_.exchange(notified, BLITZ_ORDER(parker_unpark, std::memory_order_release));
     if (prev == parked && !BLITZ_FAULT(fault_skip_wake_)) futex_wake_one(word_);
-    return prev == in_driver ? sleeper::driver : prev == in_ring ? sleeper::ring : sleeper::elsewhere;
+    return prev == in_driver ? sleeper::driver
+           : prev == in_ring ? sleeper::ring
+                             : sleeper::elsewhere;
 }
 
 bool parker::enter(std::uint32_t where) noexcept {

@@ -10,12 +10,12 @@
 // (config io_worker_rings, the default there): a stream's read is served by a multishot
 // receive on the reading worker's ring into that ring's buffer pool, and the read copies out
 // of the filled buffers (still no kernel pointer into the caller's buffer; bytes the kernel
-// delivered wait with the stream for the next read, so read stays cancel-safe). Cancel safety, as in Tokio: read, write, accept,
-// send_to, recv_from, readable and writable are cancel-safe (dropped before completion, they
-// consumed nothing); read_exact and write_all are not (bytes moved before the cancel are gone
-// or sent). Errors are std::error_code values of the generic category (compare with
-// std::errc::...); sends use MSG_NOSIGNAL, so a closed peer gives std::errc::broken_pipe, never
-// SIGPIPE. Sockets are created and awaited inside tasks of a runtime with an I/O driver.
+// delivered wait with the stream for the next read, so read stays cancel-safe). Cancel safety, as
+// in Tokio: read, write, accept, send_to, recv_from, readable and writable are cancel-safe (dropped
+// before completion, they consumed nothing); read_exact and write_all are not (bytes moved before
+// the cancel are gone or sent). Errors are std::error_code values of the generic category (compare
+// with std::errc::...); sends use MSG_NOSIGNAL, so a closed peer gives std::errc::broken_pipe,
+// never SIGPIPE. Sockets are created and awaited inside tasks of a runtime with an I/O driver.
 //
 // read_owned and write_owned take an owned_buffer instead of a span: on io_uring they are
 // completion operations (the kernel fills or drains the buffer while the task waits), on
@@ -60,7 +60,7 @@ struct recv_op {
     void* data;
     std::size_t n;
     blitz::detail::scheduled_io* sio = nullptr;  // streams: take bytes kept by R4 first
-    blitz::detail::io_driver* driver = nullptr;   // streams: see io_span_attempt
+    blitz::detail::io_driver* driver = nullptr;  // streams: see io_span_attempt
     long attempt() const noexcept;
     io_result<std::size_t> finish(long r) const;
 };
