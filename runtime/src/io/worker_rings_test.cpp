@@ -2,15 +2,18 @@
 // Busy mode's per-worker rings (config io_worker_rings, issue 20): owned operations run on the
 // ring of the worker that started them; a cancel from another worker goes to the owner's mailbox
 // and no byte is lost; a worker with operations in flight on its ring keeps spinning past
-// busy_poll_spin (only it can reap them); shared mode and epoll have no worker rings.
+// busy_poll_spin (only it can reap them); epoll has no worker rings. Shared mode on io_uring
+// (issue 44): stream reads run on the ring, and a worker parked in its ring is woken there.
 
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <string>
 #include <thread>
 #include <utility>
@@ -221,6 +224,68 @@ TEST_P(WorkerRings, PooledReadsUseTheWorkersOwnBufferRing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Io, WorkerRings, workloads::io_backends(), workloads::io_backend_name);
+
+// Shared mode on io_uring (issue 44): a stream's read into a span arms one multishot receive
+// on the reading worker's ring, and the worker, parked with that receive in flight, sleeps in
+// its ring; a spawn from a plain thread must reach it there (the unpark goes to the ring's
+// eventfd). The park timeout is an hour: a lost wake shows as the guard below running out.
+class WorkerRingsParked : public ::testing::TestWithParam<io_backend_kind> {};
+
+TEST_P(WorkerRingsParked, StreamReadsRunOnTheRingAndAParkedWorkerIsWokenThere) {
+    config c;
+    c.workers = 1;
+    c.io_backend = GetParam();
+    c.park_timeout = std::chrono::hours(1);
+    runtime rt(c);
+    const bool rings = has_worker_rings(rt.metrics());
+    auto p = rt.block_on([]() -> task<io_result<std::pair<net::unix_stream, net::unix_stream>>> {
+        co_return net::unix_stream::pair();
+    }());
+    ASSERT_TRUE(p.ok());
+    std::atomic<std::size_t> got{0};
+    auto reader = rt.spawn([](net::unix_stream s, std::atomic<std::size_t>& got) -> task<void> {
+        std::array<std::byte, 64> buf;
+        for (;;) {
+            auto n = co_await s.read(buf);
+            if (!n || *n == 0) co_return;
+            got.fetch_add(*n);
+        }
+    }(std::move(p->second), got));
+    const int wfd = p->first.native_handle();
+    for (int i = 0; i < 50; ++i) {
+        ASSERT_EQ(::write(wfd, "0123456789", 10), 10);
+        while (got.load() < 10u * static_cast<unsigned>(i + 1)) std::this_thread::yield();
+    }
+    // The worker parks with the reader's receive in flight.
+    while (rt.metrics().num_parked != 1) std::this_thread::sleep_for(1ms);
+    const runtime_metrics before = rt.metrics();
+    std::promise<void> ran;
+    rt.spawn([](std::promise<void>& ran) -> task<void> {
+          ran.set_value();
+          co_return;
+      }(ran))
+        .detach();
+    ASSERT_EQ(ran.get_future().wait_for(60s), std::future_status::ready)
+        << "a spawn never reached the worker parked in its ring";
+    const runtime_metrics m = rt.metrics();
+    if (rings) {
+        EXPECT_GT(m.io_pool_arms, 0u) << "the stream read armed a multishot receive";
+        EXPECT_GT(m.io_pool_chunks, 0u);
+        EXPECT_GT(m.io_worker_ring_wakes, before.io_worker_ring_wakes)
+            << "the unpark went through the ring's eventfd";
+    } else {
+        EXPECT_EQ(m.io_pool_arms, 0u);
+    }
+    rt.block_on([](net::unix_stream w) -> task<void> {
+        w.close();
+        co_return;
+    }(std::move(p->first)));
+    reader.join();
+    EXPECT_EQ(got.load(), 500u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Io, WorkerRingsParked, workloads::io_backends(),
+                         workloads::io_backend_name);
 
 TEST(WorkerRingsShared, SharedModeHasNone) {
     config c;
