@@ -64,6 +64,19 @@ inline bool at_rest_between(const runtime& rt, const runtime_metrics& a, const r
 
 // Waits (100 us between snapshots, at most `attempts` of them) until the runtime is at rest and
 // returns the last snapshot; it may not be at rest if the attempts ran out.
+// Waits (at most `attempts` x 100 us) until no I/O completion operation is in flight and
+// returns the metrics. A socket closed by a task (a listener's multishot accept, a stream's
+// multishot receive) has its operation cancelled, and the final completion is reaped by the
+// worker whose ring runs it, a moment after the closing task finished.
+inline runtime_metrics settle_ops(const runtime& rt, int attempts = 100'000) {
+    runtime_metrics m = rt.metrics();
+    for (int i = 0; i < attempts && m.io_ops_in_flight != 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        m = rt.metrics();
+    }
+    return m;
+}
+
 inline runtime_metrics settle(const runtime& rt, int attempts = 100'000) {
     runtime_metrics m = rt.metrics();
     for (int i = 0; i < attempts; ++i) {

@@ -573,6 +573,7 @@ void io_driver::close(scheduled_io* s, int fd) noexcept {
         }
     }
     for (waker& w : wakes) std::move(w).wake();
+    s->close_accepted();  // a listener's queued connections: reset, as the kernel's would be
     if (now) close_now(s, fd);
 }
 
@@ -707,7 +708,69 @@ long io_driver::span_attempt(scheduled_io* s, int fd, void* data, std::size_t n)
     return k < 0 ? -errno : k;
 }
 
+long io_driver::accept_attempt(scheduled_io* s, int fd) noexcept {
+    if (const int a = s->take_accepted(); a >= 0) return a;
+    unsigned own = 0;
+    // Worker rings need Linux 6.0 (SINGLE_ISSUER), which has multishot accept (5.19).
+    if (own_ring(own)) {
+        lock_guard l(ops_mu_);
+        // Again under the lock descriptors are queued under (see pooled_attempt).
+        if (const int a = s->take_accepted(); a >= 0) return a;
+        if (s->pool_end_set) {
+            s->pool_end_set = false;
+            return s->pool_end;  // what ended the multishot accept (EMFILE, EINVAL, ...)
+        }
+        if (ops_shut_ || s->closing) return -ECANCELED;
+        if (!s->recv_busy) {
+            io_op_state* op = alloc_op_locked(s, io_op_kind::accept_multishot);
+            s->recv_busy = op;
+            s->set_recv_pending(true);
+            submit_op(op);
+        }
+        return -EAGAIN;
+    }
+    const int c = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    return c < 0 ? -errno : c;
+}
+
+void io_driver::accepted(io_op_state* op, int res, bool more) noexcept {
+    scheduled_io* s = op->sio;
+    bool wake = false;
+    int stray = -1;
+    {
+        lock_guard l(ops_mu_);
+        if (res >= 0) {
+            if (s->closing || ops_shut_) {
+                stray = res;  // nobody will accept it: its connection is reset
+            } else {
+                s->push_accepted(res);
+                wake = true;
+                // Backpressure, as for pooled receives: a listener whose task does not accept
+                // gets its accept paused once this many connections wait (the kernel's backlog
+                // holds the rest); its next accept on an empty queue re-arms it.
+                if (more && !op->cancel_sent && s->accepted_count() >= pool_queue_) {
+                    op->cancel_sent = true;
+                    cancel_op(op);
+                }
+            }
+        } else if (!more && res != -ECANCELED) {
+            s->pool_end_set = true;  // the next accept reports it, and the one after re-arms
+            s->pool_end = res;
+        }
+    }
+    if (stray >= 0) ::close(stray);
+    if (!more) {
+        free_op(op);  // wakes the waiters: the accept is no longer pending
+    } else if (wake) {
+        s->wake_readers();
+    }
+}
+
 void io_driver::multishot(io_op_state* op, int res, int buffer, bool more) noexcept {
+    if (op->kind == io_op_kind::accept_multishot) {
+        accepted(op, res, more);
+        return;
+    }
     scheduled_io* s = op->sio;
     buffer_pool* pool =
         op->ring >= 0 ? rings_[static_cast<unsigned>(op->ring)].ring->pool() : pool_;
@@ -1062,6 +1125,9 @@ long io_pooled_attempt(io_driver& d, scheduled_io* s, int fd, pooled_buffer& out
 }
 long io_span_attempt(io_driver& d, scheduled_io* s, int fd, void* data, std::size_t n) noexcept {
     return d.span_attempt(s, fd, data, n);
+}
+long io_accept_attempt(io_driver& d, scheduled_io* s, int fd) noexcept {
+    return d.accept_attempt(s, fd);
 }
 
 #if BLITZ_FAULTS

@@ -130,6 +130,7 @@ public:
     void abandon(io_op_state* op) noexcept;
     long pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out, owned_buffer& heap) noexcept;
     long span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) noexcept;
+    long accept_attempt(scheduled_io* s, int fd) noexcept;
     // Why pooled reads have no provided-buffer ring (empty when they have one).
     std::string pool_reason() const { return backend_->pool_reason(); }
     unsigned pool_buffer_size() const noexcept { return pool_size_; }
@@ -178,6 +179,9 @@ private:
     void released(scheduled_io* s) noexcept override;
     void completed(io_op_state* op, int res) noexcept override;
     void multishot(io_op_state* op, int res, int buffer, bool more) noexcept override;
+    // One completion of a listener's multishot accept: queues the descriptor, or records the
+    // error that ended it.
+    void accepted(io_op_state* op, int res, bool more) noexcept;
     // A state from the slab, linked in flight and counted against `s`.
     io_op_state* alloc_op_locked(scheduled_io* s, io_op_kind kind) BLITZ_REQUIRES(ops_mu_);
     // The late result of an operation nobody awaits: received bytes kept for the next read.

@@ -25,8 +25,9 @@ namespace detail {
 
 io_object::io_object(int fd) : fd_(fd) {
     try {
+        // Accepted and blitz-made sockets are non-blocking already: one syscall, not two.
         const int fl = fcntl(fd, F_GETFL);
-        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)) {
             throw std::system_error(errno, std::generic_category(), "blitz: fcntl(O_NONBLOCK)");
         }
         io_driver& d = current_io();

@@ -18,6 +18,7 @@
 #include "blitz/blitz.hpp"
 #include "blitz/testing.hpp"
 #include "blitz_testing/io_backends.hpp"
+#include "blitz_testing/settle.hpp"
 #include "blitz_testing/workloads.hpp"
 
 namespace blitz {
@@ -344,7 +345,7 @@ TEST_P(BothBackends, OwnedBufferEcho) {
     std::string want;
     for (int i = 0; i < 200; ++i) want += "message " + std::to_string(i) + ";";
     EXPECT_EQ(got, want);
-    const runtime_metrics m = rt.metrics();
+    const runtime_metrics m = workloads::settle_ops(rt);
     if (m.io_backend == "io_uring") {
         EXPECT_GT(m.io_ops, 400u);
     }
@@ -391,7 +392,7 @@ TEST_P(BothBackends, OwnedReadsRacedByTimeoutsLoseNoBytes) {
     std::string want;
     for (int i = 0; i < 2000; ++i) want += std::to_string(i) + ";";
     EXPECT_EQ(got, want);
-    const runtime_metrics m = rt.metrics();
+    const runtime_metrics m = workloads::settle_ops(rt);
     EXPECT_EQ(m.io_ops_in_flight, 0u);
     RecordProperty("orphaned", std::to_string(m.io_ops_orphaned));
     RecordProperty("orphan_bytes_kept", std::to_string(m.io_orphan_bytes_kept));
@@ -434,7 +435,7 @@ TEST_P(BothBackends, PooledReadEcho) {
     std::string want;
     for (int i = 0; i < 200; ++i) want += "message " + std::to_string(i) + ";";
     EXPECT_EQ(got, want);
-    const runtime_metrics m = rt.metrics();
+    const runtime_metrics m = workloads::settle_ops(rt);
     if (m.io_pool_buffers > 0) {
         EXPECT_GE(m.io_pool_arms, 1u);
         EXPECT_GE(m.io_pool_chunks, 200u);
@@ -506,7 +507,7 @@ TEST_P(BothBackends, PooledReadsSurviveRingExhaustionAndMixedReads) {
     std::string want;
     for (int i = 0; i < 3000; ++i) want += std::to_string(i) + ";";
     EXPECT_EQ(got, want);
-    const runtime_metrics m = rt.metrics();
+    const runtime_metrics m = workloads::settle_ops(rt);
     EXPECT_EQ(m.io_pool_out, 0u);
     EXPECT_EQ(m.io_ops_in_flight, 0u);
     RecordProperty("pool_arms", std::to_string(m.io_pool_arms));
@@ -562,7 +563,7 @@ TEST_P(BothBackends, CloseWaitsForTheLastOperation) {
     for (int i = 0; i < 10000 && rt.metrics().io_ops_in_flight != 0; ++i) {
         std::this_thread::sleep_for(1ms);
     }
-    const runtime_metrics m = rt.metrics();
+    const runtime_metrics m = workloads::settle_ops(rt);
     EXPECT_EQ(m.io_ops_in_flight, 0u);
     if (m.io_backend == "io_uring") {
         EXPECT_EQ(m.io_ops_orphaned, 1u);

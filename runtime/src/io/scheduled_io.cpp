@@ -3,6 +3,7 @@
 
 #include <poll.h>
 #include <sys/epoll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -64,6 +65,34 @@ void scheduled_io::clear(io_ready_event ev) noexcept {
 
 scheduled_io::~scheduled_io() {
     for (const pool_chunk& c : chunks_) c.pool->release(c.id);
+    for (const int fd : accepted_) ::close(fd);
+}
+
+void scheduled_io::push_accepted(int fd) {
+    lock_guard l(mu_);
+    accepted_.push_back(fd);
+    // release: an accept that sees the count sees the descriptor (it takes it under mu_ anyway)
+    accepted_count_.fetch_add(1, std::memory_order_release);
+}
+
+int scheduled_io::take_accepted() noexcept {
+    if (accepted_count_.load(std::memory_order_acquire) == 0) return -1;
+    lock_guard l(mu_);
+    if (accepted_.empty()) return -1;
+    const int fd = accepted_.front();
+    accepted_.pop_front();
+    accepted_count_.fetch_sub(1, std::memory_order_relaxed);  // relaxed: under mu_
+    return fd;
+}
+
+void scheduled_io::close_accepted() noexcept {
+    std::deque<int> q;
+    {
+        lock_guard l(mu_);
+        q.swap(accepted_);
+        accepted_count_.store(0, std::memory_order_relaxed);  // relaxed: under mu_
+    }
+    for (const int fd : q) ::close(fd);
 }
 
 bool scheduled_io::wait(io_direction dir, wait_node& node, waker w) {
@@ -73,7 +102,8 @@ bool scheduled_io::wait(io_direction dir, wait_node& node, waker w) {
     // say (end of stream stays set): the settling driver clears recv_pending_ and then calls
     // set_ready, which takes mu_ and wakes this node. Kept bytes or queued pool buffers (pushed
     // under mu_) end a read's wait at once.
-    if (dir == io_direction::read && (unread_pos_ < unread_.size() || !chunks_.empty())) {
+    if (dir == io_direction::read &&
+        (unread_pos_ < unread_.size() || !chunks_.empty() || !accepted_.empty())) {
         return false;
     }
     const bool held = dir == io_direction::read && recv_pending() &&

@@ -66,6 +66,16 @@ public:
     std::size_t chunks() const noexcept { return chunk_count_.load(std::memory_order_acquire); }
     bool take_pooled(pooled_buffer& out);
     void wake_readers() noexcept;
+    // A listener's multishot accept (issue 44): descriptors it accepted, in order, until an
+    // accept takes them (push_accepted does not wake: the caller calls wake_readers()).
+    // take_accepted returns -1 when none is queued; close_accepted closes the queued ones (the
+    // listener is closing: their connections are reset, as the kernel's queue would be).
+    void push_accepted(int fd);
+    int take_accepted() noexcept;
+    std::size_t accepted_count() const noexcept {
+        return accepted_count_.load(std::memory_order_acquire);
+    }
+    void close_accepted() noexcept;
     // True while a completion-mode receive is in the kernel or queued: a plain read then waits
     // for it to settle (it would overtake bytes the receive may yet leave for it, R4); wait()
     // links such a read even when the read direction's bits are set.
@@ -128,6 +138,8 @@ private:
     };
     std::deque<pool_chunk> chunks_ BLITZ_GUARDED_BY(mu_);
     atomic<std::size_t> chunk_count_{0};
+    std::deque<int> accepted_ BLITZ_GUARDED_BY(mu_);
+    atomic<std::size_t> accepted_count_{0};
 };
 
 }  // namespace blitz::detail

@@ -340,7 +340,8 @@ std::size_t uring_backend::reap(io_event_sink& sink, bool& woken) noexcept {
                 }
                 if (op->gen != static_cast<std::uint16_t>(c->user_data >> gen_shift)) {
                     counts.bump(counts.stale);
-                } else if (op->kind == io_op_kind::recv_multishot) {
+                } else if (op->kind == io_op_kind::recv_multishot ||
+                           op->kind == io_op_kind::accept_multishot) {
                     const int buffer = (c->flags & IORING_CQE_F_BUFFER)
                                            ? static_cast<int>(c->flags >> IORING_CQE_BUFFER_SHIFT)
                                            : -1;
@@ -550,6 +551,10 @@ void uring_backend::submit(io_op_state* op) noexcept {
             io_uring_prep_recv_multishot(sqe, op->fd, nullptr, 0, 0);
             sqe->flags |= IOSQE_BUFFER_SELECT;
             sqe->buf_group = pool_group;
+            break;
+        case io_op_kind::accept_multishot:
+            io_uring_prep_multishot_accept(sqe, op->fd, nullptr, nullptr,
+                                           SOCK_NONBLOCK | SOCK_CLOEXEC);
             break;
         case io_op_kind::send: {
             int flags = MSG_NOSIGNAL;

@@ -85,6 +85,9 @@ enum class io_op_kind : std::uint8_t {
     file_close,   // close(fd): 0
     file_rename,  // renameat(path, the second path at buffer offset `aux`): 0
     file_unlink,  // unlinkat(AT_FDCWD, path, flags): 0
+    // A listener's multishot accept (worker rings, issue 44): no awaiter; each completion queues
+    // an accepted descriptor on the listener, and accept takes them in order.
+    accept_multishot,
 };
 struct io_file_args {
     int fd = -1;
@@ -138,10 +141,15 @@ long io_pooled_attempt(io_driver& d, scheduled_io* s, int fd, pooled_buffer& out
 // another receive is in flight; elsewhere (epoll, a plain thread, no pool, no free buffer) a
 // readiness recv into the span.
 long io_span_attempt(io_driver& d, scheduled_io* s, int fd, void* data, std::size_t n) noexcept;
-// True when a stream's read should attempt before any readiness is known (io_uring with worker
-// rings: readiness polls are armed only once a task waits, and a read's first attempt arms its
-// multishot receive).
+// True when a stream's read (a listener's accept) should attempt before any readiness is known
+// (io_uring with worker rings: readiness polls are armed only once a task waits, and the first
+// attempt arms the multishot receive or accept).
 bool io_speculative_reads(const io_driver& d) noexcept;
+// One attempt of an accept: a descriptor the listener's multishot accept queued (accepted
+// non-blocking and close-on-exec), the error that ended that accept (once), or -EAGAIN after
+// arming it on the calling worker's ring (the driver wakes the waiters when it queues one);
+// elsewhere (epoll, a plain thread, a kernel without multishot accept) an accept4.
+long io_accept_attempt(io_driver& d, scheduled_io* s, int fd) noexcept;
 
 #if BLITZ_FAULTS
 // The calling worker's runtime's I/O negative controls (false on a plain thread).

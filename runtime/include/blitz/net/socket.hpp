@@ -105,7 +105,11 @@ long accept_attempt(int fd) noexcept;
 template <class Stream>
 struct accept_op {
     int fd;
-    long attempt() const noexcept { return accept_attempt(fd); }
+    blitz::detail::scheduled_io* sio = nullptr;
+    blitz::detail::io_driver* driver = nullptr;  // see io_accept_attempt
+    long attempt() const noexcept {
+        return driver ? blitz::detail::io_accept_attempt(*driver, sio, fd) : accept_attempt(fd);
+    }
     io_result<Stream> finish(long r) const {
         if (r < 0) return blitz::detail::errno_code(r);
         try {
@@ -397,7 +401,10 @@ public:
     // tasks may accept on one listener at once. Cancel-safe: a connection leaves the kernel's
     // queue only in a completing accept.
     blitz::detail::io_op<ops::accept_op<Stream>> accept() noexcept {
-        return {io_, blitz::detail::io_direction::read, {io_.fd()}, false};
+        return {io_,
+                blitz::detail::io_direction::read,
+                {io_.fd(), io_.sio(), io_.driver()},
+                io_.driver() && blitz::detail::io_speculative_reads(*io_.driver())};
     }
     io_result<socket_address> local_addr() const { return detail::name_of(io_.fd(), false); }
     int native_handle() const noexcept { return io_.fd(); }
