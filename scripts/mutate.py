@@ -303,6 +303,16 @@ CATALOGUE = [
      "        lock_guard l(ops_mu_);",
      "a stream read on a worker ring ignores the buffers its multishot receive queued: it "
      "reports the end of stream or arms again with bytes still waiting (O5, O10, O11)"),
+    ("listener-queue-not-closed", "runtime/src/io/io_driver.cpp",
+     "    s->close_accepted();  // a listener's queued connections: reset, as the kernel's would be",
+     "    (void)0;",
+     "closing a listener leaves the connections its multishot accept queued open: their "
+     "descriptors leak until the block is freed, and their clients wait (issue 44)"),
+    ("accept-never-pauses", "runtime/src/io/io_driver.cpp",
+     "                if (more && !op->cancel_sent && s->accepted_count() >= pool_queue_) {",
+     "                if (false) {",
+     "a listener's multishot accept keeps accepting however many connections wait unaccepted: "
+     "the kernel's backlog bound is gone and descriptors run out (issue 44)"),
     ("automatic-picks-io-uring", "runtime/src/io/io_driver.cpp",
      "        cfg.io_backend == io_backend_kind::automatic && (busy || cfg.sqpoll_cpu >= 0);",
      "        cfg.io_backend == io_backend_kind::automatic;",

@@ -13,10 +13,12 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "blitz/blitz.hpp"
 #include "blitz_testing/io_backends.hpp"
@@ -282,6 +284,73 @@ TEST_P(WorkerRingsParked, StreamReadsRunOnTheRingAndAParkedWorkerIsWokenThere) {
     }(std::move(p->first)));
     reader.join();
     EXPECT_EQ(got.load(), 500u);
+}
+
+int open_descriptors() {
+    int n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+}
+
+// A listener's multishot accept (issue 44) pauses once io_pool_queue connections wait in the
+// listener's queue (the kernel's backlog holds the rest), an accept on a drained queue arms it
+// again and nothing is lost, and closing the listener closes what nobody took: the process's
+// descriptors return to their count. Blocking clients on this plain thread; the verdicts are
+// descriptor and operation counts.
+TEST_P(WorkerRingsParked, AMultishotAcceptPausesLosesNothingAndClosesWhatNobodyTook) {
+    config c;
+    c.workers = 1;
+    c.io_backend = GetParam();
+    c.io_pool_queue = 4;
+    runtime rt(c);
+    const bool rings = has_worker_rings(rt.metrics());
+    const int before = open_descriptors();
+    auto l = rt.block_on([]() -> task<io_result<net::tcp_listener>> {
+        co_return net::tcp_listener::bind(*net::socket_address::parse("127.0.0.1:0"));
+    }());
+    ASSERT_TRUE(l.ok());
+    const net::socket_address where = *l->local_addr();
+    std::vector<int> clients;
+    auto connect_one = [&] {
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        EXPECT_EQ(::connect(fd, where.data(), where.size()), 0);
+        clients.push_back(fd);
+    };
+    auto accept_n = [&](int n) {
+        return rt.block_on([](net::tcp_listener& l, int n) -> task<int> {
+            int got = 0;
+            for (int i = 0; i < n; ++i) {
+                auto s = co_await l.accept();
+                if (s) ++got;
+            }
+            co_return got;
+        }(*l, n));
+    };
+    connect_one();
+    ASSERT_EQ(accept_n(1), 1);  // arms the multishot accept (on io_uring)
+    for (int i = 0; i < 20; ++i) connect_one();
+    const int fixed = before + 1 + static_cast<int>(clients.size());  // the listener, clients
+    if (rings) {
+        // Paused: no operation in flight while the listener stays open and clients wait.
+        EXPECT_EQ(workloads::settle_ops(rt).io_ops_in_flight, 0u);
+        EXPECT_GE(open_descriptors() - fixed, 4) << "connections wait in the listener's queue";
+    }
+    // Every connection is accepted exactly once: the queue first, then the backlog again.
+    EXPECT_EQ(accept_n(12), 12);
+    for (int i = 0; i < 6; ++i) connect_one();
+    if (rings) {
+        EXPECT_EQ(workloads::settle_ops(rt).io_ops_in_flight, 0u);
+        EXPECT_GE(open_descriptors() - (before + 1 + static_cast<int>(clients.size())), 4);
+    }
+    rt.block_on([](net::tcp_listener l) -> task<void> {
+        l.close();
+        co_return;
+    }(std::move(*l)));
+    const int want = before + static_cast<int>(clients.size());
+    for (int i = 0; i < 5000 && open_descriptors() != want; ++i) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(open_descriptors(), want) << "the listener's queued connections closed with it";
+    for (const int fd : clients) ::close(fd);
+    EXPECT_EQ(workloads::settle_ops(rt).io_ops_in_flight, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Io, WorkerRingsParked, workloads::io_backends(),
