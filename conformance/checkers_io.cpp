@@ -412,7 +412,9 @@ outcome check_o2(const run_params& p, bool faulty) {
                 }
                 // (b) every worker parked again (busy: spinning), one of them in the driver: a
                 // spawn from here
-                std::atomic<bool> ran{false};
+                // Shared with the task: under the control it may run after this round gave up
+                // on it (a later wake), when a local would be gone.
+                auto ran = std::make_shared<std::atomic<bool>>(false);
                 since = rt.metrics();
                 while (!at_rest(since) &&
                        std::chrono::steady_clock::now() < deadline + 2 * io_stall) {
@@ -420,16 +422,16 @@ outcome check_o2(const run_params& p, bool faulty) {
                 }
                 const std::uint64_t claims = rt.metrics().claims;
                 ++o.events;
-                rt.spawn([](std::atomic<bool>& ran) -> task<void> {
-                      ran.store(true);
+                rt.spawn([](std::shared_ptr<std::atomic<bool>> ran) -> task<void> {
+                      ran->store(true);
                       co_return;
                   }(ran))
                     .detach();
                 const auto spawn_deadline = std::chrono::steady_clock::now() + io_stall;
-                while (!ran.load() && std::chrono::steady_clock::now() < spawn_deadline) {
+                while (!ran->load() && std::chrono::steady_clock::now() < spawn_deadline) {
                     std::this_thread::sleep_for(100us);
                 }
-                if (!ran.load()) {
+                if (!ran->load()) {
                     forbid(o, where + "a task spawned into a parked runtime did not run for " +
                                   std::to_string(io_stall.count()) +
                                   " s: the worker asleep in the I/O driver was not woken");
