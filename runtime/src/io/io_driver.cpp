@@ -106,9 +106,9 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
         }
     } else if (cfg.io_backend == io_backend_kind::automatic) {
         reason =
-            "epoll: automatic selection for io_mode = shared (sockets: io_uring readiness costs "
-            "about twice epoll's CPU a request on this runtime, docs/guide/io.md; "
-            "io_backend = prefer_io_uring or io_uring to choose it)";
+            "epoll: automatic selection for io_mode = shared (io_uring with a ring per worker "
+            "now costs less CPU a request but is not yet ahead on every benchmark row, "
+            "docs/guide/io.md; io_backend = prefer_io_uring or io_uring to choose it)";
         auto e = std::make_unique<epoll_backend>(cfg.io_entries);
         if (cfg.fs_io_uring) {
             uring_probe_result why;
@@ -550,9 +550,13 @@ void io_driver::free_op(io_op_state* op) noexcept {
 void io_driver::close(scheduled_io* s, int fd) noexcept {
     std::vector<waker> wakes;
     bool now = false;
+    std::deque<int> queued;  // a listener's accepted connections nobody took
     {
         lock_guard l(ops_mu_);
         s->closing = true;
+        // Under the lock: once it is let go, the last operation's completion may close and
+        // free `s` on the thread that reaps it.
+        queued = s->take_accepted_all();
         if (s->ops == 0) {
             now = true;
         } else {
@@ -573,7 +577,7 @@ void io_driver::close(scheduled_io* s, int fd) noexcept {
         }
     }
     for (waker& w : wakes) std::move(w).wake();
-    s->close_accepted();  // a listener's queued connections: reset, as the kernel's would be
+    for (const int a : queued) ::close(a);  // reset, as the kernel's queue would be
     if (now) close_now(s, fd);
 }
 

@@ -85,14 +85,12 @@ int scheduled_io::take_accepted() noexcept {
     return fd;
 }
 
-void scheduled_io::close_accepted() noexcept {
+std::deque<int> scheduled_io::take_accepted_all() noexcept {
     std::deque<int> q;
-    {
-        lock_guard l(mu_);
-        q.swap(accepted_);
-        accepted_count_.store(0, std::memory_order_relaxed);  // relaxed: under mu_
-    }
-    for (const int fd : q) ::close(fd);
+    lock_guard l(mu_);
+    q.swap(accepted_);
+    accepted_count_.store(0, std::memory_order_relaxed);  // relaxed: under mu_
+    return q;
 }
 
 bool scheduled_io::wait(io_direction dir, wait_node& node, waker w) {

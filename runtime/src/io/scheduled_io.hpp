@@ -68,14 +68,15 @@ public:
     void wake_readers() noexcept;
     // A listener's multishot accept (issue 44): descriptors it accepted, in order, until an
     // accept takes them (push_accepted does not wake: the caller calls wake_readers()).
-    // take_accepted returns -1 when none is queued; close_accepted closes the queued ones (the
-    // listener is closing: their connections are reset, as the kernel's queue would be).
+    // take_accepted returns -1 when none is queued; take_accepted_all empties the queue (the
+    // listener is closing: the caller closes them, so their connections are reset, as the
+    // kernel's queue would be).
     void push_accepted(int fd);
     int take_accepted() noexcept;
     std::size_t accepted_count() const noexcept {
         return accepted_count_.load(std::memory_order_acquire);
     }
-    void close_accepted() noexcept;
+    std::deque<int> take_accepted_all() noexcept;
     // True while a completion-mode receive is in the kernel or queued: a plain read then waits
     // for it to settle (it would overtake bytes the receive may yet leave for it, R4); wait()
     // links such a read even when the read direction's bits are set.
