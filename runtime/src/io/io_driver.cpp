@@ -649,25 +649,13 @@ long io_driver::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
             // have queued its last buffers and ended since the look above, and nothing newer
             // (its end, a heap read from the kernel) may overtake them.
             if (s->take_pooled(out)) return static_cast<long>(out.size());
-            if (s->pool_end_set) {
-                s->pool_end_set = false;
-                return s->pool_end;
-            }
-            if (ops_shut_ || s->closing) return -ECANCELED;
-            if (s->recv_busy) return -EAGAIN;  // our multishot receive, or another receive
             // The pool of the ring the receive will run on (the caller's own, in busy mode).
             unsigned own = 0;
             uring_backend* r = own_ring(own);
-            buffer_pool* pool = r && r->pool() ? r->pool() : pool_;
-            if (pool && !pool_broken_ && pool->out() < pool->count()) {
-                io_op_state* op = alloc_op_locked(s, io_op_kind::recv_multishot);
-                s->recv_busy = op;
-                s->set_recv_pending(true);
-                ++pool_arms_;
-                submit_op(op);
-                return -EAGAIN;
+            if (const auto step = multishot_step_locked(s, io_op_kind::recv_multishot,
+                                                        r && r->pool() ? r->pool() : pool_)) {
+                return *step;
             }
-            ++pool_fallbacks_;
         }
         // No pool, or every buffer is out: a readiness receive into a heap buffer.
         if (heap.capacity() == 0) heap = owned_buffer(pool_size_);
@@ -681,6 +669,28 @@ long io_driver::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
     }
 }
 
+std::optional<long> io_driver::multishot_step_locked(scheduled_io* s, io_op_kind kind,
+                                                     buffer_pool* pool) {
+    if (s->pool_end_set) {
+        s->pool_end_set = false;
+        return s->pool_end;  // what ended the multishot operation (0, ECONNRESET, EMFILE, ...)
+    }
+    if (ops_shut_ || s->closing) return -ECANCELED;
+    if (s->recv_busy) return -EAGAIN;  // our multishot operation, or another receive
+    if (kind == io_op_kind::recv_multishot) {
+        if (!pool || pool_broken_ || pool->out() >= pool->count()) {
+            ++pool_fallbacks_;
+            return std::nullopt;  // no free buffer: the caller reads by syscall
+        }
+        ++pool_arms_;
+    }
+    io_op_state* op = alloc_op_locked(s, kind);
+    s->recv_busy = op;
+    s->set_recv_pending(true);
+    submit_op(op);
+    return -EAGAIN;  // the driver wakes the readers when it queues something
+}
+
 long io_driver::span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) noexcept {
     unsigned own = 0;
     const uring_backend* r = own_ring(own);
@@ -690,21 +700,9 @@ long io_driver::span_attempt(scheduled_io* s, int fd, void* data, std::size_t n)
         lock_guard l(ops_mu_);
         // Again under the lock buffers are queued under (see pooled_attempt).
         if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);
-        if (s->pool_end_set) {
-            s->pool_end_set = false;
-            return s->pool_end;
+        if (const auto step = multishot_step_locked(s, io_op_kind::recv_multishot, pool)) {
+            return *step;
         }
-        if (ops_shut_ || s->closing) return -ECANCELED;
-        if (s->recv_busy) return -EAGAIN;  // our multishot receive, or another receive
-        if (!pool_broken_ && pool->out() < pool->count()) {
-            io_op_state* op = alloc_op_locked(s, io_op_kind::recv_multishot);
-            s->recv_busy = op;
-            s->set_recv_pending(true);
-            ++pool_arms_;
-            submit_op(op);
-            return -EAGAIN;
-        }
-        ++pool_fallbacks_;
     } else if (const long k = io_take_unread(s, data, n)) {
         return k;  // R4's kept bytes, or -EAGAIN while a completion receive may leave some
     }
@@ -720,18 +718,7 @@ long io_driver::accept_attempt(scheduled_io* s, int fd) noexcept {
         lock_guard l(ops_mu_);
         // Again under the lock descriptors are queued under (see pooled_attempt).
         if (const int a = s->take_accepted(); a >= 0) return a;
-        if (s->pool_end_set) {
-            s->pool_end_set = false;
-            return s->pool_end;  // what ended the multishot accept (EMFILE, EINVAL, ...)
-        }
-        if (ops_shut_ || s->closing) return -ECANCELED;
-        if (!s->recv_busy) {
-            io_op_state* op = alloc_op_locked(s, io_op_kind::accept_multishot);
-            s->recv_busy = op;
-            s->set_recv_pending(true);
-            submit_op(op);
-        }
-        return -EAGAIN;
+        return *multishot_step_locked(s, io_op_kind::accept_multishot, nullptr);
     }
     const int c = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     return c < 0 ? -errno : c;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -191,6 +192,12 @@ private:
     void free_op(io_op_state* op) noexcept;
     // Ends `op` without the kernel (a queued receive): stores the result, marks it done and
     // adds its waker to `wakes` (woken once the lock is released).
+    // A multishot receive's or accept's attempt once nothing is queued on `s`: the end it met
+    // (once), -ECANCELED when `s` closes or the driver shuts down, -EAGAIN while one is in
+    // flight or after arming `kind` (receives draw from `pool`); nullopt when a receive finds
+    // no free buffer (the caller reads by syscall).
+    std::optional<long> multishot_step_locked(scheduled_io* s, io_op_kind kind, buffer_pool* pool)
+        BLITZ_REQUIRES(ops_mu_);
     void complete_locked(io_op_state* op, int res, std::vector<waker>& wakes)
         BLITZ_REQUIRES(ops_mu_);
     // `s` has no receive in the kernel: starts its next queued receive, or ends queued ones

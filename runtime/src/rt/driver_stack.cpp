@@ -103,85 +103,59 @@ void driver_stack::unplan(unsigned index) noexcept {
     if (auto n = timers_.next_expiry(); n && *n > timer_driver::clock::now()) cover(*n);
 }
 
-park_wake driver_stack::park_in_driver(parker& p, std::chrono::nanoseconds sleep) noexcept {
-    if (!p.enter_driver()) return park_wake::token;  // a token was waiting
-    driver_parked_.store(true, std::memory_order_seq_cst);
-    // A turn can end early with nothing to show: a wake meant for an earlier sleeper, or a
-    // wait interrupted to run io_uring task work. Like the futex park, sleep on until the
-    // deadline, a token or events.
-    const auto deadline = std::chrono::steady_clock::now() + sleep;
-    std::size_t events = 0;
-    for (auto left = sleep;;) {
-        events = io_->turn(left);
-        if (events || p.token_waiting()) break;
-        left = std::chrono::duration_cast<std::chrono::nanoseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left <= std::chrono::nanoseconds::zero()) break;
+bool driver_stack::claim_driver() noexcept {
+    // Without registered descriptors there is nothing to wait for in the driver.
+    const bool io = io_ && io_->has_registrations();
+    if (io && io_->try_lock()) return true;
+    futex_parked_.fetch_add(1, std::memory_order_seq_cst);
+    // The driver may have been let go between the try-lock and the count: hand-off looks at the
+    // count after releasing, so one of the two sees the other. Take it if free.
+    if (io && io_->try_lock()) {
+        futex_parked_.fetch_sub(1, std::memory_order_seq_cst);
+        return true;
     }
-    driver_parked_.store(false, std::memory_order_seq_cst);
-    if (p.leave_driver()) return park_wake::token;
-    return events ? park_wake::events : park_wake::timeout;
+    return false;
 }
 
-park_wake driver_stack::park_in_ring(parker& p, std::chrono::nanoseconds sleep) noexcept {
-    // The driver's lock if it is free; the same count-then-retry as the futex park (below).
-    bool holder = io_->has_registrations() && io_->try_lock();
-    if (!holder) {
-        futex_parked_.fetch_add(1, std::memory_order_seq_cst);
-        if (io_->has_registrations() && io_->try_lock()) {
-            futex_parked_.fetch_sub(1, std::memory_order_seq_cst);
-            holder = true;
-        }
-    }
-    park_wake why = park_wake::token;
-    if (p.enter_ring()) {
-        if (holder) driver_parked_.store(true, std::memory_order_seq_cst);
-        const auto deadline = std::chrono::steady_clock::now() + sleep;
-        std::size_t events = 0;
-        for (auto left = sleep;;) {
-            events = io_->park_own(left, holder);
-            if (events || p.token_waiting()) break;
-            left = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                deadline - std::chrono::steady_clock::now());
-            if (left <= std::chrono::nanoseconds::zero()) break;
-        }
-        if (holder) driver_parked_.store(false, std::memory_order_seq_cst);
-        why = p.leave_driver() ? park_wake::token : events ? park_wake::events : park_wake::timeout;
-    }
+void driver_stack::release_driver(bool holder) noexcept {
     if (holder) {
         io_->unlock();
     } else {
         futex_parked_.fetch_sub(1, std::memory_order_seq_cst);
     }
-    return why;
+}
+
+park_wake driver_stack::sleep_in_driver(parker& p, std::chrono::nanoseconds sleep, bool in_ring,
+                                        bool holder) noexcept {
+    if (!(in_ring ? p.enter_ring() : p.enter_driver())) return park_wake::token;  // one waited
+    if (holder) driver_parked_.store(true, std::memory_order_seq_cst);
+    // A wait can end early with nothing to show: a wake meant for an earlier sleeper, or a
+    // wait interrupted to run io_uring task work. Like the futex park, sleep on until the
+    // deadline, a token or events.
+    const auto deadline = std::chrono::steady_clock::now() + sleep;
+    std::size_t events = 0;
+    for (auto left = sleep;;) {
+        events = in_ring ? io_->park_own(left, holder) : io_->turn(left);
+        if (events || p.token_waiting()) break;
+        left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left <= std::chrono::nanoseconds::zero()) break;
+    }
+    if (holder) driver_parked_.store(false, std::memory_order_seq_cst);
+    if (p.leave_driver()) return park_wake::token;
+    return events ? park_wake::events : park_wake::timeout;
 }
 
 park_wake driver_stack::park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept {
     const std::chrono::nanoseconds sleep = plan_wake(index, max);
-    park_wake why;
-    if (io_ && io_->own_ring_busy()) {
-        why = park_in_ring(p, sleep);
-        unplan(index);
-        return why;
-    }
-    // Without registered descriptors there is nothing to wait for in the driver: the futex.
-    const bool io = io_ && io_->has_registrations();
-    if (io && io_->try_lock()) {
-        why = park_in_driver(p, sleep);
-        io_->unlock();
-    } else {
-        futex_parked_.fetch_add(1, std::memory_order_seq_cst);
-        // The driver may have been let go between the try-lock and the count: hand-off looks
-        // at the count after releasing, so one of the two sees the other. Take it if free.
-        if (io && io_->try_lock()) {
-            futex_parked_.fetch_sub(1, std::memory_order_seq_cst);
-            why = park_in_driver(p, sleep);
-            io_->unlock();
-        } else {
-            why = p.park(sleep) ? park_wake::token : park_wake::timeout;
-            futex_parked_.fetch_sub(1, std::memory_order_seq_cst);
-        }
-    }
+    // A worker whose own ring has operations in flight sleeps there (only it can reap them),
+    // holding the driver or not; otherwise the driver's holder sleeps in it, the rest on futexes.
+    const bool in_ring = io_ && io_->own_ring_busy();
+    const bool holder = claim_driver();
+    const park_wake why = in_ring || holder ? sleep_in_driver(p, sleep, in_ring, holder)
+                          : p.park(sleep)   ? park_wake::token
+                                            : park_wake::timeout;
+    release_driver(holder);
     unplan(index);
     return why;
 }

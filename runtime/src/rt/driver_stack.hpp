@@ -84,8 +84,14 @@ private:
     // is first. Returns how long to sleep.
     std::chrono::nanoseconds plan_wake(unsigned index, std::chrono::nanoseconds max) noexcept;
     void unplan(unsigned index) noexcept;
-    park_wake park_in_driver(parker& p, std::chrono::nanoseconds sleep) noexcept;
-    park_wake park_in_ring(parker& p, std::chrono::nanoseconds sleep) noexcept;
+    // Takes the driver's lock (true) or counts the caller in futex_parked_ (false);
+    // release_driver undoes whichever it did.
+    bool claim_driver() noexcept;
+    void release_driver(bool holder) noexcept;
+    // Sleeps in the driver (the holder) or in the caller's own ring (`in_ring`; with `holder` it
+    // watches the shared ring from there) until events, a token or `sleep` passes.
+    park_wake sleep_in_driver(parker& p, std::chrono::nanoseconds sleep, bool in_ring,
+                              bool holder) noexcept;
     void hand_off() noexcept;
 
     // The least time between two zero-timeout polls of the epoll backend at tick starts.

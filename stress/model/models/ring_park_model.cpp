@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Model: a worker parked in its own io_uring ring (issue 44; rt/driver_stack.cpp park_in_ring,
+// Model: a worker parked in its own io_uring ring (issue 44; rt/driver_stack.cpp sleep_in_driver,
 // io/io_driver.cpp park_own). The worker moves its parker to in_ring, then sleeps until its ring
 // posts a completion; an unparker that finds it in_ring wakes the ring through the ring's eventfd
 // waker, whose multishot poll the kernel completes on the ring. A completion of the ring's own
