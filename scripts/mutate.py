@@ -103,8 +103,8 @@ CATALOGUE = [
      "if (false &&",
      "above 64 workers a claimer clears a summary bit without looking at its word again, so a "
      "park in between is hidden (I7)"),
-    ("worker-ring-mailbox-ignored", "runtime/src/io/io_driver.cpp",
-     "for (const std::uint64_t ud : mail) r.cancel_user_data(ud);",
+    ("worker-ring-mailbox-ignored", "runtime/src/io/worker_rings.cpp",
+     "for (const std::uint64_t ud : mail) w.r->cancel_user_data(ud);",
      "for (const std::uint64_t ud : mail) (void)ud;",
      "busy mode: a cancel handed to a worker ring's owner is never submitted (issue 20)"),
     ("worker-ring-staged-not-flushed", "runtime/src/io/uring_backend.cpp",

@@ -152,6 +152,9 @@ public:
     // NAPI busy polling in this backend's waits for up to `usecs` (config napi_busy_poll).
     // Returns 0, or -errno; `what` names the kernel interface it used.
     virtual int enable_napi_busy_poll(unsigned usecs, const char*& what) noexcept = 0;
+    // The descriptor that turns readable when a completion waits for this backend's next wait
+    // (io_uring: the ring's own descriptor; a worker asleep in its own ring watches it), or -1.
+    virtual int completion_fd() const noexcept { return -1; }
     // Why there is no pool (empty when there is one).
     virtual std::string pool_reason() const { return "epoll: pooled reads use heap buffers"; }
 

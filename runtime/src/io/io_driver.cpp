@@ -25,9 +25,6 @@ namespace blitz::detail {
 
 namespace {
 
-// The sparse registered file table each worker ring gets (direct descriptors' room).
-constexpr unsigned worker_ring_file_slots = 1024;
-
 std::string errno_text(int e) {
     const char* name = strerrorname_np(e);
     return std::string(strerror(e)) + " (" + (name ? name : std::to_string(e)) + ")";
@@ -49,16 +46,6 @@ int faked_setup_errno([[maybe_unused]] const config& cfg) noexcept {
 }
 
 }  // namespace
-
-// One worker's ring and its mailbox of cancels from other threads.
-// Thread-safety: `ring` is submitted to and reaped by its owner only, once the owner enabled it
-// (SINGLE_ISSUER); its counters are read by anyone; `mail` under `mail_mu` from any thread.
-struct io_driver::worker_ring {
-    std::unique_ptr<uring_backend> ring;
-    detail::mutex mail_mu;
-    std::vector<std::uint64_t> mail BLITZ_GUARDED_BY(mail_mu);  // user_data of ops to cancel
-    atomic<bool> has_mail{false};
-};
 
 std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& reason) {
     if (cfg.io_backend == io_backend_kind::none) {
@@ -649,11 +636,10 @@ long io_driver::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
             // have queued its last buffers and ended since the look above, and nothing newer
             // (its end, a heap read from the kernel) may overtake them.
             if (s->take_pooled(out)) return static_cast<long>(out.size());
-            // The pool of the ring the receive will run on (the caller's own, in busy mode).
-            unsigned own = 0;
-            uring_backend* r = own_ring(own);
-            if (const auto step = multishot_step_locked(s, io_op_kind::recv_multishot,
-                                                        r && r->pool() ? r->pool() : pool_)) {
+            // The pool of the ring the receive will run on (the caller's own, if it has one).
+            buffer_pool* own = rings_.own_pool(this);
+            if (const auto step =
+                    multishot_step_locked(s, io_op_kind::recv_multishot, own ? own : pool_)) {
                 return *step;
             }
         }
@@ -692,9 +678,7 @@ std::optional<long> io_driver::multishot_step_locked(scheduled_io* s, io_op_kind
 }
 
 long io_driver::span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) noexcept {
-    unsigned own = 0;
-    const uring_backend* r = own_ring(own);
-    buffer_pool* pool = r ? r->pool() : nullptr;
+    buffer_pool* pool = rings_.own_pool(this);
     if (pool && n != 0) {
         if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);
         lock_guard l(ops_mu_);
@@ -714,7 +698,7 @@ long io_driver::accept_attempt(scheduled_io* s, int fd) noexcept {
     if (const int a = s->take_accepted(); a >= 0) return a;
     unsigned own = 0;
     // Worker rings need Linux 6.0 (SINGLE_ISSUER), which has multishot accept (5.19).
-    if (own_ring(own)) {
+    if (rings_.own(this, own)) {
         lock_guard l(ops_mu_);
         // Again under the lock descriptors are queued under (see pooled_attempt).
         if (const int a = s->take_accepted(); a >= 0) return a;
@@ -763,8 +747,7 @@ void io_driver::multishot(io_op_state* op, int res, int buffer, bool more) noexc
         return;
     }
     scheduled_io* s = op->sio;
-    buffer_pool* pool =
-        op->ring >= 0 ? rings_[static_cast<unsigned>(op->ring)].ring->pool() : pool_;
+    buffer_pool* pool = op->ring >= 0 ? rings_.pool(static_cast<unsigned>(op->ring)) : pool_;
     bool wake = false;
     bool drop = false;
     {
@@ -840,12 +823,6 @@ io_driver_stats io_driver::stats() const noexcept {
         st.pool_buffers = pool_->count();
         st.pool_out = pool_->out();
     }
-    for (unsigned i = 0; i < nrings_; ++i) {
-        if (const buffer_pool* p = rings_[i].ring->pool()) {
-            st.pool_buffers += p->count();
-            st.pool_out += p->out();
-        }
-    }
     st.orphan_bytes_kept = orphan_bytes_.load(std::memory_order_relaxed);
     st.socket_busy_poll_set = busy_poll_set_.load(std::memory_order_relaxed);
     st.socket_busy_poll_failed = busy_poll_failed_.load(std::memory_order_relaxed);
@@ -853,98 +830,21 @@ io_driver_stats io_driver::stats() const noexcept {
         st.socket_busy_poll_error = "SO_BUSY_POLL: " + errno_text(e);
     }
     st.stale_completions = c.stale.load(std::memory_order_relaxed);
-    st.worker_ring_ops = ring_ops_.load(std::memory_order_relaxed);
-    st.worker_ring_handed_cancels = handed_cancels_.load(std::memory_order_relaxed);
-    for (unsigned i = 0; i < nrings_; ++i) {
-        const io_syscall_counts& rc = rings_[i].ring->counts;
-        st.worker_ring_enters +=
-            rc.waits.load(std::memory_order_relaxed) + rc.submits.load(std::memory_order_relaxed);
-        st.worker_ring_submits += rc.submits.load(std::memory_order_relaxed);
-        st.worker_ring_wakes += rc.wakes.load(std::memory_order_relaxed) +
-                                rc.wake_reads.load(std::memory_order_relaxed);
-        st.stale_completions += rc.stale.load(std::memory_order_relaxed);
-    }
+    rings_.add_stats(st);
     return st;
 }
 
-// ---- busy mode's per-worker rings ----
-
-namespace {
-// The ring the calling thread owns: its driver and index (a worker of one runtime at a time).
-struct own_ring_slot {
-    const void* driver = nullptr;
-    unsigned index = 0;
-};
-thread_local own_ring_slot tl_own_ring;
-}  // namespace
+// ---- the rings per worker (worker_rings.hpp) ----
 
 void io_driver::create_worker_rings(unsigned workers, unsigned entries) {
-    if (!backend_->completion_ops()) return;  // epoll: nothing to give each worker
-    const std::uint32_t file_ops = [&] {
-        std::uint32_t bits = 0;
-        for (unsigned k = 0; k < 32; ++k) {
-            if (backend_->runs(static_cast<io_op_kind>(k))) bits |= 1u << k;
-        }
-        return bits;
-    }();
-    auto rings = std::make_unique<worker_ring[]>(workers);
-    for (unsigned i = 0; i < workers; ++i) {
-        uring_probe_result why;
-        rings[i].ring =
-            uring_backend::create_worker_ring(entries, file_ops, pool_count_, pool_size_, why);
-        if (!rings[i].ring) {
-            rings_text_ = "no per-worker rings (" + why.what + " failed with " +
-                          errno_text(why.error) + "): every worker uses the shared ring";
-            return;
-        }
-    }
-    const uring_backend& r0 = *rings[0].ring;
-    rings_text_ = "a ring per worker for completion operations (" + std::to_string(entries) +
-                  " entries, SINGLE_ISSUER, " +
-                  (r0.defer_taskrun() ? "DEFER_TASKRUN" : "COOP_TASKRUN") +
-                  " with TASKRUN_FLAG), each entered only by its worker, on that worker's PU; "
-                  "a parked worker with operations in flight sleeps in its ring" +
-                  (r0.no_iowait() ? " (NO_IOWAIT)" : "");
-    rings_ = std::move(rings);
-    nrings_ = workers;
+    rings_.create(*backend_, workers, entries, pool_count_, pool_size_);
+    nrings_ = rings_.count();
 }
 
-void io_driver::attach_worker(unsigned index) noexcept {
-    if (index >= nrings_) return;
-    worker_ring& w = rings_[index];
-    const char* what = "";
-    if (const int r = w.ring->enable_here(worker_ring_file_slots, what); r < 0) {
-        // The ring stays disabled and the worker submits to the shared ring.
-        std::fprintf(stderr, "blitz: worker %u's io_uring ring: %s failed with %s\n", index, what,
-                     errno_text(-r).c_str());
-        return;
-    }
-    tl_own_ring = own_ring_slot{this, index};
-}
-
-uring_backend* io_driver::own_ring(unsigned& index) const noexcept {
-    if (tl_own_ring.driver != this) return nullptr;
-    index = tl_own_ring.index;
-    return rings_[index].ring.get();
-}
-
-bool io_driver::own_ring_busy() const noexcept {
-    unsigned i;
-    const uring_backend* r = own_ring(i);
-    return r && r->in_flight() != 0;
-}
+void io_driver::attach_worker(unsigned index) noexcept { (void)rings_.attach(index, this); }
 
 void io_driver::submit_op(io_op_state* op) noexcept {
-    unsigned i;
-    if (uring_backend* r = own_ring(i)) {
-        // A pooled receive draws from the ring's own buffer pool: without one it stays shared.
-        if (op->kind != io_op_kind::recv_multishot || r->pool()) {
-            op->ring = static_cast<int>(i);
-            ring_ops_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-            r->submit(op);
-            return;
-        }
-    }
+    if (rings_.submit(this, op)) return;
     op->ring = -1;
     backend_->submit(op);
 }
@@ -952,71 +852,28 @@ void io_driver::submit_op(io_op_state* op) noexcept {
 void io_driver::cancel_op(io_op_state* op) noexcept {
     if (op->ring < 0) {
         backend_->cancel(op);
-        return;
+    } else {
+        rings_.cancel(this, op);
     }
-    unsigned i;
-    if (uring_backend* r = own_ring(i); r && static_cast<int>(i) == op->ring) {
-        r->cancel(op);
-        return;
-    }
-    // Another thread (a thief running the task now, a closer, the shutdown): only the owner may
-    // submit to its ring. The generation goes with the request, so a state reused meanwhile is
-    // not cancelled by mistake (the kernel finds no match).
-    worker_ring& w = rings_[static_cast<unsigned>(op->ring)];
-    {
-        lock_guard l(w.mail_mu);
-        w.mail.push_back(uring_backend::user_data_of(op));
-    }
-    w.has_mail.store(true, std::memory_order_release);        // release: the entry is in before
-    handed_cancels_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-    w.ring->wake();  // the owner may sleep in its ring: it empties the mailbox when it wakes
-}
-
-void io_driver::wake_worker(unsigned index) noexcept {
-    if (index < nrings_) rings_[index].ring->wake();
 }
 
 std::size_t io_driver::park_own(std::chrono::nanoseconds timeout, bool watch_shared) noexcept {
     unsigned i;
-    uring_backend* r = own_ring(i);
-    if (!r) return 0;
-    take_mail(i, *r);
-    // What completed since the tick's look, from memory: the wait below enters the kernel (and
-    // submits what is staged) only when there is nothing.
-    std::size_t n = r->reap_own(*this);
-    if (n) {
-        events_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic
-        return n;
-    }
-    if (watch_shared) {
-        // The shared ring is a uring_backend whenever worker rings exist (create_worker_rings).
-        r->watch(static_cast<uring_backend&>(*backend_).ring_fd());
-    }
-    n = r->wait_own(timeout, *this);
+    if (!rings_.own(this, i)) return 0;
+    bool fired = false;
+    // The shared ring's descriptor: a completion posted there ends the sleep of the worker that
+    // holds the driver's lock (worker rings exist only over an io_uring shared ring).
+    std::size_t n =
+        rings_.park_own(i, timeout, watch_shared ? backend_->completion_fd() : -1, *this, fired);
     if (n) events_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic
-    if (r->take_watch_fired() && watch_shared) n += turn(std::chrono::nanoseconds::zero());
+    if (fired) n += turn(std::chrono::nanoseconds::zero());
     return n;
-}
-
-void io_driver::take_mail(unsigned index, uring_backend& r) noexcept {
-    worker_ring& w = rings_[index];
-    // acquire: pairs with the release in cancel_op (the mutex orders the entries themselves)
-    if (!w.has_mail.load(std::memory_order_acquire)) return;
-    std::vector<std::uint64_t> mail;
-    {
-        lock_guard l(w.mail_mu);
-        w.has_mail.store(false, std::memory_order_relaxed);  // relaxed: under the mutex
-        mail.swap(w.mail);
-    }
-    for (const std::uint64_t ud : mail) r.cancel_user_data(ud);
 }
 
 std::size_t io_driver::poll_own() noexcept {
     unsigned i;
-    uring_backend* r = own_ring(i);
-    if (!r) return 0;
-    take_mail(i, *r);
-    const std::size_t n = r->poll_own(*this);
+    if (!rings_.own(this, i)) return 0;
+    const std::size_t n = rings_.poll_own(i, *this);
     if (n) events_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic
     // A completion may have started the next queued receive of its descriptor (promote_locked):
     // staged on this ring, it goes out with the next look (the next tick's start, or the park).
@@ -1025,8 +882,7 @@ std::size_t io_driver::poll_own() noexcept {
 
 void io_driver::detach_worker(unsigned index) noexcept {
     unsigned i;
-    uring_backend* r = own_ring(i);
-    if (!r || i != index) return;
+    if (!rings_.own(this, i) || i != index) return;
     using namespace std::chrono;
     const auto start = steady_clock::now();
     for (;;) {
@@ -1035,18 +891,18 @@ void io_driver::detach_worker(unsigned index) noexcept {
             cancel_in_kernel_locked(static_cast<int>(index), false);
         }
         (void)poll_own();  // the mailbox too: a cancel handed over is just as good
-        if (r->in_flight() == 0) break;
+        if (rings_.in_flight(index) == 0) break;
         if (steady_clock::now() - start > seconds(30)) {
             std::fprintf(stderr,
                          "blitz: worker %u: %llu I/O operations on its ring did not complete 30 s "
                          "after it cancelled them; their memory is kept\n",
-                         index, static_cast<unsigned long long>(r->in_flight()));
+                         index, static_cast<unsigned long long>(rings_.in_flight(index)));
             break;
         }
-        const std::size_t n = r->wait_own(milliseconds(10), *this);
+        const std::size_t n = rings_.wait_own(index, milliseconds(10), *this);
         if (n) events_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic
     }
-    tl_own_ring = own_ring_slot{};
+    rings_.detach();
 }
 
 // ---- the public side (blitz/detail/io_api.hpp) ----

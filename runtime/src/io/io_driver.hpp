@@ -18,17 +18,17 @@
 #include "io/buffer_pool.hpp"
 #include "io/op_state.hpp"
 #include "io/registration_set.hpp"
+#include "io/worker_rings.hpp"
 
 namespace blitz::detail {
 
 class scheduled_io;
-class uring_backend;
 struct io_op_state;
 
 #if BLITZ_FAULTS
 // True when the calling worker's runtime has the negative control `knob` set (the I/O
 // driver's controls; false on a plain thread).
-bool io_fault(bool testing::runtime_faults::* knob) noexcept;
+bool io_fault(bool ::blitz::testing::runtime_faults::* knob) noexcept;
 #endif
 
 // Counters for runtime_metrics and the O checkers.
@@ -158,16 +158,16 @@ public:
     std::size_t poll_own() noexcept;
     // True when the calling worker's ring has operations in flight (a busy worker then keeps
     // spinning instead of parking, a parking one sleeps in its ring: only it can reap them).
-    bool own_ring_busy() const noexcept;
+    bool own_ring_busy() const noexcept { return rings_.own_busy(this); }
     // A parked worker's sleep in its own ring, up to `timeout` (the ring's completions, a
     // wake_worker() and, with `watch_shared`, completions on the shared ring end it). With
     // `watch_shared` the caller holds the driver's lock, and a completion posted on the shared
     // ring is dispatched here too. Returns the events dispatched.
     std::size_t park_own(std::chrono::nanoseconds timeout, bool watch_shared) noexcept;
     // Ends worker `index`'s sleep in its ring (or makes its next one return at once).
-    void wake_worker(unsigned index) noexcept;
+    void wake_worker(unsigned index) noexcept { rings_.wake(index); }
     // "a ring per worker (...)" for io_rings, or why there is none; empty when not asked for.
-    const std::string& worker_rings_text() const noexcept { return rings_text_; }
+    const std::string& worker_rings_text() const noexcept { return rings_.text(); }
     bool has_worker_rings() const noexcept { return nrings_ != 0; }
 
     // Signal streams (blitz/signal.hpp): registers a duplicate of the signal eventfd once, so a
@@ -217,16 +217,9 @@ private:
     // Cancels on the ring that runs it: directly on the shared ring or the caller's own ring,
     // through the owner's mailbox otherwise.
     void cancel_op(io_op_state* op) noexcept BLITZ_REQUIRES(ops_mu_);
-    // Sends the cancels other threads left in worker `index`'s mailbox (its owner only).
-    void take_mail(unsigned index, uring_backend& r) noexcept;
-    // The calling thread's own ring (and its index), or null.
-    uring_backend* own_ring(unsigned& index) const noexcept;
 
-    struct worker_ring;
-    std::unique_ptr<worker_ring[]> rings_;
-    unsigned nrings_ = 0;
-    std::string rings_text_;
-    atomic<std::uint64_t> ring_ops_{0}, handed_cancels_{0};
+    worker_rings rings_;
+    unsigned nrings_ = 0;  // rings_.count(), set before the workers start
 
     std::unique_ptr<io_backend> backend_;
     alignas(cache_line) atomic<bool> locked_{false};

@@ -85,6 +85,7 @@ public:
     bool defer_taskrun() const noexcept { return defer_taskrun_; }
     // The ring's descriptor (epoll watches a file ring through it: epoll_backend).
     int ring_fd() const noexcept { return ring_.ring_fd; }
+    int completion_fd() const noexcept override { return ring_.ring_fd; }
     // The user_data of `op` as it is now (its generation included).
     static std::uint64_t user_data_of(const io_op_state* op) noexcept;
 

@@ -5,6 +5,8 @@
 // busy_poll_spin (only it can reap them); epoll has no worker rings. Shared mode on io_uring
 // (issue 44): stream reads run on the ring, and a worker parked in its ring is woken there.
 
+#include "io/worker_rings.hpp"
+
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/socket.h>
@@ -24,6 +26,10 @@
 #include "blitz_testing/io_backends.hpp"
 #include "blitz_testing/settle.hpp"
 #include "blitz_testing/workloads.hpp"
+#include "io/epoll_backend.hpp"
+#include "io/io_driver.hpp"
+#include "io/op_state.hpp"
+#include "io/uring_backend.hpp"
 
 namespace blitz {
 namespace {
@@ -372,3 +378,98 @@ TEST(WorkerRingsShared, TurnedOffByConfig) {
 
 }  // namespace
 }  // namespace blitz
+
+// The class below the driver (io/worker_rings.hpp): no rings over epoll; a cancel another thread
+// asks for goes through the owner's mailbox, wakes the owner asleep in its ring, and ends the
+// operation there.
+namespace blitz::detail {
+namespace {
+
+struct count_completions final : io_event_sink {
+    void ready(scheduled_io*, std::uint32_t) noexcept override {}
+    void released(scheduled_io*) noexcept override {}
+    void completed(io_op_state* op, int res) noexcept override {
+        last = op;
+        result = res;
+        done.store(true, std::memory_order_release);
+    }
+    void multishot(io_op_state*, int, int, bool) noexcept override {}
+    io_op_state* last = nullptr;
+    int result = 0;
+    std::atomic<bool> done{false};
+};
+
+TEST(WorkerRingsClass, NoneOverEpoll) {
+    epoll_backend e(64);
+    worker_rings w;
+    w.create(e, 2, 64, 0, 0);
+    EXPECT_EQ(w.count(), 0u);
+    EXPECT_TRUE(w.text().empty());
+    unsigned i = 0;
+    EXPECT_EQ(w.own(&w, i), nullptr);
+}
+
+TEST(WorkerRingsClass, AMailboxCancelWakesTheOwnerAndEndsItsOperation) {
+    uring_probe_result why;
+    auto shared = uring_backend::create(64, 0, 0, 0, -1, false, why);
+    if (!shared) GTEST_SKIP() << "io_uring: " << why.what;
+    worker_rings w;
+    w.create(*shared, 1, 64, 0, 0);
+    ASSERT_EQ(w.count(), 1u) << w.text();
+    int sv[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
+    io_op_state op;
+    op.kind = io_op_kind::recv;
+    op.fd = sv[0];
+    op.buf = owned_buffer(64);
+    const int owner = 0;  // any address names the ring's owner
+    std::promise<void> submitted;
+    count_completions sink;
+    unsigned parks = 0;
+    std::thread t([&] {
+        ASSERT_TRUE(w.attach(0, &owner));
+        unsigned i = 9;
+        ASSERT_NE(w.own(&owner, i), nullptr);
+        EXPECT_EQ(i, 0u);
+        EXPECT_FALSE(w.own_busy(&owner));
+        ASSERT_TRUE(w.submit(&owner, &op));
+        EXPECT_EQ(op.ring, 0);
+        EXPECT_TRUE(w.own_busy(&owner));
+        submitted.set_value();
+        // Nobody writes: only the handed cancel can end the receive. A lost wake sleeps out
+        // each park's 10 s; three of them end the test (failed) instead of hanging it.
+        while (!sink.done.load(std::memory_order_acquire) && parks < 3) {
+            bool fired = true;
+            (void)w.park_own(0, std::chrono::seconds(10), -1, sink, fired);
+            EXPECT_FALSE(fired);
+            ++parks;
+        }
+        if (!sink.done.load(std::memory_order_acquire)) {  // give the test its verdict
+            w.cancel(&owner, &op);                         // from the owner: on its ring at once
+            while (!sink.done.load(std::memory_order_acquire)) {
+                bool fired = false;
+                (void)w.park_own(0, std::chrono::seconds(10), -1, sink, fired);
+            }
+        }
+        w.detach();
+    });
+    submitted.get_future().wait();
+    unsigned i = 0;
+    EXPECT_EQ(w.own(&owner, i), nullptr) << "the ring is the worker's, not this thread's";
+    w.cancel(&owner, &op);  // not the owner: through the mailbox
+    t.join();
+    EXPECT_LT(parks, 3u) << "the handed cancel never reached the ring";
+    EXPECT_EQ(sink.last, &op);
+    EXPECT_EQ(sink.result, -ECANCELED);
+    EXPECT_EQ(w.in_flight(0), 0u);
+    io_driver_stats st;
+    w.add_stats(st);
+    EXPECT_EQ(st.worker_ring_ops, 1u);
+    EXPECT_EQ(st.worker_ring_handed_cancels, 1u);
+    EXPECT_GE(st.worker_ring_wakes, 1u) << "the handed cancel woke the owner through its ring";
+    ::close(sv[0]);
+    ::close(sv[1]);
+}
+
+}  // namespace
+}  // namespace blitz::detail
