@@ -297,10 +297,10 @@ CATALOGUE = [
      "the worker sleeps on until its ring completes something or its park times out"),
     ("span-read-overtakes-queue", "runtime/src/io/io_driver.cpp",
      "        if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);\n"
-     "        lock_guard l(ops_mu_);\n"
+     "        lock_guard l(slab_.mu());\n"
      "        // Again under the lock buffers are queued under (see pooled_attempt).\n"
      "        if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);",
-     "        lock_guard l(ops_mu_);",
+     "        lock_guard l(slab_.mu());",
      "a stream read on a worker ring ignores the buffers its multishot receive queued: it "
      "reports the end of stream or arms again with bytes still waiting (O5, O10, O11)"),
     ("listener-queue-not-closed", "runtime/src/io/io_driver.cpp",
@@ -318,6 +318,16 @@ CATALOGUE = [
      "        cfg.io_backend == io_backend_kind::automatic;",
      "automatic selection picks io_uring in shared mode, where it costs twice epoll's CPU a "
      "request (issue 44)"),
+    ("slab-generation-kept", "runtime/src/io/op_slab.cpp",
+     "    ++op->gen;",
+     "    (void)op->gen;",
+     "a released operation state keeps its generation: a late completion or a handed cancel "
+     "meant for its earlier use matches the new one (R3)"),
+    ("deferred-close-never-closes", "runtime/src/io/op_slab.cpp",
+     "if (--d.ops == 0 && d.close_fd >= 0) close_fd = std::exchange(d.close_fd, -1);",
+     "if (--d.ops == 0 && false) close_fd = std::exchange(d.close_fd, -1);",
+     "a descriptor closed with operations in flight is never closed after the last one (R5): "
+     "its number and its registration leak"),
     ("registration-freed-before-backend", "runtime/src/io/registration_set.cpp",
      "            if (!n->backend_done) {",
      "            if (false) {",

@@ -132,18 +132,7 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
 
 io_driver::io_driver(std::unique_ptr<io_backend> b) : backend_(std::move(b)) {}
 
-io_driver::~io_driver() {
-    // Nobody can reach the driver any more (the runtime and every socket let go of it). Its
-    // runtime's shutdown drained the operations; one still in flight (a drain that gave up)
-    // keeps its memory, which the kernel may yet write into.
-    {
-        lock_guard l(ops_mu_);
-        if (ops_in_flight_ != 0) {
-            for (auto& c : op_chunks_) (void)c.release();
-        }
-    }
-    // regs_ frees every block when it goes, before the backend and its pool.
-}
+io_driver::~io_driver() = default;  // regs_ frees every block before the backend and its pool
 
 void io_driver::apply_socket_busy_poll(int fd) noexcept {
     // TCP and UDP sockets only: a Unix socket, pipe, pidfd or eventfd has no NIC queue.
@@ -275,54 +264,22 @@ void io_driver::shutdown() noexcept {
         ::close(std::exchange(signal_fd_, -1));
     }
     {
-        lock_guard l(ops_mu_);
-        ops_shut_ = true;
+        lock_guard l(slab_.mu());
+        slab_.shut_down();
     }
     drain_ops();
 }
 
 // ---- completion operations ----
 
-io_op_state* io_driver::alloc_op_locked(scheduled_io* s, io_op_kind kind) {
-    if (!op_free_) {
-        constexpr std::size_t chunk = 64;
-        op_chunks_.push_back(std::make_unique<io_op_state[]>(chunk));
-        io_op_state* c = op_chunks_.back().get();
-        for (std::size_t i = 0; i < chunk; ++i) {
-            c[i].next = op_free_;
-            op_free_ = &c[i];
-        }
-    }
-    io_op_state* op = op_free_;
-    op_free_ = op->next;
-    op->phase.store(io_op_state::in_flight, std::memory_order_relaxed);
-    op->kind = kind;
-    op->cancel_sent = false;
-    op->deferred = false;
-    op->from_unread = false;
-    op->result = 0;
-    op->fd = s ? s->fd() : -1;
-    op->ring = -1;
-    op->sio = s;
-    op->qnext = nullptr;
-    op->prev = nullptr;
-    op->next = op_live_;
-    if (op_live_) op_live_->prev = op;
-    op_live_ = op;
-    if (s) ++s->ops;
-    ++ops_started_;
-    ++ops_in_flight_;
-    return op;
-}
-
 io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, waker& w) {
-    lock_guard l(ops_mu_);
-    if (ops_shut_ || s->closing) return nullptr;
-    io_op_state* op = alloc_op_locked(s, kind);
+    lock_guard l(slab_.mu());
+    if (slab_.shut() || slab_.of(s).closing) return nullptr;
+    io_op_state* op = slab_.alloc(s, kind, -1);
     op->buf = std::move(buf);
     op->w = std::move(w);
-    if (kind == io_op_kind::recv && s->recv_busy &&
-        s->recv_busy->kind == io_op_kind::recv_multishot && !s->deferred_head) {
+    if (kind == io_op_kind::recv && slab_.of(s).recv_busy &&
+        slab_.of(s).recv_busy->kind == io_op_kind::recv_multishot && !slab_.of(s).deferred_head) {
         // The descriptor's pooled receive holds the kernel side: take what it queued, or end it
         // (its final completion then starts this one behind the buffers it still queues).
         if (const std::size_t k = s->take_unread(op->buf.data(), op->buf.capacity())) {
@@ -332,23 +289,23 @@ io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& bu
             op->phase.store(io_op_state::done, std::memory_order_release);
             return op;
         }
-        if (!s->recv_busy->cancel_sent) {
-            s->recv_busy->cancel_sent = true;
-            cancel_op(s->recv_busy);
+        if (!slab_.of(s).recv_busy->cancel_sent) {
+            slab_.of(s).recv_busy->cancel_sent = true;
+            cancel_op(slab_.of(s).recv_busy);
         }
     }
     if (kind == io_op_kind::recv) {
         // One receive of a descriptor in the kernel at a time: a later one waits until the
         // earlier one settled, so bytes an abandoned receive got late are returned before
         // anything newer (R4).
-        if (s->recv_busy) {
+        if (slab_.of(s).recv_busy) {
             op->deferred = true;
-            if (s->deferred_tail) {
-                s->deferred_tail->qnext = op;
+            if (slab_.of(s).deferred_tail) {
+                slab_.of(s).deferred_tail->qnext = op;
             } else {
-                s->deferred_head = op;
+                slab_.of(s).deferred_head = op;
             }
-            s->deferred_tail = op;
+            slab_.of(s).deferred_tail = op;
             return op;
         }
         if (const std::size_t k = s->take_unread(op->buf.data(), op->buf.capacity())) {
@@ -358,19 +315,18 @@ io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& bu
             op->phase.store(io_op_state::done, std::memory_order_release);
             return op;
         }
-        s->recv_busy = op;
+        slab_.of(s).recv_busy = op;
         s->set_recv_pending(true);
     }
-    submit_op(op);  // under ops_mu_: a shutdown or close cancels only submitted states
+    submit_op(op);  // under the operation lock: a shutdown or close cancels only submitted states
     return op;
 }
 
 io_op_state* io_driver::start_file(io_op_kind kind, const io_file_args& a, owned_buffer& buf,
                                    waker& w) {
-    lock_guard l(ops_mu_);
-    if (ops_shut_) return nullptr;
-    io_op_state* op = alloc_op_locked(nullptr, kind);
-    op->fd = a.fd;
+    lock_guard l(slab_.mu());
+    if (slab_.shut()) return nullptr;
+    io_op_state* op = slab_.alloc(nullptr, kind, a.fd);
     op->file = a;
     op->buf = std::move(buf);
     op->w = std::move(w);
@@ -387,18 +343,18 @@ void io_driver::complete_locked(io_op_state* op, int res, std::vector<waker>& wa
 }
 
 void io_driver::promote_locked(scheduled_io* s, std::vector<waker>& wakes) {
-    while (io_op_state* d = s->deferred_head) {
-        s->deferred_head = d->qnext;
-        if (!s->deferred_head) s->deferred_tail = nullptr;
+    while (io_op_state* d = slab_.of(s).deferred_head) {
+        slab_.of(s).deferred_head = d->qnext;
+        if (!slab_.of(s).deferred_head) slab_.of(s).deferred_tail = nullptr;
         d->qnext = nullptr;
         d->deferred = false;
-        if (ops_shut_ || s->closing) {
+        if (slab_.shut() || slab_.of(s).closing) {
             complete_locked(d, -ECANCELED, wakes);
         } else if (const std::size_t k = s->take_unread(d->buf.data(), d->buf.capacity())) {
             d->from_unread = true;
             complete_locked(d, static_cast<int>(k), wakes);
         } else {
-            s->recv_busy = d;
+            slab_.of(s).recv_busy = d;
             submit_op(d);
             return;
         }
@@ -442,18 +398,18 @@ long io_driver::finish(io_op_state* op, owned_buffer& buf) noexcept {
 void io_driver::abandon(io_op_state* op) noexcept {
     bool free_now = false;  // O6's control only
     {
-        lock_guard l(ops_mu_);
+        lock_guard l(slab_.mu());
         if (op->deferred) {
             // Never reached the kernel: unlink it from its descriptor's queue and free it.
             scheduled_io* s = op->sio;
-            io_op_state** link = &s->deferred_head;
+            io_op_state** link = &slab_.of(s).deferred_head;
             io_op_state* before = nullptr;
             while (*link != op) {
                 before = *link;
                 link = &(*link)->qnext;
             }
             *link = op->qnext;
-            if (s->deferred_tail == op) s->deferred_tail = before;
+            if (slab_.of(s).deferred_tail == op) slab_.of(s).deferred_tail = before;
             op->deferred = false;
             op->result = -ECANCELED;
             op->phase.store(io_op_state::done, std::memory_order_relaxed);
@@ -463,7 +419,7 @@ void io_driver::abandon(io_op_state* op) noexcept {
                                                   std::memory_order_acq_rel,
                                                   std::memory_order_acquire)) {
                 // The completion is still to come: cancel, and let the driver settle and free.
-                ++ops_orphaned_;
+                slab_.orphaned();
                 if (!op->cancel_sent) {
                     op->cancel_sent = true;
                     cancel_op(op);
@@ -506,28 +462,18 @@ void io_driver::free_op(io_op_state* op) noexcept {
     bool readers = false;
     std::vector<waker> wakes;
     {
-        lock_guard l(ops_mu_);
-        if (op->prev) op->prev->next = op->next;
-        if (op->next) op->next->prev = op->prev;
-        if (op_live_ == op) op_live_ = op->next;
-        --ops_in_flight_;
+        lock_guard l(slab_.mu());
         if (!s) {
             registered_.fetch_sub(1, std::memory_order_seq_cst);  // a file operation
-        } else if (s->recv_busy == op) {
-            s->recv_busy = nullptr;
+        } else if (descriptor_ops& d = slab_.of(s); d.recv_busy == op) {
+            d.recv_busy = nullptr;
             promote_locked(s, wakes);
-            if (!s->recv_busy) {
+            if (!d.recv_busy) {
                 s->set_recv_pending(false);
                 readers = true;  // plain reads held back by the receive may go on
             }
         }
-        if (s && --s->ops == 0 && s->close_fd >= 0) close_fd = std::exchange(s->close_fd, -1);
-        op->w.reset();
-        op->sio = nullptr;
-        ++op->gen;
-        op->prev = nullptr;
-        op->next = op_free_;
-        op_free_ = op;
+        close_fd = slab_.release(op);  // the last operation of a closed descriptor closes it
     }
     for (waker& w : wakes) std::move(w).wake();
     if (readers) s->set_ready(io_readable);
@@ -539,22 +485,19 @@ void io_driver::close(scheduled_io* s, int fd) noexcept {
     bool now = false;
     std::deque<int> queued;  // a listener's accepted connections nobody took
     {
-        lock_guard l(ops_mu_);
-        s->closing = true;
+        lock_guard l(slab_.mu());
         // Under the lock: once it is let go, the last operation's completion may close and
         // free `s` on the thread that reaps it.
         queued = s->take_accepted_all();
-        if (s->ops == 0) {
+        if (slab_.close(s, fd)) {
             now = true;
         } else {
-            s->close_fd = fd;
-            ++deferred_closes_;
 #if BLITZ_FAULTS
             if (io_fault(&testing::runtime_faults::io_close_immediately))
                 ::close(fd);  // O7's control: closed twice
 #endif
             promote_locked(s, wakes);  // queued receives end with ECANCELED
-            for (io_op_state* op = op_live_; op; op = op->next) {
+            for (io_op_state* op = slab_.live(); op; op = op->next) {
                 if (op->sio == s && !op->cancel_sent && !op->deferred &&
                     op->phase.load(std::memory_order_relaxed) != io_op_state::done) {
                     op->cancel_sent = true;
@@ -577,7 +520,7 @@ void io_driver::close_now(scheduled_io* s, int fd) noexcept {
 }
 
 void io_driver::cancel_in_kernel_locked(int ring, bool again) noexcept {
-    for (io_op_state* op = op_live_; op; op = op->next) {
+    for (io_op_state* op = slab_.live(); op; op = op->next) {
         if (op->ring != ring || op->deferred ||
             op->phase.load(std::memory_order_relaxed) == io_op_state::done) {
             continue;  // another ring's, never in the kernel, or its awaiter has the result
@@ -595,16 +538,16 @@ void io_driver::drain_ops() noexcept {
     auto last_cancel = start;
     for (;;) {
         {
-            lock_guard l(ops_mu_);
+            lock_guard l(slab_.mu());
             std::uint64_t shared = 0;
-            for (io_op_state* op = op_live_; op; op = op->next) shared += op->ring < 0 ? 1 : 0;
+            for (io_op_state* op = slab_.live(); op; op = op->next) shared += op->ring < 0 ? 1 : 0;
             if (shared == 0) return;
             const auto now = steady_clock::now();
             if (now - start > seconds(30)) {
                 std::fprintf(stderr,
                              "blitz: %llu I/O operations did not complete 30 s after shutdown "
                              "cancelled them; their memory is kept\n",
-                             static_cast<unsigned long long>(ops_in_flight_));
+                             static_cast<unsigned long long>(slab_.in_flight()));
                 return;
             }
             // Every operation gets a cancel now; one the kernel could not cancel yet (it was
@@ -631,7 +574,7 @@ long io_driver::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
     try {
         if (s->take_pooled(out)) return static_cast<long>(out.size());
         {
-            lock_guard l(ops_mu_);
+            lock_guard l(slab_.mu());
             // Again under the lock that buffers are queued under: the multishot receive may
             // have queued its last buffers and ended since the look above, and nothing newer
             // (its end, a heap read from the kernel) may overtake them.
@@ -657,12 +600,12 @@ long io_driver::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
 
 std::optional<long> io_driver::multishot_step_locked(scheduled_io* s, io_op_kind kind,
                                                      buffer_pool* pool) {
-    if (s->pool_end_set) {
-        s->pool_end_set = false;
-        return s->pool_end;  // what ended the multishot operation (0, ECONNRESET, EMFILE, ...)
+    if (slab_.of(s).end_set) {
+        slab_.of(s).end_set = false;
+        return slab_.of(s).end;  // what ended the multishot operation (0, ECONNRESET, EMFILE, ...)
     }
-    if (ops_shut_ || s->closing) return -ECANCELED;
-    if (s->recv_busy) return -EAGAIN;  // our multishot operation, or another receive
+    if (slab_.shut() || slab_.of(s).closing) return -ECANCELED;
+    if (slab_.of(s).recv_busy) return -EAGAIN;  // our multishot operation, or another receive
     if (kind == io_op_kind::recv_multishot) {
         if (!pool || pool_broken_ || pool->out() >= pool->count()) {
             ++pool_fallbacks_;
@@ -670,8 +613,8 @@ std::optional<long> io_driver::multishot_step_locked(scheduled_io* s, io_op_kind
         }
         ++pool_arms_;
     }
-    io_op_state* op = alloc_op_locked(s, kind);
-    s->recv_busy = op;
+    io_op_state* op = slab_.alloc(s, kind, -1);
+    slab_.of(s).recv_busy = op;
     s->set_recv_pending(true);
     submit_op(op);
     return -EAGAIN;  // the driver wakes the readers when it queues something
@@ -681,7 +624,7 @@ long io_driver::span_attempt(scheduled_io* s, int fd, void* data, std::size_t n)
     buffer_pool* pool = rings_.own_pool(this);
     if (pool && n != 0) {
         if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);
-        lock_guard l(ops_mu_);
+        lock_guard l(slab_.mu());
         // Again under the lock buffers are queued under (see pooled_attempt).
         if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);
         if (const auto step = multishot_step_locked(s, io_op_kind::recv_multishot, pool)) {
@@ -699,7 +642,7 @@ long io_driver::accept_attempt(scheduled_io* s, int fd) noexcept {
     unsigned own = 0;
     // Worker rings need Linux 6.0 (SINGLE_ISSUER), which has multishot accept (5.19).
     if (rings_.own(this, own)) {
-        lock_guard l(ops_mu_);
+        lock_guard l(slab_.mu());
         // Again under the lock descriptors are queued under (see pooled_attempt).
         if (const int a = s->take_accepted(); a >= 0) return a;
         return *multishot_step_locked(s, io_op_kind::accept_multishot, nullptr);
@@ -713,9 +656,9 @@ void io_driver::accepted(io_op_state* op, int res, bool more) noexcept {
     bool wake = false;
     int stray = -1;
     {
-        lock_guard l(ops_mu_);
+        lock_guard l(slab_.mu());
         if (res >= 0) {
-            if (s->closing || ops_shut_) {
+            if (slab_.of(s).closing || slab_.shut()) {
                 stray = res;  // nobody will accept it: its connection is reset
             } else {
                 s->push_accepted(res);
@@ -729,8 +672,8 @@ void io_driver::accepted(io_op_state* op, int res, bool more) noexcept {
                 }
             }
         } else if (!more && res != -ECANCELED) {
-            s->pool_end_set = true;  // the next accept reports it, and the one after re-arms
-            s->pool_end = res;
+            slab_.of(s).end_set = true;  // the next accept reports it, and the one after re-arms
+            slab_.of(s).end = res;
         }
     }
     if (stray >= 0) ::close(stray);
@@ -751,11 +694,11 @@ void io_driver::multishot(io_op_state* op, int res, int buffer, bool more) noexc
     bool wake = false;
     bool drop = false;
     {
-        lock_guard l(ops_mu_);
+        lock_guard l(slab_.mu());
         if (buffer >= 0) {
             pool->taken();
             ++pool_chunks_;
-            if (res > 0 && !s->closing && !ops_shut_) {
+            if (res > 0 && !slab_.of(s).closing && !slab_.shut()) {
                 s->push_chunk(pool, static_cast<std::uint16_t>(buffer),
                               static_cast<std::uint32_t>(res));
                 wake = true;
@@ -776,15 +719,15 @@ void io_driver::multishot(io_op_state* op, int res, int buffer, bool more) noexc
                 ++pool_enobufs_;
 #if BLITZ_FAULTS
                 if (io_fault(&testing::runtime_faults::io_no_multishot_rearm)) {
-                    s->pool_end_set = true;  // O11's control: ends the stream instead
-                    s->pool_end = 0;
+                    slab_.of(s).end_set = true;  // O11's control: ends the stream instead
+                    slab_.of(s).end = 0;
                 }
 #endif
             } else if (res == -EINVAL) {
                 pool_broken_ = true;  // no multishot receive here (Linux < 6.0): heap reads
             } else if (res <= 0 && res != -ECANCELED) {
-                s->pool_end_set = true;  // end of stream, or the socket's error
-                s->pool_end = res;
+                slab_.of(s).end_set = true;  // end of stream, or the socket's error
+                slab_.of(s).end = res;
             }
         }
     }
@@ -809,11 +752,11 @@ io_driver_stats io_driver::stats() const noexcept {
     st.wakes = c.wakes.load(std::memory_order_relaxed);
     st.wake_reads = c.wake_reads.load(std::memory_order_relaxed);
     {
-        lock_guard l(ops_mu_);
-        st.ops = ops_started_;
-        st.ops_in_flight = ops_in_flight_;
-        st.ops_orphaned = ops_orphaned_;
-        st.deferred_closes = deferred_closes_;
+        lock_guard l(slab_.mu());
+        st.ops = slab_.started();
+        st.ops_in_flight = slab_.in_flight();
+        st.ops_orphaned = slab_.orphans();
+        st.deferred_closes = slab_.deferred_closes();
         st.pool_arms = pool_arms_;
         st.pool_chunks = pool_chunks_;
         st.pool_enobufs = pool_enobufs_;
@@ -887,7 +830,7 @@ void io_driver::detach_worker(unsigned index) noexcept {
     const auto start = steady_clock::now();
     for (;;) {
         {
-            lock_guard l(ops_mu_);
+            lock_guard l(slab_.mu());
             cancel_in_kernel_locked(static_cast<int>(index), false);
         }
         (void)poll_own();  // the mailbox too: a cancel handed over is just as good

@@ -16,6 +16,7 @@
 #include "blitz/detail/mutex.hpp"
 #include "io/backend.hpp"
 #include "io/buffer_pool.hpp"
+#include "io/op_slab.hpp"
 #include "io/op_state.hpp"
 #include "io/registration_set.hpp"
 #include "io/worker_rings.hpp"
@@ -183,8 +184,6 @@ private:
     // One completion of a listener's multishot accept: queues the descriptor, or records the
     // error that ended it.
     void accepted(io_op_state* op, int res, bool more) noexcept;
-    // A state from the slab, linked in flight and counted against `s`.
-    io_op_state* alloc_op_locked(scheduled_io* s, io_op_kind kind) BLITZ_REQUIRES(ops_mu_);
     // The late result of an operation nobody awaits: received bytes kept for the next read.
     void settle(io_op_state* op) noexcept;
     // Returns the state to the slab; closes the descriptor if it was the last operation of a
@@ -197,12 +196,12 @@ private:
     // flight or after arming `kind` (receives draw from `pool`); nullopt when a receive finds
     // no free buffer (the caller reads by syscall).
     std::optional<long> multishot_step_locked(scheduled_io* s, io_op_kind kind, buffer_pool* pool)
-        BLITZ_REQUIRES(ops_mu_);
+        BLITZ_REQUIRES(slab_.mu());
     void complete_locked(io_op_state* op, int res, std::vector<waker>& wakes)
-        BLITZ_REQUIRES(ops_mu_);
+        BLITZ_REQUIRES(slab_.mu());
     // `s` has no receive in the kernel: starts its next queued receive, or ends queued ones
     // from kept bytes or with ECANCELED (closing, shut down).
-    void promote_locked(scheduled_io* s, std::vector<waker>& wakes) BLITZ_REQUIRES(ops_mu_);
+    void promote_locked(scheduled_io* s, std::vector<waker>& wakes) BLITZ_REQUIRES(slab_.mu());
     void close_now(scheduled_io* s, int fd) noexcept;
     // config socket_busy_poll: SO_BUSY_POLL on `fd` if it is a TCP or UDP socket (counted).
     void apply_socket_busy_poll(int fd) noexcept;
@@ -211,12 +210,12 @@ private:
     // Cancels every operation in the kernel on `ring` (-1: the shared ring; k: worker k's, on
     // its own thread) that has no cancel yet, or every one when `again` (a cancel the kernel
     // could not act on, the operation running, is sent anew).
-    void cancel_in_kernel_locked(int ring, bool again) noexcept BLITZ_REQUIRES(ops_mu_);
+    void cancel_in_kernel_locked(int ring, bool again) noexcept BLITZ_REQUIRES(slab_.mu());
     // Where an operation goes: the calling worker's own ring, else the shared ring.
-    void submit_op(io_op_state* op) noexcept BLITZ_REQUIRES(ops_mu_);
+    void submit_op(io_op_state* op) noexcept BLITZ_REQUIRES(slab_.mu());
     // Cancels on the ring that runs it: directly on the shared ring or the caller's own ring,
     // through the owner's mailbox otherwise.
-    void cancel_op(io_op_state* op) noexcept BLITZ_REQUIRES(ops_mu_);
+    void cancel_op(io_op_state* op) noexcept BLITZ_REQUIRES(slab_.mu());
 
     worker_rings rings_;
     unsigned nrings_ = 0;  // rings_.count(), set before the workers start
@@ -228,18 +227,9 @@ private:
     atomic<std::uint64_t> registered_{0};   // add()s not yet remove()d
     atomic<std::int64_t> last_turn_ns_{0};  // steady_clock, at the end of the last turn
 
-    // The operation slab: states are allocated in chunks and never returned to the heap while
-    // the driver lives (a late completion always names valid memory), recycled through a free
-    // list with a new generation.
-    mutable detail::mutex ops_mu_;
-    std::vector<std::unique_ptr<io_op_state[]>> op_chunks_ BLITZ_GUARDED_BY(ops_mu_);
-    io_op_state* op_free_ BLITZ_GUARDED_BY(ops_mu_) = nullptr;
-    io_op_state* op_live_ BLITZ_GUARDED_BY(ops_mu_) = nullptr;  // in flight
-    bool ops_shut_ BLITZ_GUARDED_BY(ops_mu_) = false;
-    std::uint64_t ops_started_ BLITZ_GUARDED_BY(ops_mu_) = 0;
-    std::uint64_t ops_in_flight_ BLITZ_GUARDED_BY(ops_mu_) = 0;
-    std::uint64_t ops_orphaned_ BLITZ_GUARDED_BY(ops_mu_) = 0;
-    std::uint64_t deferred_closes_ BLITZ_GUARDED_BY(ops_mu_) = 0;
+    // The completion operations' states and the operation lock (op_slab.hpp), which also
+    // guards the pool counters below and every descriptor's descriptor_ops.
+    op_slab slab_;
     atomic<std::uint64_t> orphan_bytes_{0};
     // The signal eventfd's registration here (null until enable_signals) and its descriptor.
     atomic<scheduled_io*> signal_sio_{nullptr};
@@ -253,11 +243,11 @@ private:
     int socket_busy_poll_us_ = 0;  // an int: setsockopt's argument
     atomic<std::uint64_t> busy_poll_set_{0}, busy_poll_failed_{0};
     atomic<int> busy_poll_errno_{0};  // the first refusal
-    bool pool_broken_ BLITZ_GUARDED_BY(ops_mu_) = false;
-    std::uint64_t pool_arms_ BLITZ_GUARDED_BY(ops_mu_) = 0;
-    std::uint64_t pool_chunks_ BLITZ_GUARDED_BY(ops_mu_) = 0;
-    std::uint64_t pool_enobufs_ BLITZ_GUARDED_BY(ops_mu_) = 0;
-    std::uint64_t pool_fallbacks_ BLITZ_GUARDED_BY(ops_mu_) = 0;
+    bool pool_broken_ BLITZ_GUARDED_BY(slab_.mu()) = false;
+    std::uint64_t pool_arms_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
+    std::uint64_t pool_chunks_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
+    std::uint64_t pool_enobufs_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
+    std::uint64_t pool_fallbacks_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
 };
 
 }  // namespace blitz::detail

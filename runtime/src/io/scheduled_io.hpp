@@ -11,6 +11,7 @@
 #include "blitz/detail/io_api.hpp"
 #include "blitz/detail/mutex.hpp"
 #include "blitz/detail/wait_list.hpp"
+#include "io/op_slab.hpp"
 
 namespace blitz {
 class pooled_buffer;
@@ -101,18 +102,6 @@ public:
     bool removing = false;
     bool poll_ended = false;
     unsigned removals = 0;
-    // Completion operations, under the driver's operation mutex: how many are in flight, and
-    // the descriptor to close when the last one settles (R5).
-    unsigned ops = 0;
-    bool closing = false;
-    int close_fd = -1;
-    struct io_op_state* recv_busy = nullptr;      // the receive in the kernel
-    struct io_op_state* deferred_head = nullptr;  // receives waiting for it
-    struct io_op_state* deferred_tail = nullptr;
-    // Pooled receives, under the driver's operation mutex: the multishot receive ended with end
-    // of stream (0) or an error (<0) that the next pooled read reports after the queue.
-    bool pool_end_set = false;
-    int pool_end = 0;
 
 private:
     static std::uint32_t bits_of(std::uint64_t w) noexcept { return static_cast<std::uint32_t>(w); }
@@ -141,6 +130,9 @@ private:
     atomic<std::size_t> chunk_count_{0};
     std::deque<int> accepted_ BLITZ_GUARDED_BY(mu_);
     atomic<std::size_t> accepted_count_{0};
+    // Its completion operations, under the driver's operation lock (op_slab::of).
+    friend class op_slab;
+    descriptor_ops ops_;
 };
 
 }  // namespace blitz::detail

@@ -29,6 +29,7 @@ using mutex_impl = std::mutex;
 #define BLITZ_RELEASE(...) BLITZ_TSA(release_capability(__VA_ARGS__))
 #define BLITZ_TRY_ACQUIRE(...) BLITZ_TSA(try_acquire_capability(__VA_ARGS__))
 #define BLITZ_EXCLUDES(...) BLITZ_TSA(locks_excluded(__VA_ARGS__))
+#define BLITZ_RETURN_CAPABILITY(x) BLITZ_TSA(lock_returned(x))
 // For the rare function the analysis cannot follow (a callback run with the lock held); say why.
 #define BLITZ_NO_TSA BLITZ_TSA(no_thread_safety_analysis)
 
