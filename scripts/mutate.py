@@ -296,10 +296,10 @@ CATALOGUE = [
      "an unpark of a worker asleep in its own ring stores the token but never wakes the ring: "
      "the worker sleeps on until its ring completes something or its park times out"),
     ("span-read-overtakes-queue", "runtime/src/io/io_driver.cpp",
-     "        if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);\n"
+     "        if (const std::size_t k = s->received().take(data, n)) return static_cast<long>(k);\n"
      "        lock_guard l(slab_.mu());\n"
      "        // Again under the lock buffers are queued under (see pooled_attempt).\n"
-     "        if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);",
+     "        if (const std::size_t k = s->received().take(data, n)) return static_cast<long>(k);",
      "        lock_guard l(slab_.mu());",
      "a stream read on a worker ring ignores the buffers its multishot receive queued: it "
      "reports the end of stream or arms again with bytes still waiting (O5, O10, O11)"),
@@ -309,7 +309,7 @@ CATALOGUE = [
      "closing a listener leaves the connections its multishot accept queued open: their "
      "descriptors leak until the block is freed, and their clients wait (issue 44)"),
     ("accept-never-pauses", "runtime/src/io/io_driver.cpp",
-     "                if (more && !op->cancel_sent && s->accepted_count() >= pool_queue_) {",
+     "                if (more && !op->cancel_sent && s->received().accepted() >= pool_queue_) {",
      "                if (false) {",
      "a listener's multishot accept keeps accepting however many connections wait unaccepted: "
      "the kernel's backlog bound is gone and descriptors run out (issue 44)"),
@@ -328,6 +328,11 @@ CATALOGUE = [
      "if (--d.ops == 0 && false) close_fd = std::exchange(d.close_fd, -1);",
      "a descriptor closed with operations in flight is never closed after the last one (R5): "
      "its number and its registration leak"),
+    ("copied-buffer-kept-out", "runtime/src/io/receive_queue.cpp",
+     "            c.pool->release(c.id);\n            chunks_.pop_front();",
+     "            chunks_.pop_front();",
+     "a pool buffer whose bytes a read copied out to the end never goes back to its pool: the "
+     "multishot receive runs dry and every later read falls back to the heap (R7)"),
     ("registration-freed-before-backend", "runtime/src/io/registration_set.cpp",
      "            if (!n->backend_done) {",
      "            if (false) {",

@@ -282,7 +282,7 @@ io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& bu
         slab_.of(s).recv_busy->kind == io_op_kind::recv_multishot && !slab_.of(s).deferred_head) {
         // The descriptor's pooled receive holds the kernel side: take what it queued, or end it
         // (its final completion then starts this one behind the buffers it still queues).
-        if (const std::size_t k = s->take_unread(op->buf.data(), op->buf.capacity())) {
+        if (const std::size_t k = s->received().take(op->buf.data(), op->buf.capacity())) {
             op->w.reset();
             op->from_unread = true;
             op->result = static_cast<int>(k);
@@ -308,7 +308,7 @@ io_op_state* io_driver::start(scheduled_io* s, io_op_kind kind, owned_buffer& bu
             slab_.of(s).deferred_tail = op;
             return op;
         }
-        if (const std::size_t k = s->take_unread(op->buf.data(), op->buf.capacity())) {
+        if (const std::size_t k = s->received().take(op->buf.data(), op->buf.capacity())) {
             op->w.reset();  // the caller sees `done` at once and does not suspend
             op->from_unread = true;
             op->result = static_cast<int>(k);
@@ -350,7 +350,7 @@ void io_driver::promote_locked(scheduled_io* s, std::vector<waker>& wakes) {
         d->deferred = false;
         if (slab_.shut() || slab_.of(s).closing) {
             complete_locked(d, -ECANCELED, wakes);
-        } else if (const std::size_t k = s->take_unread(d->buf.data(), d->buf.capacity())) {
+        } else if (const std::size_t k = s->received().take(d->buf.data(), d->buf.capacity())) {
             d->from_unread = true;
             complete_locked(d, static_cast<int>(k), wakes);
         } else {
@@ -449,7 +449,8 @@ void io_driver::settle(io_op_state* op) noexcept {
 #endif
     // Bytes taken from the kept ones go back in front of the rest; bytes from the kernel are
     // newer than every kept byte (one receive in the kernel at a time).
-    op->sio->keep_unread(op->buf.data(), static_cast<std::size_t>(op->result), op->from_unread);
+    op->sio->received().keep(op->buf.data(), static_cast<std::size_t>(op->result), op->from_unread);
+    op->sio->set_ready(io_readable);  // a reader waiting for the kernel now has bytes here
     if (!op->from_unread) {
         orphan_bytes_.fetch_add(static_cast<std::uint64_t>(op->result), std::memory_order_relaxed);
     }
@@ -488,7 +489,7 @@ void io_driver::close(scheduled_io* s, int fd) noexcept {
         lock_guard l(slab_.mu());
         // Under the lock: once it is let go, the last operation's completion may close and
         // free `s` on the thread that reaps it.
-        queued = s->take_accepted_all();
+        queued = s->received().take_accepted_all();
         if (slab_.close(s, fd)) {
             now = true;
         } else {
@@ -572,13 +573,13 @@ void io_driver::drain_ops() noexcept {
 long io_driver::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
                                owned_buffer& heap) noexcept {
     try {
-        if (s->take_pooled(out)) return static_cast<long>(out.size());
+        if (s->received().take_pooled(out)) return static_cast<long>(out.size());
         {
             lock_guard l(slab_.mu());
             // Again under the lock that buffers are queued under: the multishot receive may
             // have queued its last buffers and ended since the look above, and nothing newer
             // (its end, a heap read from the kernel) may overtake them.
-            if (s->take_pooled(out)) return static_cast<long>(out.size());
+            if (s->received().take_pooled(out)) return static_cast<long>(out.size());
             // The pool of the ring the receive will run on (the caller's own, if it has one).
             buffer_pool* own = rings_.own_pool(this);
             if (const auto step =
@@ -623,10 +624,10 @@ std::optional<long> io_driver::multishot_step_locked(scheduled_io* s, io_op_kind
 long io_driver::span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) noexcept {
     buffer_pool* pool = rings_.own_pool(this);
     if (pool && n != 0) {
-        if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);
+        if (const std::size_t k = s->received().take(data, n)) return static_cast<long>(k);
         lock_guard l(slab_.mu());
         // Again under the lock buffers are queued under (see pooled_attempt).
-        if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);
+        if (const std::size_t k = s->received().take(data, n)) return static_cast<long>(k);
         if (const auto step = multishot_step_locked(s, io_op_kind::recv_multishot, pool)) {
             return *step;
         }
@@ -638,13 +639,13 @@ long io_driver::span_attempt(scheduled_io* s, int fd, void* data, std::size_t n)
 }
 
 long io_driver::accept_attempt(scheduled_io* s, int fd) noexcept {
-    if (const int a = s->take_accepted(); a >= 0) return a;
+    if (const int a = s->received().take_accepted(); a >= 0) return a;
     unsigned own = 0;
     // Worker rings need Linux 6.0 (SINGLE_ISSUER), which has multishot accept (5.19).
     if (rings_.own(this, own)) {
         lock_guard l(slab_.mu());
         // Again under the lock descriptors are queued under (see pooled_attempt).
-        if (const int a = s->take_accepted(); a >= 0) return a;
+        if (const int a = s->received().take_accepted(); a >= 0) return a;
         return *multishot_step_locked(s, io_op_kind::accept_multishot, nullptr);
     }
     const int c = ::accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -661,12 +662,12 @@ void io_driver::accepted(io_op_state* op, int res, bool more) noexcept {
             if (slab_.of(s).closing || slab_.shut()) {
                 stray = res;  // nobody will accept it: its connection is reset
             } else {
-                s->push_accepted(res);
+                s->received().push_accepted(res);
                 wake = true;
                 // Backpressure, as for pooled receives: a listener whose task does not accept
                 // gets its accept paused once this many connections wait (the kernel's backlog
                 // holds the rest); its next accept on an empty queue re-arms it.
-                if (more && !op->cancel_sent && s->accepted_count() >= pool_queue_) {
+                if (more && !op->cancel_sent && s->received().accepted() >= pool_queue_) {
                     op->cancel_sent = true;
                     cancel_op(op);
                 }
@@ -699,12 +700,12 @@ void io_driver::multishot(io_op_state* op, int res, int buffer, bool more) noexc
             pool->taken();
             ++pool_chunks_;
             if (res > 0 && !slab_.of(s).closing && !slab_.shut()) {
-                s->push_chunk(pool, static_cast<std::uint16_t>(buffer),
-                              static_cast<std::uint32_t>(res));
+                s->received().push_chunk(pool, static_cast<std::uint16_t>(buffer),
+                                         static_cast<std::uint32_t>(res));
                 wake = true;
                 // Backpressure: a reader that does not keep up gets its receive paused once
                 // this many buffers wait; its next read on an empty queue re-arms it.
-                if (more && !op->cancel_sent && s->chunks() >= pool_queue_) {
+                if (more && !op->cancel_sent && s->received().chunks() >= pool_queue_) {
                     op->cancel_sent = true;
                     cancel_op(op);
                 }
@@ -883,7 +884,7 @@ long io_take_unread(scheduled_io* s, void* data, std::size_t n) noexcept {
     // receive is in the kernel (the caller is the stream's one reader), so no bytes can be
     // kept after this look.
     const bool pending = s->recv_pending();
-    if (const std::size_t k = s->take_unread(data, n)) return static_cast<long>(k);
+    if (const std::size_t k = s->received().take(data, n)) return static_cast<long>(k);
     return pending ? -EAGAIN : 0;
 }
 bool io_completion_mode(const io_driver& d) noexcept { return d.completion_ops(); }

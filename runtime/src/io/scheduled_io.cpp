@@ -63,47 +63,14 @@ void scheduled_io::clear(io_ready_event ev) noexcept {
     // A newer event arrived after the caller's read: keep its bits.
 }
 
-scheduled_io::~scheduled_io() {
-    for (const pool_chunk& c : chunks_) c.pool->release(c.id);
-    for (const int fd : accepted_) ::close(fd);
-}
-
-void scheduled_io::push_accepted(int fd) {
-    lock_guard l(mu_);
-    accepted_.push_back(fd);
-    // release: an accept that sees the count sees the descriptor (it takes it under mu_ anyway)
-    accepted_count_.fetch_add(1, std::memory_order_release);
-}
-
-int scheduled_io::take_accepted() noexcept {
-    if (accepted_count_.load(std::memory_order_acquire) == 0) return -1;
-    lock_guard l(mu_);
-    if (accepted_.empty()) return -1;
-    const int fd = accepted_.front();
-    accepted_.pop_front();
-    accepted_count_.fetch_sub(1, std::memory_order_relaxed);  // relaxed: under mu_
-    return fd;
-}
-
-std::deque<int> scheduled_io::take_accepted_all() noexcept {
-    std::deque<int> q;
-    lock_guard l(mu_);
-    q.swap(accepted_);
-    accepted_count_.store(0, std::memory_order_relaxed);  // relaxed: under mu_
-    return q;
-}
-
 bool scheduled_io::wait(io_direction dir, wait_node& node, waker w) {
     lock_guard l(mu_);
     // Re-read under the lock: set_ready stores the bits before it takes mu_. A read held back by
     // a completion-mode receive in flight waits for that receive to settle, whatever the bits
     // say (end of stream stays set): the settling driver clears recv_pending_ and then calls
-    // set_ready, which takes mu_ and wakes this node. Kept bytes or queued pool buffers (pushed
-    // under mu_) end a read's wait at once.
-    if (dir == io_direction::read &&
-        (unread_pos_ < unread_.size() || !chunks_.empty() || !accepted_.empty())) {
-        return false;
-    }
+    // set_ready, which takes mu_ and wakes this node. Anything queued in rx_ ends a read's wait
+    // at once (its pusher raised the count before its wake takes mu_).
+    if (dir == io_direction::read && rx_.any()) return false;
     const bool held = dir == io_direction::read && recv_pending() &&
                       !(bits_of(word_.load(std::memory_order_acquire)) & io_shutdown);
     if (!held && poll(dir).ready) return false;
@@ -124,84 +91,6 @@ void scheduled_io::cancel_wait(wait_node& node) noexcept {
 bool scheduled_io::has_waiters() const {
     lock_guard l(mu_);
     return !readers_.empty() || !writers_.empty();
-}
-
-void scheduled_io::keep_unread(const std::byte* p, std::size_t n, bool front) {
-    if (n == 0) return;
-    {
-        lock_guard l(mu_);
-        if (front && unread_pos_ >= n) {
-            unread_pos_ -= n;
-            std::memcpy(unread_.data() + unread_pos_, p, n);
-        } else {
-            unread_.insert(
-                front ? unread_.begin() + static_cast<std::ptrdiff_t>(unread_pos_) : unread_.end(),
-                p, p + n);
-        }
-        // release: a reader that sees the count sees the bytes (it copies them under mu_ anyway)
-        unread_count_.fetch_add(n, std::memory_order_release);
-    }
-    set_ready(io_readable);  // a reader waiting for the kernel now has bytes here
-}
-
-std::size_t scheduled_io::take_unread(void* out, std::size_t n) noexcept {
-    if (n == 0) return 0;
-    if (unread_count_.load(std::memory_order_acquire) == 0 &&
-        chunk_count_.load(std::memory_order_acquire) == 0) {
-        return 0;
-    }
-    lock_guard l(mu_);
-    const std::size_t have = unread_.size() - unread_pos_;
-    if (have == 0 && !chunks_.empty()) {
-        pool_chunk& c = chunks_.front();
-        const std::size_t k = std::min<std::size_t>(n, c.len - c.off);
-        std::memcpy(out, c.pool->data(c.id) + c.off, k);
-        c.off += static_cast<std::uint32_t>(k);
-        if (c.off == c.len) {
-            c.pool->release(c.id);
-            chunks_.pop_front();
-            chunk_count_.fetch_sub(1, std::memory_order_relaxed);
-        }
-        return k;
-    }
-    const std::size_t k = have < n ? have : n;
-    if (k) std::memcpy(out, unread_.data() + unread_pos_, k);
-    unread_pos_ += k;
-    if (unread_pos_ == unread_.size()) {
-        unread_.clear();
-        unread_pos_ = 0;
-    }
-    unread_count_.fetch_sub(k, std::memory_order_relaxed);
-    return k;
-}
-
-void scheduled_io::push_chunk(buffer_pool* pool, std::uint16_t id, std::uint32_t len) {
-    lock_guard l(mu_);
-    chunks_.push_back({pool, id, len, 0});
-    // release: a reader that sees the count sees the chunk (it takes it under mu_ anyway)
-    chunk_count_.fetch_add(1, std::memory_order_release);
-}
-
-bool scheduled_io::take_pooled(pooled_buffer& out) {
-    if (unread_count_.load(std::memory_order_acquire) == 0 &&
-        chunk_count_.load(std::memory_order_acquire) == 0) {
-        return false;
-    }
-    lock_guard l(mu_);
-    if (const std::size_t have = unread_.size() - unread_pos_) {
-        out = pooled_buffer(
-            owned_buffer::copy_of(std::span<const std::byte>(unread_.data() + unread_pos_, have)));
-        unread_.clear();
-        unread_pos_ = 0;
-        unread_count_.fetch_sub(have, std::memory_order_relaxed);
-        return true;
-    }
-    if (chunks_.empty()) return false;
-    const pool_chunk c = chunks_.front();
-    chunks_.pop_front();
-    chunk_count_.fetch_sub(1, std::memory_order_relaxed);
-    out = pooled_buffer(c.pool, c.id, c.pool->data(c.id) + c.off, c.len - c.off);  // its ref
-    return true;
 }
 
 void scheduled_io::wake_readers() noexcept {

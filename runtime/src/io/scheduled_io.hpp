@@ -4,22 +4,15 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <vector>
 
 #include "base/atomic.hpp"
 #include "blitz/detail/io_api.hpp"
 #include "blitz/detail/mutex.hpp"
 #include "blitz/detail/wait_list.hpp"
 #include "io/op_slab.hpp"
-
-namespace blitz {
-class pooled_buffer;
-}
+#include "io/receive_queue.hpp"
 
 namespace blitz::detail {
-
-class buffer_pool;
 
 // The readiness word holds the ready bits (low 32) and an event count (high 32) that grows
 // with every event the driver delivers. A reader that met EAGAIN clears its bit only if the
@@ -37,7 +30,6 @@ class buffer_pool;
 class scheduled_io {
 public:
     explicit scheduled_io(int fd) noexcept : fd_(fd) {}
-    ~scheduled_io();  // gives queued pool buffers back
     scheduled_io(const scheduled_io&) = delete;
     scheduled_io& operator=(const scheduled_io&) = delete;
 
@@ -52,32 +44,11 @@ public:
     // True while some task waits on this descriptor (tests and shutdown checks).
     bool has_waiters() const;
 
-    // R4: bytes an abandoned receive got late, returned first by the next read. keep_unread
-    // appends and wakes the readers; take_unread copies out up to `n` bytes (0: none kept).
-    // `front`: the bytes were taken from the kept ones and go back before the rest.
-    void keep_unread(const std::byte* p, std::size_t n, bool front = false);
-    // take_unread also copies from the pooled queue once no unread bytes are left (they are
-    // older than every queued buffer: see io_driver::start).
-    std::size_t take_unread(void* out, std::size_t n) noexcept;
-    // R7: buffers a multishot pooled receive filled, in arrival order, until a read takes them.
-    // push_chunk queues one (it holds a pool reference) without waking anyone: the caller
-    // calls wake_readers() once its locks are released. take_pooled gives the oldest kept
-    // bytes whole: the unread bytes (copied to a heap buffer) or the front buffer's rest.
-    void push_chunk(buffer_pool* pool, std::uint16_t id, std::uint32_t len);
-    std::size_t chunks() const noexcept { return chunk_count_.load(std::memory_order_acquire); }
-    bool take_pooled(pooled_buffer& out);
+    // What its completion operations received and nobody read yet (receive_queue.hpp). A
+    // push there is followed by wake_readers() (or set_ready), once the pusher's locks are let
+    // go; a read's wait ends at once while the queue holds something.
+    receive_queue& received() noexcept { return rx_; }
     void wake_readers() noexcept;
-    // A listener's multishot accept (issue 44): descriptors it accepted, in order, until an
-    // accept takes them (push_accepted does not wake: the caller calls wake_readers()).
-    // take_accepted returns -1 when none is queued; take_accepted_all empties the queue (the
-    // listener is closing: the caller closes them, so their connections are reset, as the
-    // kernel's queue would be).
-    void push_accepted(int fd);
-    int take_accepted() noexcept;
-    std::size_t accepted_count() const noexcept {
-        return accepted_count_.load(std::memory_order_acquire);
-    }
-    std::deque<int> take_accepted_all() noexcept;
     // True while a completion-mode receive is in the kernel or queued: a plain read then waits
     // for it to settle (it would overtake bytes the receive may yet leave for it, R4); wait()
     // links such a read even when the read direction's bits are set.
@@ -116,20 +87,7 @@ private:
     wait_queue writers_ BLITZ_GUARDED_BY(mu_);
     atomic<bool> recv_pending_{false};
     atomic<bool> poll_claimed_{false};
-    atomic<std::size_t> unread_count_{0};  // bytes in unread_ beyond unread_pos_
-    std::vector<std::byte> unread_ BLITZ_GUARDED_BY(mu_);
-    std::size_t unread_pos_ BLITZ_GUARDED_BY(mu_) = 0;
-    // A filled buffer and its pool: the shared ring's, or (busy mode) the pool of the worker
-    // ring whose receive filled it, so one descriptor's queue may hold buffers of several pools.
-    struct pool_chunk {
-        buffer_pool* pool;
-        std::uint16_t id;
-        std::uint32_t len, off;
-    };
-    std::deque<pool_chunk> chunks_ BLITZ_GUARDED_BY(mu_);
-    atomic<std::size_t> chunk_count_{0};
-    std::deque<int> accepted_ BLITZ_GUARDED_BY(mu_);
-    atomic<std::size_t> accepted_count_{0};
+    receive_queue rx_;
     // Its completion operations, under the driver's operation lock (op_slab::of).
     friend class op_slab;
     descriptor_ops ops_;
