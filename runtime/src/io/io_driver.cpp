@@ -362,13 +362,8 @@ void io_driver::promote_locked(scheduled_io* s, std::vector<waker>& wakes) {
 }
 
 void io_driver::completed(io_op_state* op, int res) noexcept {
-    op->result = res;
-    waker w = std::move(op->w);
-    std::uint32_t expect = io_op_state::in_flight;
-    // acq_rel: the awaiter that sees `done` sees the result and the buffer's bytes; the
-    // orphaning awaiter's store is seen before we settle
-    if (op->phase.compare_exchange_strong(expect, io_op_state::done, std::memory_order_acq_rel,
-                                          std::memory_order_acquire)) {
+    waker w = std::move(op->w);  // before complete(): then the awaiter may free the state
+    if (op->complete(res)) {
 #if BLITZ_FAULTS
         if (io_fault(&testing::runtime_faults::io_leak_completion_ref)) {
             // O3's control: the reference is kept for good (reachable, so LeakSanitizer stays
@@ -414,10 +409,7 @@ void io_driver::abandon(io_op_state* op) noexcept {
             op->result = -ECANCELED;
             op->phase.store(io_op_state::done, std::memory_order_relaxed);
         } else {
-            std::uint32_t expect = io_op_state::in_flight;
-            if (op->phase.compare_exchange_strong(expect, io_op_state::orphaned,
-                                                  std::memory_order_acq_rel,
-                                                  std::memory_order_acquire)) {
+            if (op->orphan()) {
                 // The completion is still to come: cancel, and let the driver settle and free.
                 slab_.orphaned();
                 if (!op->cancel_sent) {
@@ -903,9 +895,7 @@ io_op_state* io_op_start(io_driver& d, scheduled_io* s, io_op_kind kind, owned_b
                          waker& w) {
     return d.start(s, kind, buf, w);
 }
-bool io_op_done(const io_op_state* op) noexcept {
-    return op->phase.load(std::memory_order_acquire) == io_op_state::done;
-}
+bool io_op_done(const io_op_state* op) noexcept { return op->finished(); }
 long io_op_finish(io_driver& d, io_op_state* op, owned_buffer& buf) noexcept {
     return d.finish(op, buf);
 }

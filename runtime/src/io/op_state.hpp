@@ -46,6 +46,41 @@ struct alignas(16) io_op_state {
     io_op_state* prev = nullptr;
     io_op_state* next = nullptr;
     io_op_state* qnext = nullptr;  // the descriptor's queue of receives, under the mutex
+
+    // The phase protocol (modelled: stress/model/models/op_slab_model.cpp). Exactly one of the
+    // driver's complete() and the awaiter's orphan() moves the state out of in_flight; the
+    // other side then owns the result and frees the state.
+    //
+    // The driver, at the final completion: stores `res` and returns true when the awaiter will
+    // take it (the caller wakes it), false when it was orphaned first (the caller settles the
+    // late result and frees the state).
+    bool complete(int res) noexcept {
+        result = res;
+        std::uint32_t expect = in_flight;
+        // acq_rel: the awaiter that sees `done` sees the result and the bytes the kernel wrote
+        // before the completion; the orphaning awaiter's writes are seen before we settle
+        return phase.compare_exchange_strong(expect, done,
+                                             BLITZ_ORDER(io_op_complete, std::memory_order_acq_rel),
+                                             std::memory_order_acquire);
+    }
+    // The awaiter, giving up: true when the completion is still to come (the driver settles
+    // and frees), false when it came first (the caller settles and frees).
+    bool orphan() noexcept {
+        if (BLITZ_MODEL_DEFECT(io_op_orphan_blind)) {  // the model's control: no look at `done`
+            phase.store(orphaned, std::memory_order_release);
+            return true;
+        }
+        std::uint32_t expect = in_flight;
+        // acq_rel: pairs with complete(); a lost race reads the result complete() stored
+        return phase.compare_exchange_strong(expect, orphaned,
+                                             BLITZ_ORDER(io_op_orphan, std::memory_order_acq_rel),
+                                             std::memory_order_acquire);
+    }
+    // The awaiter: the result is there to take.
+    bool finished() const noexcept {
+        // acquire: pairs with complete()'s release
+        return phase.load(BLITZ_ORDER(io_op_finished, std::memory_order_acquire)) == done;
+    }
 };
 
 }  // namespace blitz::detail
