@@ -295,7 +295,7 @@ CATALOGUE = [
      "            (void)index;",
      "an unpark of a worker asleep in its own ring stores the token but never wakes the ring: "
      "the worker sleeps on until its ring completes something or its park times out"),
-    ("span-read-overtakes-queue", "runtime/src/io/io_driver.cpp",
+    ("span-read-overtakes-queue", "runtime/src/io/io_ops.cpp",
      "        if (const std::size_t k = s->received().take(data, n)) return static_cast<long>(k);\n"
      "        lock_guard l(slab_.mu());\n"
      "        // Again under the lock buffers are queued under (see pooled_attempt).\n"
@@ -303,12 +303,12 @@ CATALOGUE = [
      "        lock_guard l(slab_.mu());",
      "a stream read on a worker ring ignores the buffers its multishot receive queued: it "
      "reports the end of stream or arms again with bytes still waiting (O5, O10, O11)"),
-    ("listener-queue-not-closed", "runtime/src/io/io_driver.cpp",
+    ("listener-queue-not-closed", "runtime/src/io/io_ops.cpp",
      "    for (const int a : queued) ::close(a);  // reset, as the kernel's queue would be",
      "    (void)queued;",
      "closing a listener leaves the connections its multishot accept queued open: their "
      "descriptors leak until the block is freed, and their clients wait (issue 44)"),
-    ("accept-never-pauses", "runtime/src/io/io_driver.cpp",
+    ("accept-never-pauses", "runtime/src/io/io_ops.cpp",
      "                if (more && !op->cancel_sent && s->received().accepted() >= pool_queue_) {",
      "                if (false) {",
      "a listener's multishot accept keeps accepting however many connections wait unaccepted: "

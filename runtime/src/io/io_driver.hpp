@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// io_driver: the runtime's one I/O driver over its backend (IO.md 7.2). Exactly one thread at
-// a time turns it (a try-lock, as Tokio, Go and Asio do): a parked worker blocks in it, running
-// workers look at it without blocking at the start of their ticks.
+// io_driver: the runtime's one I/O driver over its backend (IO.md 7.2): the turn and the
+// dispatch. Its parts, each with its own lock: registration_set (the descriptors' blocks),
+// io_ops (completion operations, with op_slab and each descriptor's receive_queue),
+// worker_rings (a ring per worker), and the backend (epoll_backend, uring_backend).
 
 #include <chrono>
 #include <memory>
@@ -16,7 +17,7 @@
 #include "blitz/detail/mutex.hpp"
 #include "io/backend.hpp"
 #include "io/buffer_pool.hpp"
-#include "io/op_slab.hpp"
+#include "io/io_ops.hpp"
 #include "io/op_state.hpp"
 #include "io/registration_set.hpp"
 #include "io/worker_rings.hpp"
@@ -62,9 +63,29 @@ struct io_driver_stats {
     std::string socket_busy_poll_error;
 };
 
+// The registrations of one runtime and the turn that reports their events.
+//
+// Protocol: exactly one thread at a time turns the driver (a try-lock, as Tokio, Go and Asio
+// do): a parked worker blocks in it, running workers look without blocking at the start of their
+// ticks. A turn frees the blocks released before it, waits for the backend's events and
+// dispatches each: readiness to its descriptor's waiters (scheduled_io), completions to io_ops,
+// signal deliveries to the signal streams. A worker with its own ring looks at that ring at every
+// tick (poll_own) and, parked with operations in flight, sleeps in it (park_own); the one that
+// also holds the lock watches the shared ring from its own.
+//
+// Invariants: at most one turn at a time (locked_); a block is freed only after the backend can
+// no longer name it (registration_set, R6); registered_ counts registrations and file
+// operations in flight, and is non-zero whenever a worker must park in the driver to see an
+// event (a file completion included).
+//
+// Memory ordering: locked_ is taken with acquire and let go with release, so a turn sees the
+// previous holder's dispatch and frees. registered_ is seq_cst: a worker that parks after a
+// registration sees it and parks in the driver (the runtime's park protocol).
+//
 // Lifetime: shared by the runtime and by every socket registered with it, so a socket that
 // outlives its runtime still deregisters into a valid driver (its waits end at shutdown).
-// Thread-safety: add/remove/wake/shutdown from any thread; turn() only while holding the lock.
+// Thread-safety: add/remove/wake/shutdown and the operations from any thread; turn() only while
+// holding the lock; the worker-ring calls on the worker's own thread.
 class io_driver final : public std::enable_shared_from_this<io_driver>, private io_event_sink {
 public:
     // Picks the backend `cfg` asks for (IO.md 7.4). io_backend_kind::io_uring that cannot be set
@@ -110,7 +131,7 @@ public:
         return registered_.load(std::memory_order_seq_cst) != 0;
     }
     // Closes `fd` (registered as `s`) now, or after its last completion operation (R5).
-    void close(scheduled_io* s, int fd) noexcept;
+    void close(scheduled_io* s, int fd) noexcept { ops_.close(s, fd); }
     // Runtime shutdown: every registration reports io_shutdown, so every wait ends; every
     // completion operation is cancelled and its final completion reaped before this returns
     // (R8). Call when no worker turns the driver any more.
@@ -123,19 +144,27 @@ public:
     bool file_ring() const noexcept {
         return !backend_->completion_ops() && backend_->runs(io_op_kind::file_read);
     }
-    io_op_state* start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, waker& w);
-    long finish(io_op_state* op, owned_buffer& buf) noexcept;
+    io_op_state* start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, waker& w) {
+        return ops_.start(s, kind, buf, w);
+    }
+    long finish(io_op_state* op, owned_buffer& buf) noexcept { return ops_.finish(op, buf); }
     bool runs_file_op(io_op_kind kind) const noexcept { return file_ops_ && backend_->runs(kind); }
     // A file operation: counted as a registration while in flight, so workers park in the
     // driver (and reap its completion) even when no descriptor is registered.
-    io_op_state* start_file(io_op_kind kind, const io_file_args& a, owned_buffer& buf, waker& w);
-    void abandon(io_op_state* op) noexcept;
-    long pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out, owned_buffer& heap) noexcept;
-    long span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) noexcept;
-    long accept_attempt(scheduled_io* s, int fd) noexcept;
+    io_op_state* start_file(io_op_kind kind, const io_file_args& a, owned_buffer& buf, waker& w) {
+        return ops_.start_file(kind, a, buf, w);
+    }
+    void abandon(io_op_state* op) noexcept { ops_.abandon(op); }
+    long pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out, owned_buffer& heap) noexcept {
+        return ops_.pooled_attempt(s, fd, out, heap);
+    }
+    long span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) noexcept {
+        return ops_.span_attempt(s, fd, data, n);
+    }
+    long accept_attempt(scheduled_io* s, int fd) noexcept { return ops_.accept_attempt(s, fd); }
     // Why pooled reads have no provided-buffer ring (empty when they have one).
     std::string pool_reason() const { return backend_->pool_reason(); }
-    unsigned pool_buffer_size() const noexcept { return pool_size_; }
+    unsigned pool_buffer_size() const noexcept { return ops_.pool_buffer_size(); }
     int sqpoll_cpu() const noexcept { return backend_->sqpoll_cpu(); }
     bool coop_taskrun() const noexcept { return backend_->coop_taskrun(); }
     // See io_backend::run_task_work (any thread, no lock).
@@ -179,43 +208,14 @@ private:
     explicit io_driver(std::unique_ptr<io_backend> b);
     void ready(scheduled_io* s, std::uint32_t bits) noexcept override;
     void released(scheduled_io* s) noexcept override;
-    void completed(io_op_state* op, int res) noexcept override;
-    void multishot(io_op_state* op, int res, int buffer, bool more) noexcept override;
-    // One completion of a listener's multishot accept: queues the descriptor, or records the
-    // error that ended it.
-    void accepted(io_op_state* op, int res, bool more) noexcept;
-    // The late result of an operation nobody awaits: received bytes kept for the next read.
-    void settle(io_op_state* op) noexcept;
-    // Returns the state to the slab; closes the descriptor if it was the last operation of a
-    // closed one.
-    void free_op(io_op_state* op) noexcept;
-    // Ends `op` without the kernel (a queued receive): stores the result, marks it done and
-    // adds its waker to `wakes` (woken once the lock is released).
-    // A multishot receive's or accept's attempt once nothing is queued on `s`: the end it met
-    // (once), -ECANCELED when `s` closes or the driver shuts down, -EAGAIN while one is in
-    // flight or after arming `kind` (receives draw from `pool`); nullopt when a receive finds
-    // no free buffer (the caller reads by syscall).
-    std::optional<long> multishot_step_locked(scheduled_io* s, io_op_kind kind, buffer_pool* pool)
-        BLITZ_REQUIRES(slab_.mu());
-    void complete_locked(io_op_state* op, int res, std::vector<waker>& wakes)
-        BLITZ_REQUIRES(slab_.mu());
-    // `s` has no receive in the kernel: starts its next queued receive, or ends queued ones
-    // from kept bytes or with ECANCELED (closing, shut down).
-    void promote_locked(scheduled_io* s, std::vector<waker>& wakes) BLITZ_REQUIRES(slab_.mu());
+    void completed(io_op_state* op, int res) noexcept override { ops_.completed(op, res); }
+    void multishot(io_op_state* op, int res, int buffer, bool more) noexcept override {
+        ops_.multishot(op, res, buffer, more);
+    }
     void close_now(scheduled_io* s, int fd) noexcept;
     // config socket_busy_poll: SO_BUSY_POLL on `fd` if it is a TCP or UDP socket (counted).
     void apply_socket_busy_poll(int fd) noexcept;
-    // Shutdown: turns the driver until no operation is in flight.
-    void drain_ops() noexcept;
-    // Cancels every operation in the kernel on `ring` (-1: the shared ring; k: worker k's, on
-    // its own thread) that has no cancel yet, or every one when `again` (a cancel the kernel
-    // could not act on, the operation running, is sent anew).
-    void cancel_in_kernel_locked(int ring, bool again) noexcept BLITZ_REQUIRES(slab_.mu());
-    // Where an operation goes: the calling worker's own ring, else the shared ring.
-    void submit_op(io_op_state* op) noexcept BLITZ_REQUIRES(slab_.mu());
-    // Cancels on the ring that runs it: directly on the shared ring or the caller's own ring,
-    // through the owner's mailbox otherwise.
-    void cancel_op(io_op_state* op) noexcept BLITZ_REQUIRES(slab_.mu());
+    friend class io_ops;  // submits, cancels, counts file operations, closes and turns
 
     worker_rings rings_;
     unsigned nrings_ = 0;  // rings_.count(), set before the workers start
@@ -227,27 +227,19 @@ private:
     atomic<std::uint64_t> registered_{0};   // add()s not yet remove()d
     atomic<std::int64_t> last_turn_ns_{0};  // steady_clock, at the end of the last turn
 
-    // The completion operations' states and the operation lock (op_slab.hpp), which also
-    // guards the pool counters below and every descriptor's descriptor_ops.
-    op_slab slab_;
-    atomic<std::uint64_t> orphan_bytes_{0};
+    // Completion operations (io_ops.hpp): after regs_ and rings_, so they go first.
+    io_ops ops_{*this};
     // The signal eventfd's registration here (null until enable_signals) and its descriptor.
     atomic<scheduled_io*> signal_sio_{nullptr};
     detail::mutex signal_mu_;  // enable_signals, once
     int signal_fd_ BLITZ_GUARDED_BY(signal_mu_) = -1;
-    // Pooled receives: the backend's pool (or null), sizes from the config, and counters.
-    buffer_pool* pool_ = nullptr;
-    unsigned pool_size_ = 4096, pool_queue_ = 16;
-    unsigned pool_count_ = 0;      // config io_pool_buffers: each worker ring's pool too
+    // Each worker ring's pool: config io_pool_buffers x io_pool_buffer_size.
+    unsigned pool_size_ = 4096;
+    unsigned pool_count_ = 0;
     bool file_ops_ = true;         // config fs_io_uring
     int socket_busy_poll_us_ = 0;  // an int: setsockopt's argument
     atomic<std::uint64_t> busy_poll_set_{0}, busy_poll_failed_{0};
     atomic<int> busy_poll_errno_{0};  // the first refusal
-    bool pool_broken_ BLITZ_GUARDED_BY(slab_.mu()) = false;
-    std::uint64_t pool_arms_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
-    std::uint64_t pool_chunks_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
-    std::uint64_t pool_enobufs_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
-    std::uint64_t pool_fallbacks_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
 };
 
 }  // namespace blitz::detail

@@ -292,7 +292,7 @@ TEST_P(WorkerRingsParked, StreamReadsRunOnTheRingAndAParkedWorkerIsWokenThere) {
     EXPECT_EQ(got.load(), 500u);
 }
 
-int open_descriptors() {
+int ring_test_open_fds() {
     int n = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
     return n;
@@ -310,7 +310,7 @@ TEST_P(WorkerRingsParked, AMultishotAcceptPausesLosesNothingAndClosesWhatNobodyT
     c.io_pool_queue = 4;
     runtime rt(c);
     const bool rings = has_worker_rings(rt.metrics());
-    const int before = open_descriptors();
+    const int before = ring_test_open_fds();
     auto l = rt.block_on([]() -> task<io_result<net::tcp_listener>> {
         co_return net::tcp_listener::bind(*net::socket_address::parse("127.0.0.1:0"));
     }());
@@ -339,22 +339,22 @@ TEST_P(WorkerRingsParked, AMultishotAcceptPausesLosesNothingAndClosesWhatNobodyT
     if (rings) {
         // Paused: no operation in flight while the listener stays open and clients wait.
         EXPECT_EQ(workloads::settle_ops(rt).io_ops_in_flight, 0u);
-        EXPECT_GE(open_descriptors() - fixed, 4) << "connections wait in the listener's queue";
+        EXPECT_GE(ring_test_open_fds() - fixed, 4) << "connections wait in the listener's queue";
     }
     // Every connection is accepted exactly once: the queue first, then the backlog again.
     EXPECT_EQ(accept_n(12), 12);
     for (int i = 0; i < 6; ++i) connect_one();
     if (rings) {
         EXPECT_EQ(workloads::settle_ops(rt).io_ops_in_flight, 0u);
-        EXPECT_GE(open_descriptors() - (before + 1 + static_cast<int>(clients.size())), 4);
+        EXPECT_GE(ring_test_open_fds() - (before + 1 + static_cast<int>(clients.size())), 4);
     }
     rt.block_on([](net::tcp_listener l) -> task<void> {
         l.close();
         co_return;
     }(std::move(*l)));
     const int want = before + static_cast<int>(clients.size());
-    for (int i = 0; i < 5000 && open_descriptors() != want; ++i) std::this_thread::sleep_for(1ms);
-    EXPECT_EQ(open_descriptors(), want) << "the listener's queued connections closed with it";
+    for (int i = 0; i < 5000 && ring_test_open_fds() != want; ++i) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(ring_test_open_fds(), want) << "the listener's queued connections closed with it";
     for (const int fd : clients) ::close(fd);
     EXPECT_EQ(workloads::settle_ops(rt).io_ops_in_flight, 0u);
 }
