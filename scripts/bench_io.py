@@ -16,6 +16,9 @@ server process's utime + stime (/proc/<pid>/stat) over the measured run; blitz's
 request come from its I/O driver counters (waits + submits + wakes).
 
 Usage: scripts/bench_io.py [--reps N] [--quick] [--out DIR] [--only NAME,...]
+                          [--compare LABEL=ECHO_SERVER]
+--compare adds that blitz_echo_server build (another commit's, for a before/after study) as
+LABEL-epoll and LABEL-io_uring, interleaved with the others like any peer.
 (BLITZ_MACHINE names the results/ folder; default epyc-2c, this development machine.)
 Writes DIR/io.md and io.json (default results/<machine>/). Needs `make peers` for the peers and
 the release build for blitz; a server that is missing is reported as not run.
@@ -290,7 +293,7 @@ def common_args(default_reps, extra=()):
 
 
 def main():
-    args, machine, out_dir, scale = common_args(3, ["--only"])
+    args, machine, out_dir, scale = common_args(3, ["--only", "--compare"])
     wrk_seconds = 1 if args.quick else 5
     # (row, kind, connections, message size, requests); the open row's rate is set in rep 1.
     rows = [("pingpong_1c_64B", "closed", 1, 64, 20000 // scale),
@@ -303,7 +306,16 @@ def main():
             ("open_64c_64B", "open", 64, 64, 100000 // scale),
             ("accept_churn_64c", "churn", 64, 64, 20000 // scale),
             ("http_wrk_64c", "wrk", 64, 0, 0)]
-    servers = [s for s in SERVERS if not args.only or s[0] in args.only.split(",")]
+    servers = list(SERVERS)
+    if args.compare:
+        label, _, other = args.compare.partition("=")
+        if not label or not other:
+            sys.exit("bench_io: --compare wants LABEL=PATH_TO_blitz_echo_server")
+        for backend in ("epoll", "io_uring"):
+            servers.append((f"{label}-{backend}",
+                            [os.path.abspath(other), "--workers", "1", "--backend", backend],
+                            ["--mode", "http"]))
+    servers = [s for s in servers if not args.only or s[0] in args.only.split(",")]
     results = {}
     rate = None
     for rep in range(args.reps):

@@ -2,7 +2,7 @@
 #pragma once
 #include "blitz/detail/requires_cxx20.hpp"
 // blitz::owned_buffer: a heap buffer an I/O operation takes by value and gives back with its
-// result (issue 16, IO.md 7.3 R2). While a completion-mode operation is in flight the kernel
+// result (issue 16, INVARIANTS.md R2). While a completion-mode operation is in flight the kernel
 // writes into or reads from the buffer; owning it, rather than borrowing a span of the caller's
 // frame, is what lets a task be aborted at any moment without the kernel touching freed memory.
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// buffer_pool: the io_uring provided-buffer ring that pooled receives draw from (IO.md 7.3 R7,
+// buffer_pool: the io_uring provided-buffer ring that pooled receives draw from (INVARIANTS.md R7,
 // 7.6). The kernel takes a buffer from the ring only when a multishot receive has data for it
 // and names it in the completion; the buffer comes back to the ring when the user's
 // pooled_buffer goes (from any thread). The pool is reference-counted: the driver holds one

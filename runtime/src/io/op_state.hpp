@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// io_op_state: one completion-mode operation (IO.md 7.3 R2-R5), owned by the I/O driver's slab
+// io_op_state: one completion-mode operation (INVARIANTS.md R2-R5), owned by the I/O driver's slab
 // from its submission until its final completion is reaped, whatever happens to the task that
 // started it. Everything the kernel may touch lives here: the owned buffer (and, for later
 // operation kinds, addresses and message headers), never in a coroutine frame.

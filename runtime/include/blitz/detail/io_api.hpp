@@ -57,7 +57,7 @@ void io_cancel_wait(scheduled_io* s, wait_node& node) noexcept;
 
 // Closes `fd`, registered as `s`: at once when no completion operation uses it, otherwise
 // after the last one's final completion (the in-flight ones are cancelled), so a reused
-// descriptor number never meets a stale operation (IO.md 7.3 R5).
+// descriptor number never meets a stale operation (INVARIANTS.md R5).
 void io_close(io_driver& d, scheduled_io* s, int fd) noexcept;
 // Bytes an abandoned receive got after its task stopped waiting (R4): a read takes them before
 // asking the kernel. Copies up to `n` into `data` and returns how many; 0 when none are kept;

@@ -4,13 +4,15 @@
 // The socket families' shared parts (issue 16): stream_socket (TCP and Unix streams),
 // basic_listener (their listeners) and datagram_socket (UDP and Unix datagrams).
 //
-// Every operation is readiness-based on both backends (IO.md 7.3 R1): the awaiter makes the
+// Every operation is readiness-based on both backends (INVARIANTS.md R1): the awaiter makes the
 // syscall when the descriptor is ready and waits for readiness on EAGAIN; the kernel never
-// holds a pointer into the caller's buffer. One exception on io_uring with worker rings
+// holds a pointer into the caller's buffer. Two exceptions on io_uring with worker rings
 // (config io_worker_rings, the default there): a stream's read is served by a multishot
 // receive on the reading worker's ring into that ring's buffer pool, and the read copies out
 // of the filled buffers (still no kernel pointer into the caller's buffer; bytes the kernel
-// delivered wait with the stream for the next read, so read stays cancel-safe). Cancel safety, as
+// delivered wait with the stream for the next read, so read stays cancel-safe); a listener's
+// accept is a multishot accept on the accepting worker's ring, whose connections wait with the
+// listener for the next accept (and are closed with it). Cancel safety, as
 // in Tokio: read, write, accept, send_to, recv_from, readable and writable are cancel-safe (dropped
 // before completion, they consumed nothing); read_exact and write_all are not (bytes moved before
 // the cancel are gone or sent). Errors are std::error_code values of the generic category (compare
@@ -122,7 +124,7 @@ struct accept_op {
 }  // namespace ops
 
 // co_await s.read_owned(buf) / s.write_owned(buf): a receive into, or a send from, an owned
-// buffer, giving back buf_result<io_result<size_t>>{result, buffer} (IO.md 7.3 R2). On io_uring
+// buffer, giving back buf_result<io_result<size_t>>{result, buffer} (INVARIANTS.md R2). On io_uring
 // it is a completion operation whose buffer and state live in the driver until the final
 // completion, so the task may be aborted at any moment; on epoll the awaiter runs the same
 // readiness loop as read and write, on the buffer it holds.
