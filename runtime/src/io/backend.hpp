@@ -41,6 +41,13 @@ std::uint32_t bits_from_poll_mask(std::uint32_t e) noexcept;
 // absorbed; its target is then the driver's own thread, which must check its parker next, so a
 // wait that drains the waker returns rather than sleeping (a wake already reaped before the
 // sleep would otherwise be lost, and the sleeper with it).
+//
+// Invariants: at most one eventfd write is outstanding per drain (pending_); a wake made
+// before a drain's exchange is seen by the drainer's thread, whose next look finds its token.
+// Memory ordering: wake's exchange is acq_rel (release publishes the waker's token); drain's
+// exchange is acq_rel too, an RMW so it reads every wake that rode on the pending write
+// (modelled: stress/model/models/eventfd_waker_model.cpp, controls caught).
+// Thread-safety: wake() from any thread; drain() by the thread that saw the eventfd readable.
 class eventfd_waker {
 public:
     eventfd_waker() noexcept : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}

@@ -6,6 +6,14 @@
 // pooled_buffer goes (from any thread). The pool is reference-counted: the driver holds one
 // reference and every buffer out of the ring another, so a pooled_buffer may outlive the
 // driver and its ring (it then gives its buffer back to memory nobody reads).
+//
+// Invariants: out() counts buffers named by a completion and not yet released; a buffer is in
+// the ring, or out, never both; the pool is freed by the release of its last reference.
+// Memory ordering: out_ is a count (relaxed); refs_ drops with acq_rel, so every release's ring
+// writes happen before the last reference frees the pool; the ring's tail is published with
+// liburing's release store, which the kernel reads.
+// Thread-safety: taken() by the reaping thread, release() from any thread (mu_ serialises the
+// tail's producers).
 
 #include <cstddef>
 #include <cstdint>

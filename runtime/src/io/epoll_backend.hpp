@@ -7,6 +7,11 @@
 // the driver reaps the ring's completion queue (Tokio's io_uring file support works the same
 // way). Sockets stay on epoll, where this kernel serves them with half the CPU of io_uring
 // readiness polls (docs/guide/io.md; issue 44).
+//
+// Invariants: a registered descriptor's events are reported until remove() returns; after it,
+// only an event already taken by a wait in progress may still name the block, which the driver
+// frees at its next turn (R6). Memory ordering: the kernel's; the waker's is eventfd_waker's.
+// Thread-safety: add, remove and wake from any thread; wait by the driver's lock holder.
 
 #include <memory>
 #include <vector>

@@ -36,7 +36,7 @@ struct io_driver_stats;
 // attempt on an empty queue arms it again. At shutdown every operation is cancelled and its
 // final completion reaped before shutdown() returns (R8).
 //
-// Invariants (R2-R8):
+// Invariants: (R2-R8)
 //  - The kernel never holds a pointer into a coroutine frame: everything it may touch lives in
 //    the state (its owned buffer, its file arguments) until the final completion is reaped.
 //  - Every received byte is delivered exactly once: to the awaiter, or kept for the next read

@@ -9,6 +9,14 @@
 // frees the state) or in_flight -> orphaned (the awaiter went away first; the driver settles the
 // late result and frees the state when the final completion arrives). An awaiter that goes away
 // after `done` settles the result itself. Exactly one side frees.
+//
+// Invariants: the phase leaves in_flight once, by complete() or orphan(); the side that did not
+// move it settles and frees; the kernel's user_data carries `gen`, which changes at every free.
+// Memory ordering: complete() is an acq_rel CAS after the result is stored, finished() an
+// acquire load, so the awaiter that sees `done` sees the result and the buffer's bytes
+// (modelled: stress/model/models/op_slab_model.cpp). The other fields are under the slab's lock.
+// Thread-safety: phase from any thread; the rest under the operation lock, or by the side that
+// owns the state once it left in_flight.
 
 #include <cstdint>
 

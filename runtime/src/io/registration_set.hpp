@@ -31,6 +31,11 @@ namespace blitz::detail {
 //   - A block is on the live list from add() until it is freed, and on the pending list from
 //     release() until it is freed.
 //
+// Memory ordering: none of its own: both lists and the counters are under one mutex. The
+// backend's side (an event or completion that names a block) is ordered before the block's
+// free by the driver's turn: free_released() runs at the start of a turn, after the previous
+// turn's dispatch ended under the same driver lock.
+//
 // Thread-safety: every member from any thread; one mutex guards both lists and the counters.
 class registration_set {
 public:

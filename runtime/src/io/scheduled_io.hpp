@@ -14,14 +14,30 @@
 
 namespace blitz::detail {
 
-// The readiness word holds the ready bits (low 32) and an event count (high 32) that grows
-// with every event the driver delivers. A reader that met EAGAIN clears its bit only if the
-// count is still the one it read before the syscall (Tokio's tick rule), so an event that
-// arrived in between is never erased.
+// One registered descriptor: its readiness, the tasks waiting on it, what its completion
+// operations received and nobody read yet (receive_queue), and its side of those operations
+// (descriptor_ops, reachable only through op_slab::of under the operation lock).
 //
-// Waiters: one FIFO per direction under mu_. The driver sets bits first (release), then takes
-// mu_ and completes the waiters whose direction became ready; a waiter links under mu_ after
-// re-reading the bits, so it either sees the event or is linked before the driver looks.
+// Protocol: the driver reports an edge with set_ready(bits), which raises the bits and the
+// event count in one word, then takes mu_ and wakes the waiters whose direction became ready.
+// A reader polls the word (poll), makes its syscall, and on EAGAIN clears its bits with the
+// count it polled (clear: Tokio's tick rule) and links a waiter (wait), which re-reads the word
+// under mu_ and refuses to link when the direction is ready again. With worker rings the
+// backend's poll is armed lazily: the first waiter (or the deregistration) that claims it arms
+// it (claim_poll).
+//
+// Invariants:
+//  - An edge is never erased: clear() drops a bit only when the count is still the one the
+//    reader polled before its syscall (O16; modelled in stress/model/models/readiness_model.cpp,
+//    whose control drops the count check and is caught).
+//  - A linked waiter is woken by the next set_ready of its direction, by shutdown, or unlinked
+//    by cancel_wait; nothing else removes it.
+//  - A read whose direction is held by a completion receive (recv_pending) waits for that
+//    receive to settle, whatever the bits say, unless the descriptor is shut down.
+//
+// Memory ordering: set_ready raises the word with release and then takes mu_; wait() reads it
+// (acquire) under mu_, so a waiter either sees the edge or is linked before the driver looks.
+// claim_poll is an acq_rel exchange: the loser sees the winner's arm.
 //
 // Lifetime: the driver's registration_set owns the block. It is freed when the user has
 // deregistered and the backend can no longer report events naming it (epoll: the driver's

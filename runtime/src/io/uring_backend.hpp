@@ -7,6 +7,15 @@
 // on owned buffers, and the file opcodes the probe finds (OPENAT, READ, WRITE, STATX, FSYNC,
 // CLOSE, RENAMEAT, UNLINKAT), each naming its io_op_state (with the state's generation) in
 // user_data.
+//
+// Invariants: a state named in user_data is alive until its final completion is reported
+// (the slab keeps it, R3); a block named by a poll is alive until released() is reported for
+// it (R6); a worker ring is entered only by the thread that enabled it (SINGLE_ISSUER).
+// Memory ordering: published_ is raised (release) before each submission and read (acquire)
+// after completions are seen, which makes the kernel's own submission-before-completion order
+// visible to ThreadSanitizer; staged_ is a hint read without sq_mu_.
+// Thread-safety: the shared ring's submissions from any thread under sq_mu_, its reaping by
+// the driver's lock holder; a worker ring by its owner only.
 
 #include <liburing.h>
 
