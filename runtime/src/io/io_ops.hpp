@@ -25,16 +25,20 @@ struct io_driver_stats;
 // into pool buffers and multishot accepts. Their states live in the slab (op_slab.hpp); what
 // they received and nobody read yet waits in the descriptor's receive_queue.
 //
-// Protocol: start() takes a state and submits it where it runs (the caller's own worker ring,
-// else the shared ring). One receive of a descriptor is in the kernel at a time; later ones
-// queue behind it and start, or end from kept bytes, when it settles (R4). The kernel's final
-// completion comes back through completed() or multishot(); the awaiter takes the result
-// (finish) or gives up (abandon): whichever of the two comes second settles and frees (the
-// phase protocol of io_op_state). A descriptor closed with operations in flight has them
-// cancelled and is closed by the last one's release (R5). A multishot receive or accept queues
-// what it gets and is paused by cancel once pool_queue items wait (backpressure); the next
-// attempt on an empty queue arms it again. At shutdown every operation is cancelled and its
-// final completion reaped before shutdown() returns (R8).
+// Protocol:
+//   1. start() takes a state and submits it where it runs (the caller's own worker ring, else
+//      the shared ring). One receive of a descriptor is in the kernel at a time; later ones
+//      queue behind it and start, or end from kept bytes, when it settles (R4).
+//   2. The kernel's final completion comes back through completed() or multishot(); the
+//      awaiter takes the result (finish) or gives up (abandon): whichever of the two comes
+//      second settles and frees (the phase protocol of io_op_state).
+//   3. A multishot receive or accept queues what it gets in the descriptor's receive_queue and
+//      is paused by a cancel once pool_queue items wait (backpressure); the next attempt on an
+//      empty queue arms it again.
+//   4. close() of a descriptor with operations in flight cancels them; the last one's release
+//      closes it (R5).
+//   5. shutdown() cancels every operation and reaps its final completion before it returns
+//      (R8).
 //
 // Invariants: (R2-R8)
 //  - The kernel never holds a pointer into a coroutine frame: everything it may touch lives in

@@ -32,12 +32,15 @@ struct descriptor_ops {
 
 // The states of every completion operation of one driver, and the lock that orders them.
 //
-// Protocol: alloc() takes a state from the free list (a new chunk of 64 when it is empty), links
-// it in flight and counts it against its descriptor; release() unlinks it, bumps its generation
-// and puts it back on the free list. Chunks go back to the heap only with the slab, and not even
-// then while a state is in flight (a drain that gave up: the kernel may still write into it).
-// A descriptor closed while it has operations in flight is closed by the release of its last
-// one (the deferred close, R5): close() says whether to close now or records the number.
+// Protocol:
+//   1. alloc() takes a state from the free list (a new chunk of 64 when it is empty), links it
+//      in flight and counts it against its descriptor.
+//   2. release() unlinks it, bumps its generation and puts it back on the free list. Chunks go
+//      back to the heap only with the slab, and not even then while a state is in flight (a
+//      drain that gave up: the kernel may still write into it).
+//   3. close() of a descriptor with operations in flight records its number; the release that
+//      takes its count to 0 returns the number to close (the deferred close, R5). With none in
+//      flight, close() says to close now.
 //
 // Invariants:
 //  - A state is on exactly one of the in-flight list and the free list.

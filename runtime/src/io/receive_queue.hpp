@@ -23,11 +23,13 @@ class buffer_pool;
 // back by one that settled), the pool buffers a multishot receive filled, and the connections a
 // listener's multishot accept took.
 //
-// Protocol: the driver pushes (keep, push_chunk, push_accepted) and then wakes the descriptor's
-// readers; a read takes from the front (take, take_pooled), an accept takes the oldest
-// connection (take_accepted). Kept bytes are older than every queued buffer (one receive of a
-// descriptor is in the kernel at a time), so take() copies from them first. Closing a listener
-// takes every queued connection at once (take_accepted_all) to close them.
+// Protocol:
+//   1. The driver pushes (keep, push_chunk, push_accepted), then wakes the descriptor's readers.
+//   2. A read takes from the front (take, take_pooled): kept bytes first, as they are older than
+//      every queued buffer (one receive of a descriptor is in the kernel at a time). An accept
+//      takes the oldest connection (take_accepted).
+//   3. Closing a listener takes every queued connection at once (take_accepted_all) to close
+//      them; the queue's destructor gives back and closes whatever is left.
 //
 // Invariants:
 //  - Every byte pushed is taken exactly once, in order, or released with the queue; every pool

@@ -21,15 +21,18 @@ struct io_op_state;
 // threads. Readiness polls and the operations of plain threads stay on the driver's shared
 // ring; everything here names the concrete io_uring backend so the driver does not.
 //
-// Protocol: create() makes every ring before the workers start, or none (a kernel that refuses
-// one leaves every worker on the shared ring, and text() says why). Worker i enables ring i on
-// its own thread (attach) and is from then on its only issuer (SINGLE_ISSUER): it submits the
-// operations it starts there (submit), cancels its own ones there, reaps the ring at every look
-// (poll_own) and sleeps in it when parked with operations in flight (park_own). Any other thread
-// that must cancel an operation on ring i (a thief that runs the task now, a closer, the
-// shutdown) posts the operation's user_data to ring i's mailbox and wakes the ring; the owner
-// sends those cancels at its next look. Before exiting, the owner cancels and reaps everything
-// on its ring (the driver's detach_worker), then detaches.
+// Protocol:
+//   1. create() makes every ring before the workers start, or none (a kernel that refuses one
+//      leaves every worker on the shared ring, and text() says why).
+//   2. Worker i enables ring i on its own thread (attach) and is from then on its only issuer
+//      (SINGLE_ISSUER): it submits the operations it starts there (submit), cancels its own
+//      there, reaps the ring at every look (poll_own) and, parked with operations in flight,
+//      sleeps in it (park_own).
+//   3. Any other thread that must cancel an operation on ring i (a thief that runs the task
+//      now, a closer, the shutdown) posts the operation's user_data to ring i's mailbox and
+//      wakes the ring; the owner sends those cancels at its next look (2).
+//   4. Before exiting, the owner cancels and reaps everything on its ring (the driver's
+//      detach_worker), then detaches.
 //
 // Invariants:
 //  - op->ring is the index of the ring that holds op in the kernel, or -1 for the shared ring.
