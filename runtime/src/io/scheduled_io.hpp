@@ -18,13 +18,14 @@ namespace blitz::detail {
 // operations received and nobody read yet (receive_queue), and its side of those operations
 // (descriptor_ops, reachable only through op_slab::of under the operation lock).
 //
-// Protocol: the driver reports an edge with set_ready(bits), which raises the bits and the
-// event count in one word, then takes mu_ and wakes the waiters whose direction became ready.
-// A reader polls the word (poll), makes its syscall, and on EAGAIN clears its bits with the
-// count it polled (clear: Tokio's tick rule) and links a waiter (wait), which re-reads the word
-// under mu_ and refuses to link when the direction is ready again. With worker rings the
-// backend's poll is armed lazily: the first waiter (or the deregistration) that claims it arms
-// it (claim_poll).
+// Protocol:
+//   1. The driver reports an edge with set_ready(bits): the bits and the event count rise in
+//      one word, then it takes mu_ and wakes the waiters whose direction became ready.
+//   2. A reader polls the word (poll), makes its syscall, and on EAGAIN clears its bits with the
+//      count it polled (clear: Tokio's tick rule), then links a waiter (wait), which re-reads
+//      the word under mu_ and refuses to link when the direction is ready again.
+//   3. With worker rings the backend's poll is armed lazily: the first waiter (or the
+//      deregistration) that claims it (claim_poll) arms it.
 //
 // Invariants:
 //  - An edge is never erased: clear() drops a bit only when the count is still the one the
