@@ -51,12 +51,13 @@ void io_ops::add_stats(io_driver_stats& st) const noexcept {
 
 io_op_state* io_ops::start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, waker& w) {
     lock_guard l(slab_.mu());
-    if (slab_.shut() || slab_.of(s).closing) return nullptr;
+    descriptor_ops& ds = slab_.of(s);
+    if (slab_.shut() || ds.closing) return nullptr;
     io_op_state* op = slab_.alloc(s, kind, -1);
     op->buf = std::move(buf);
     op->w = std::move(w);
-    if (kind == io_op_kind::recv && slab_.of(s).recv_busy &&
-        slab_.of(s).recv_busy->kind == io_op_kind::recv_multishot && !slab_.of(s).deferred_head) {
+    if (kind == io_op_kind::recv && ds.recv_busy &&
+        ds.recv_busy->kind == io_op_kind::recv_multishot && !ds.deferred_head) {
         // The descriptor's pooled receive holds the kernel side: take what it queued, or end it
         // (its final completion then starts this one behind the buffers it still queues).
         if (const std::size_t k = s->received().take(op->buf.data(), op->buf.capacity())) {
@@ -66,23 +67,23 @@ io_op_state* io_ops::start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, 
             op->phase.store(io_op_state::done, std::memory_order_release);
             return op;
         }
-        if (!slab_.of(s).recv_busy->cancel_sent) {
-            slab_.of(s).recv_busy->cancel_sent = true;
-            cancel_op(slab_.of(s).recv_busy);
+        if (!ds.recv_busy->cancel_sent) {
+            ds.recv_busy->cancel_sent = true;
+            cancel_op(ds.recv_busy);
         }
     }
     if (kind == io_op_kind::recv) {
         // One receive of a descriptor in the kernel at a time: a later one waits until the
         // earlier one settled, so bytes an abandoned receive got late are returned before
         // anything newer (R4).
-        if (slab_.of(s).recv_busy) {
+        if (ds.recv_busy) {
             op->deferred = true;
-            if (slab_.of(s).deferred_tail) {
-                slab_.of(s).deferred_tail->qnext = op;
+            if (ds.deferred_tail) {
+                ds.deferred_tail->qnext = op;
             } else {
-                slab_.of(s).deferred_head = op;
+                ds.deferred_head = op;
             }
-            slab_.of(s).deferred_tail = op;
+            ds.deferred_tail = op;
             return op;
         }
         if (const std::size_t k = s->received().take(op->buf.data(), op->buf.capacity())) {
@@ -92,7 +93,7 @@ io_op_state* io_ops::start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, 
             op->phase.store(io_op_state::done, std::memory_order_release);
             return op;
         }
-        slab_.of(s).recv_busy = op;
+        ds.recv_busy = op;
         s->set_recv_pending(true);
     }
     submit_op(op);  // under the operation lock: a shutdown or close cancels only submitted states
@@ -120,18 +121,19 @@ void io_ops::complete_locked(io_op_state* op, int res, std::vector<waker>& wakes
 }
 
 void io_ops::promote_locked(scheduled_io* s, std::vector<waker>& wakes) {
-    while (io_op_state* d = slab_.of(s).deferred_head) {
-        slab_.of(s).deferred_head = d->qnext;
-        if (!slab_.of(s).deferred_head) slab_.of(s).deferred_tail = nullptr;
+    descriptor_ops& ds = slab_.of(s);
+    while (io_op_state* d = ds.deferred_head) {
+        ds.deferred_head = d->qnext;
+        if (!ds.deferred_head) ds.deferred_tail = nullptr;
         d->qnext = nullptr;
         d->deferred = false;
-        if (slab_.shut() || slab_.of(s).closing) {
+        if (slab_.shut() || ds.closing) {
             complete_locked(d, -ECANCELED, wakes);
         } else if (const std::size_t k = s->received().take(d->buf.data(), d->buf.capacity())) {
             d->from_unread = true;
             complete_locked(d, static_cast<int>(k), wakes);
         } else {
-            slab_.of(s).recv_busy = d;
+            ds.recv_busy = d;
             submit_op(d);
             return;
         }
@@ -362,12 +364,13 @@ long io_ops::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
 
 std::optional<long> io_ops::multishot_step_locked(scheduled_io* s, io_op_kind kind,
                                                   buffer_pool* pool) {
-    if (slab_.of(s).end_set) {
-        slab_.of(s).end_set = false;
-        return slab_.of(s).end;  // what ended the multishot operation (0, ECONNRESET, EMFILE, ...)
+    descriptor_ops& ds = slab_.of(s);
+    if (ds.end_set) {
+        ds.end_set = false;
+        return ds.end;  // what ended the multishot operation (0, ECONNRESET, EMFILE, ...)
     }
-    if (slab_.shut() || slab_.of(s).closing) return -ECANCELED;
-    if (slab_.of(s).recv_busy) return -EAGAIN;  // our multishot operation, or another receive
+    if (slab_.shut() || ds.closing) return -ECANCELED;
+    if (ds.recv_busy) return -EAGAIN;  // our multishot operation, or another receive
     if (kind == io_op_kind::recv_multishot) {
         if (!pool || pool_broken_ || pool->out() >= pool->count()) {
             ++pool_fallbacks_;
@@ -376,7 +379,7 @@ std::optional<long> io_ops::multishot_step_locked(scheduled_io* s, io_op_kind ki
         ++pool_arms_;
     }
     io_op_state* op = slab_.alloc(s, kind, -1);
-    slab_.of(s).recv_busy = op;
+    ds.recv_busy = op;
     s->set_recv_pending(true);
     submit_op(op);
     return -EAGAIN;  // the driver wakes the readers when it queues something

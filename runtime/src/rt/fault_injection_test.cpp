@@ -12,6 +12,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <new>
 #include <string>
 #include <system_error>
@@ -27,12 +29,22 @@ namespace {
 
 using testing::failure_site;
 
-// Threads of this process (entries of /proc/self/task).
+// Threads of this process (entries of /proc/self/task). The kernel's io_uring workers (iou-wrk-*,
+// iou-sqp-*) are listed in /proc/self/task too, but come and go on the kernel's schedule (an io-wq
+// worker idles for seconds before it exits), so they are left out.
 int thread_count() {
     int n = 0;
     if (DIR* d = opendir("/proc/self/task")) {
-        while (dirent* e = readdir(d))
-            if (e->d_name[0] != '.') ++n;
+        while (dirent* e = readdir(d)) {
+            if (e->d_name[0] == '.') continue;
+            char comm[64] = {};
+            const std::string path = std::string("/proc/self/task/") + e->d_name + "/comm";
+            if (FILE* f = std::fopen(path.c_str(), "r")) {
+                if (!std::fgets(comm, sizeof comm, f)) comm[0] = '\0';
+                std::fclose(f);
+            }
+            if (std::strncmp(comm, "iou-", 4) != 0) ++n;
+        }
         closedir(d);
     }
     return n;
