@@ -84,13 +84,6 @@ public:
         return lazy != nullptr && !poll_claimed_.exchange(true, std::memory_order_acq_rel);
     }
 
-    // io_uring, under the backend's submission mutex: the poll is being cancelled, its final
-    // completion came, and POLL_REMOVEs still to complete (the block is released when the poll
-    // ended and none is left: a late POLL_REMOVE must not name a reused address).
-    bool removing = false;
-    bool poll_ended = false;
-    unsigned removals = 0;
-
 private:
     static std::uint32_t bits_of(std::uint64_t w) noexcept { return static_cast<std::uint32_t>(w); }
     static std::uint32_t seq_of(std::uint64_t w) noexcept {
@@ -108,6 +101,16 @@ private:
     // Its completion operations, under the driver's operation lock (op_slab::of).
     friend class op_slab;
     descriptor_ops ops_;
+    // io_uring, under the backend's submission mutex (uring_backend::removal_of): the poll is
+    // being cancelled, its final completion came, and POLL_REMOVEs still to complete (the block
+    // is released when the poll ended and none is left: a late POLL_REMOVE must not name a
+    // reused address).
+    friend class uring_backend;
+    struct poll_removal {
+        bool removing = false;
+        bool ended = false;
+        unsigned removals = 0;
+    } removal_;
 };
 
 }  // namespace blitz::detail

@@ -299,12 +299,12 @@ void uring_backend::add(scheduled_io* s) {
 
 void uring_backend::remove(scheduled_io* s) noexcept {
     lock_guard l(sq_mu_);
-    s->removing = true;  // read by the driver when the poll's final completion arrives
+    removal_of(s).removing = true;  // read when the poll's final completion arrives
     submit_removal(s);
 }
 
 void uring_backend::submit_removal(scheduled_io* s) {
-    ++s->removals;
+    ++removal_of(s).removals;
     io_uring_sqe* sqe = sqe_locked();
     io_uring_prep_poll_remove(sqe, reinterpret_cast<std::uint64_t>(s));
     io_uring_sqe_set_data64(sqe, reinterpret_cast<std::uint64_t>(s) | removal_bit);
@@ -360,10 +360,11 @@ std::size_t uring_backend::reap(io_event_sink& sink, bool& woken) noexcept {
                 // says so (or did).
                 auto* s = reinterpret_cast<scheduled_io*>(c->user_data & ~removal_bit);
                 lock_guard l(sq_mu_);
-                --s->removals;
-                if (!s->poll_ended && (c->res == -EALREADY || c->res == -EBUSY)) {
+                scheduled_io::poll_removal& r = removal_of(s);
+                --r.removals;
+                if (!r.ended && (c->res == -EALREADY || c->res == -EBUSY)) {
                     submit_removal(s);
-                } else if (s->poll_ended && s->removals == 0) {
+                } else if (r.ended && r.removals == 0) {
                     sink.released(s);
                 }
                 continue;
@@ -389,9 +390,9 @@ std::size_t uring_backend::reap(io_event_sink& sink, bool& woken) noexcept {
             if (!more) {
                 // The poll ended: removed, or the kernel stopped it (it may, e.g. on overflow).
                 lock_guard l(sq_mu_);
-                if (s->removing) {
-                    s->poll_ended = true;
-                    if (s->removals == 0) sink.released(s);
+                if (scheduled_io::poll_removal& r = removal_of(s); r.removing) {
+                    r.ended = true;
+                    if (r.removals == 0) sink.released(s);
                 } else {
                     arm_poll(s);
                     submit_locked();

@@ -24,6 +24,7 @@
 
 #include "blitz/detail/mutex.hpp"
 #include "io/backend.hpp"
+#include "io/scheduled_io.hpp"
 
 namespace blitz::detail {
 
@@ -130,6 +131,10 @@ private:
     void arm_poll(scheduled_io* s) BLITZ_REQUIRES(sq_mu_);
     void arm_waker() BLITZ_REQUIRES(sq_mu_);
     void submit_removal(scheduled_io* s) BLITZ_REQUIRES(sq_mu_);
+    // A block's poll-removal state, reachable only under the submission mutex.
+    scheduled_io::poll_removal& removal_of(scheduled_io* s) BLITZ_REQUIRES(sq_mu_) {
+        return s->removal_;
+    }
     void submit_locked() BLITZ_REQUIRES(sq_mu_);
     // Worker rings: makes the staged submissions visible to the kernel; returns how many the
     // next io_uring_enter must submit.
