@@ -31,6 +31,9 @@ struct io_syscall_counts {
     void bump(atomic<std::uint64_t>& c) noexcept { c.fetch_add(1, std::memory_order_relaxed); }
 };
 
+// "Operation not permitted (EPERM)": an errno as the driver's reasons and errors name it.
+std::string errno_text(int e);
+
 // A poll(2)/epoll readiness mask (EPOLLIN == POLLIN and so on, on Linux) as io_ready_bits:
 // hang-up and error also make both directions ready, so their waiters wake and see it.
 std::uint32_t bits_from_poll_mask(std::uint32_t e) noexcept;

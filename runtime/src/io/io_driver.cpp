@@ -19,12 +19,12 @@
 
 namespace blitz::detail {
 
-namespace {
-
 std::string errno_text(int e) {
     const char* name = strerrorname_np(e);
     return std::string(strerror(e)) + " (" + (name ? name : std::to_string(e)) + ")";
 }
+
+namespace {
 
 // Why io_uring could not be set up: the failed step, the errno and the kernel's switch.
 std::string unavailable_text(const uring_probe_result& why) {
@@ -119,7 +119,6 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
     std::shared_ptr<io_driver> d(new io_driver(std::move(b)));
     d->socket_busy_poll_us_ = static_cast<int>(cfg.socket_busy_poll.count());
     d->ops_.configure(d->backend_->pool(), cfg.io_pool_buffer_size, cfg.io_pool_queue);
-    d->pool_size_ = cfg.io_pool_buffer_size;
     d->pool_count_ = cfg.io_pool_buffers;
     d->file_ops_ = cfg.fs_io_uring;
     return d;
@@ -151,7 +150,7 @@ scheduled_io* io_driver::add(int fd, bool eager) {
     if (socket_busy_poll_us_ != 0) apply_socket_busy_poll(fd);
     scheduled_io* s = regs_.add(fd);
     try {
-        if (nrings_ != 0 && !eager) {
+        if (rings_.count() != 0 && !eager) {
             s->lazy = this;  // before anyone else has s
         } else {
             backend_->add(s);
@@ -295,15 +294,14 @@ io_driver_stats io_driver::stats() const noexcept {
 // ---- the rings per worker (worker_rings.hpp) ----
 
 void io_driver::create_worker_rings(unsigned workers, unsigned entries) {
-    rings_.create(*backend_, workers, entries, pool_count_, pool_size_);
-    nrings_ = rings_.count();
+    rings_.create(*backend_, workers, entries, pool_count_, ops_.pool_buffer_size());
 }
 
-void io_driver::attach_worker(unsigned index) noexcept { (void)rings_.attach(index, this); }
+void io_driver::attach_worker(unsigned index) noexcept { (void)rings_.attach(index); }
 
 std::size_t io_driver::park_own(std::chrono::nanoseconds timeout, bool watch_shared) noexcept {
     unsigned i;
-    if (!rings_.own(this, i)) return 0;
+    if (!rings_.own(i)) return 0;
     bool fired = false;
     // The shared ring's descriptor: a completion posted there ends the sleep of the worker that
     // holds the driver's lock (worker rings exist only over an io_uring shared ring).
@@ -316,7 +314,7 @@ std::size_t io_driver::park_own(std::chrono::nanoseconds timeout, bool watch_sha
 
 std::size_t io_driver::poll_own() noexcept {
     unsigned i;
-    if (!rings_.own(this, i)) return 0;
+    if (!rings_.own(i)) return 0;
     const std::size_t n = rings_.poll_own(i, *this);
     if (n) events_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic
     // A completion may have started the next queued receive of its descriptor (promote_locked):
@@ -326,7 +324,7 @@ std::size_t io_driver::poll_own() noexcept {
 
 void io_driver::detach_worker(unsigned index) noexcept {
     unsigned i;
-    if (!rings_.own(this, i) || i != index) return;
+    if (!rings_.own(i) || i != index) return;
     using namespace std::chrono;
     const auto start = steady_clock::now();
     for (;;) {

@@ -125,7 +125,7 @@ public:
     void wait_armed(scheduled_io* s, io_direction dir) noexcept;
     // True when stream reads should try their receive before any readiness is known (lazy
     // polls: a read's first attempt arms its multishot receive).
-    bool speculative_reads() const noexcept { return nrings_ != 0; }
+    bool speculative_reads() const noexcept { return rings_.count() != 0; }
     // True while some descriptor is registered (workers then poll and sleep in the driver).
     bool has_registrations() const noexcept {
         return registered_.load(std::memory_order_seq_cst) != 0;
@@ -188,7 +188,7 @@ public:
     std::size_t poll_own() noexcept;
     // True when the calling worker's ring has operations in flight (a busy worker then keeps
     // spinning instead of parking, a parking one sleeps in its ring: only it can reap them).
-    bool own_ring_busy() const noexcept { return rings_.own_busy(this); }
+    bool own_ring_busy() const noexcept { return rings_.own_busy(); }
     // A parked worker's sleep in its own ring, up to `timeout` (the ring's completions, a
     // wake_worker() and, with `watch_shared`, completions on the shared ring end it). With
     // `watch_shared` the caller holds the driver's lock, and a completion posted on the shared
@@ -198,7 +198,7 @@ public:
     void wake_worker(unsigned index) noexcept { rings_.wake(index); }
     // "a ring per worker (...)" for io_rings, or why there is none; empty when not asked for.
     const std::string& worker_rings_text() const noexcept { return rings_.text(); }
-    bool has_worker_rings() const noexcept { return nrings_ != 0; }
+    bool has_worker_rings() const noexcept { return rings_.count() != 0; }
 
     // Signal streams (blitz/signal.hpp): registers a duplicate of the signal eventfd once, so a
     // delivery wakes this driver (and a runtime parked in it). Throws std::system_error.
@@ -218,7 +218,6 @@ private:
     friend class io_ops;  // submits, cancels, counts file operations, closes and turns
 
     worker_rings rings_;
-    unsigned nrings_ = 0;  // rings_.count(), set before the workers start
 
     std::unique_ptr<io_backend> backend_;
     alignas(cache_line) atomic<bool> locked_{false};
@@ -233,9 +232,7 @@ private:
     atomic<scheduled_io*> signal_sio_{nullptr};
     detail::mutex signal_mu_;  // enable_signals, once
     int signal_fd_ BLITZ_GUARDED_BY(signal_mu_) = -1;
-    // Each worker ring's pool: config io_pool_buffers x io_pool_buffer_size.
-    unsigned pool_size_ = 4096;
-    unsigned pool_count_ = 0;
+    unsigned pool_count_ = 0;      // config io_pool_buffers: each worker ring's pool too
     bool file_ops_ = true;         // config fs_io_uring
     int socket_busy_poll_us_ = 0;  // an int: setsockopt's argument
     atomic<std::uint64_t> busy_poll_set_{0}, busy_poll_failed_{0};

@@ -344,7 +344,7 @@ long io_ops::pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out,
             // (its end, a heap read from the kernel) may overtake them.
             if (s->received().take_pooled(out)) return static_cast<long>(out.size());
             // The pool of the ring the receive will run on (the caller's own, if it has one).
-            buffer_pool* own = d_.rings_.own_pool(&d_);
+            buffer_pool* own = d_.rings_.own_pool();
             if (const auto step =
                     multishot_step_locked(s, io_op_kind::recv_multishot, own ? own : pool_)) {
                 return *step;
@@ -386,7 +386,7 @@ std::optional<long> io_ops::multishot_step_locked(scheduled_io* s, io_op_kind ki
 }
 
 long io_ops::span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) noexcept {
-    buffer_pool* pool = d_.rings_.own_pool(&d_);
+    buffer_pool* pool = d_.rings_.own_pool();
     if (pool && n != 0) {
         if (const std::size_t k = s->received().take(data, n)) return static_cast<long>(k);
         lock_guard l(slab_.mu());
@@ -406,7 +406,7 @@ long io_ops::accept_attempt(scheduled_io* s, int fd) noexcept {
     if (const int a = s->received().take_accepted(); a >= 0) return a;
     unsigned own = 0;
     // Worker rings need Linux 6.0 (SINGLE_ISSUER), which has multishot accept (5.19).
-    if (d_.rings_.own(&d_, own)) {
+    if (d_.rings_.own(own)) {
         lock_guard l(slab_.mu());
         // Again under the lock descriptors are queued under (see pooled_attempt).
         if (const int a = s->received().take_accepted(); a >= 0) return a;
@@ -505,7 +505,7 @@ void io_ops::multishot(io_op_state* op, int res, int buffer, bool more) noexcept
 }
 
 void io_ops::submit_op(io_op_state* op) noexcept {
-    if (d_.rings_.submit(&d_, op)) return;
+    if (d_.rings_.submit(op)) return;
     op->ring = -1;
     d_.backend_->submit(op);
 }
@@ -514,7 +514,7 @@ void io_ops::cancel_op(io_op_state* op) noexcept {
     if (op->ring < 0) {
         d_.backend_->cancel(op);
     } else {
-        d_.rings_.cancel(&d_, op);
+        d_.rings_.cancel(op);
     }
 }
 

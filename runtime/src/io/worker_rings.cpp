@@ -17,14 +17,9 @@ namespace {
 // The sparse registered file table each worker ring gets (direct descriptors' room).
 constexpr unsigned file_slots = 1024;
 
-std::string ring_errno_text(int e) {
-    const char* name = strerrorname_np(e);
-    return std::string(strerror(e)) + " (" + (name ? name : std::to_string(e)) + ")";
-}
-
-// The ring the calling thread owns: its driver and index (a worker of one runtime at a time).
+// The ring the calling thread owns: its set and index (a worker of one runtime at a time).
 struct own_slot {
-    const void* owner = nullptr;
+    const worker_rings* owner = nullptr;
     unsigned index = 0;
 };
 thread_local own_slot tl_own;
@@ -54,8 +49,8 @@ void worker_rings::create(const io_backend& shared, unsigned workers, unsigned e
         rings[i].r =
             uring_backend::create_worker_ring(entries, file_ops, pool_count, pool_size, why);
         if (!rings[i].r) {
-            text_ = "no per-worker rings (" + why.what + " failed with " +
-                    ring_errno_text(why.error) + "): every worker uses the shared ring";
+            text_ = "no per-worker rings (" + why.what + " failed with " + errno_text(why.error) +
+                    "): every worker uses the shared ring";
             return;
         }
     }
@@ -69,44 +64,44 @@ void worker_rings::create(const io_backend& shared, unsigned workers, unsigned e
     count_ = workers;
 }
 
-bool worker_rings::attach(unsigned index, const void* owner) noexcept {
+bool worker_rings::attach(unsigned index) noexcept {
     if (index >= count_) return false;
     const char* what = "";
     if (const int r = rings_[index].r->enable_here(file_slots, what); r < 0) {
         // The ring stays disabled and the worker submits to the shared ring.
         std::fprintf(stderr, "blitz: worker %u's io_uring ring: %s failed with %s\n", index, what,
-                     ring_errno_text(-r).c_str());
+                     errno_text(-r).c_str());
         return false;
     }
-    tl_own = own_slot{owner, index};
+    tl_own = own_slot{this, index};
     return true;
 }
 
 void worker_rings::detach() noexcept { tl_own = own_slot{}; }
 
-uring_backend* worker_rings::own(const void* owner, unsigned& index) const noexcept {
-    if (tl_own.owner != owner || owner == nullptr) return nullptr;
+uring_backend* worker_rings::own(unsigned& index) const noexcept {
+    if (tl_own.owner != this) return nullptr;
     index = tl_own.index;
     return rings_[index].r.get();
 }
 
-bool worker_rings::own_busy(const void* owner) const noexcept {
+bool worker_rings::own_busy() const noexcept {
     unsigned i;
-    const uring_backend* r = own(owner, i);
+    const uring_backend* r = own(i);
     return r && r->in_flight() != 0;
 }
 
-buffer_pool* worker_rings::own_pool(const void* owner) const noexcept {
+buffer_pool* worker_rings::own_pool() const noexcept {
     unsigned i;
-    const uring_backend* r = own(owner, i);
+    const uring_backend* r = own(i);
     return r ? r->pool() : nullptr;
 }
 
 buffer_pool* worker_rings::pool(unsigned index) const noexcept { return rings_[index].r->pool(); }
 
-bool worker_rings::submit(const void* owner, io_op_state* op) noexcept {
+bool worker_rings::submit(io_op_state* op) noexcept {
     unsigned i;
-    uring_backend* r = own(owner, i);
+    uring_backend* r = own(i);
     // A pooled receive draws from the ring's own buffer pool: without one it stays shared.
     if (!r || (op->kind == io_op_kind::recv_multishot && !r->pool())) return false;
     op->ring = static_cast<int>(i);
@@ -115,9 +110,9 @@ bool worker_rings::submit(const void* owner, io_op_state* op) noexcept {
     return true;
 }
 
-void worker_rings::cancel(const void* owner, io_op_state* op) noexcept {
+void worker_rings::cancel(io_op_state* op) noexcept {
     unsigned i;
-    if (uring_backend* r = own(owner, i); r && static_cast<int>(i) == op->ring) {
+    if (uring_backend* r = own(i); r && static_cast<int>(i) == op->ring) {
         r->cancel(op);
         return;
     }

@@ -66,27 +66,27 @@ public:
     const std::string& text() const noexcept { return text_; }
 
     // On worker `index`'s thread, first: enables its ring with that thread as its only issuer,
-    // and makes it the thread's own ring for `owner` (the driver). False (with a line on
-    // stderr) when the kernel refuses: the worker then submits to the shared ring.
-    bool attach(unsigned index, const void* owner) noexcept;
+    // and makes it the thread's own ring of this set. False (with a line on stderr) when the
+    // kernel refuses: the worker then submits to the shared ring.
+    bool attach(unsigned index) noexcept;
     // On its thread, last: the thread has no own ring any more.
     void detach() noexcept;
-    // The calling thread's ring for `owner` and its index, or null.
-    uring_backend* own(const void* owner, unsigned& index) const noexcept;
+    // The calling thread's ring of this set and its index, or null.
+    uring_backend* own(unsigned& index) const noexcept;
     // True when the caller's own ring has operations in flight.
-    bool own_busy(const void* owner) const noexcept;
+    bool own_busy() const noexcept;
     // The caller's own ring's buffer pool, or null.
-    buffer_pool* own_pool(const void* owner) const noexcept;
+    buffer_pool* own_pool() const noexcept;
     // The pool of ring `index` (an operation's op->ring).
     buffer_pool* pool(unsigned index) const noexcept;
 
     // Puts `op` on the caller's own ring (setting op->ring) and returns true; false when the
     // caller has none, or `op` is a pooled receive and its ring has no pool: the caller submits
     // to the shared ring.
-    bool submit(const void* owner, io_op_state* op) noexcept;
+    bool submit(io_op_state* op) noexcept;
     // Cancels `op`, which runs on ring op->ring >= 0: at once on the caller's own ring, through
     // the owner's mailbox otherwise.
-    void cancel(const void* owner, io_op_state* op) noexcept;
+    void cancel(io_op_state* op) noexcept;
     // Ends ring `index`'s sleep (or makes its next one return at once).
     void wake(unsigned index) noexcept;
 

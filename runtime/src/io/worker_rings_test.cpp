@@ -406,7 +406,7 @@ TEST(WorkerRingsClass, NoneOverEpoll) {
     EXPECT_EQ(w.count(), 0u);
     EXPECT_TRUE(w.text().empty());
     unsigned i = 0;
-    EXPECT_EQ(w.own(&w, i), nullptr);
+    EXPECT_EQ(w.own(i), nullptr);
 }
 
 TEST(WorkerRingsClass, AMailboxCancelWakesTheOwnerAndEndsItsOperation) {
@@ -422,19 +422,18 @@ TEST(WorkerRingsClass, AMailboxCancelWakesTheOwnerAndEndsItsOperation) {
     op.kind = io_op_kind::recv;
     op.fd = sv[0];
     op.buf = owned_buffer(64);
-    const int owner = 0;  // any address names the ring's owner
     std::promise<void> submitted;
     count_completions sink;
     unsigned parks = 0;
     std::thread t([&] {
-        ASSERT_TRUE(w.attach(0, &owner));
+        ASSERT_TRUE(w.attach(0));
         unsigned i = 9;
-        ASSERT_NE(w.own(&owner, i), nullptr);
+        ASSERT_NE(w.own(i), nullptr);
         EXPECT_EQ(i, 0u);
-        EXPECT_FALSE(w.own_busy(&owner));
-        ASSERT_TRUE(w.submit(&owner, &op));
+        EXPECT_FALSE(w.own_busy());
+        ASSERT_TRUE(w.submit(&op));
         EXPECT_EQ(op.ring, 0);
-        EXPECT_TRUE(w.own_busy(&owner));
+        EXPECT_TRUE(w.own_busy());
         submitted.set_value();
         // Nobody writes: only the handed cancel can end the receive. A lost wake sleeps out
         // each park's 10 s; three of them end the test (failed) instead of hanging it.
@@ -445,7 +444,7 @@ TEST(WorkerRingsClass, AMailboxCancelWakesTheOwnerAndEndsItsOperation) {
             ++parks;
         }
         if (!sink.done.load(std::memory_order_acquire)) {  // give the test its verdict
-            w.cancel(&owner, &op);                         // from the owner: on its ring at once
+            w.cancel(&op);                                 // from the owner: on its ring at once
             while (!sink.done.load(std::memory_order_acquire)) {
                 bool fired = false;
                 (void)w.park_own(0, std::chrono::seconds(10), -1, sink, fired);
@@ -455,8 +454,8 @@ TEST(WorkerRingsClass, AMailboxCancelWakesTheOwnerAndEndsItsOperation) {
     });
     submitted.get_future().wait();
     unsigned i = 0;
-    EXPECT_EQ(w.own(&owner, i), nullptr) << "the ring is the worker's, not this thread's";
-    w.cancel(&owner, &op);  // not the owner: through the mailbox
+    EXPECT_EQ(w.own(i), nullptr) << "the ring is the worker's, not this thread's";
+    w.cancel(&op);  // not the owner: through the mailbox
     t.join();
     EXPECT_LT(parks, 3u) << "the handed cancel never reached the ring";
     EXPECT_EQ(sink.last, &op);
