@@ -46,6 +46,9 @@ SERVERS = [
     # What a user gets without choosing (issue 44: automatic selection, epoll for sockets in
     # shared mode).
     ("blitz-automatic", [BLITZ, "--workers", "1", "--backend", "automatic"], ["--mode", "http"]),
+    # write_all as SEND operations staged on the worker's ring (config io_batched_sends).
+    ("blitz-io_uring-batched", [BLITZ, "--workers", "1", "--backend", "io_uring", "--sends",
+                                "batched"], ["--mode", "http"]),
     ("blitz-io_uring-owned", [BLITZ, "--workers", "1", "--backend", "io_uring", "--mode", "owned"],
      None),
     ("blitz-io_uring-pooled", [BLITZ, "--workers", "1", "--backend", "io_uring", "--mode", "pooled"],

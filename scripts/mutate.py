@@ -104,8 +104,8 @@ CATALOGUE = [
      "above 64 workers a claimer clears a summary bit without looking at its word again, so a "
      "park in between is hidden (I7)"),
     ("worker-ring-mailbox-ignored", "runtime/src/io/worker_rings.cpp",
-     "for (const std::uint64_t ud : mail) w.r->cancel_user_data(ud);",
-     "for (const std::uint64_t ud : mail) (void)ud;",
+     "for (const std::uint64_t ud : w.taken) w.r->cancel_user_data(ud);",
+     "for (const std::uint64_t ud : w.taken) (void)ud;",
      "busy mode: a cancel handed to a worker ring's owner is never submitted (issue 20)"),
     ("worker-ring-staged-not-flushed", "runtime/src/io/uring_backend.cpp",
      "    const unsigned to_submit = publish_staged();\n    if (to_submit != 0 ||",
@@ -333,6 +333,16 @@ CATALOGUE = [
      "            chunks_.pop_front();",
      "a pool buffer whose bytes a read copied out to the end never goes back to its pool: the "
      "multishot receive runs dry and every later read falls back to the heap (R7)"),
+    ("batched-sends-never", "runtime/src/io/io_driver.hpp",
+     "        return batched_sends_ && rings_.own(i) != nullptr;",
+     "        return false;",
+     "config io_batched_sends is ignored: write_all stays a readiness write, never a SEND staged "
+     "on the worker's ring"),
+    ("mailbox-flag-never-set", "runtime/src/io/ring_mailbox.hpp",
+     "        if (!flag_first) has_mail_.store(true, std::memory_order_release);",
+     "",
+     "a cancel posted to a worker ring's mailbox never raises its flag: the owner never takes it "
+     "and the operation runs on in the kernel"),
     ("registration-freed-before-backend", "runtime/src/io/registration_set.cpp",
      "            if (!n->backend_done) {",
      "            if (false) {",

@@ -4,12 +4,14 @@
 //
 //   blitz_echo_server --workers W --backend epoll|io_uring|automatic [--port P]
 //                     [--mode borrowed|owned|pooled|http] [--io-mode shared|busy]
-//                     [--worker-rings on|off]
+//                     [--worker-rings on|off] [--sends readiness|batched]
 //                     [--pin CPU]
-// --pin binds the workers to that OS CPU (placement list); busy mode needs it.
+// --pin binds the workers to that OS CPU (placement list); busy mode needs it. --sends batched
+// sets config io_batched_sends (write_all as SEND operations staged on the worker's ring).
 //
-// borrowed (the default): read and write_all on a buffer in the task's frame (readiness-based
-// on both backends). owned: read_owned and write_owned (completion operations on io_uring).
+// borrowed (the default): read and write_all on a buffer in the task's frame (on io_uring with
+// worker rings reads are multishot receives copied out, writes readiness-based unless
+// --sends batched). owned: read_owned and write_owned (completion operations on io_uring).
 // pooled: read_pooled (a multishot receive on the provided-buffer ring on io_uring) and
 // write_all. http: the minimal HTTP/1.1 responder of the wrk row (http_min.hpp), borrowed
 // reads.
@@ -98,6 +100,8 @@ int main(int argc, char** argv) {
             cfg.topology.pus.assign(cfg.workers, static_cast<unsigned>(std::stoul(v)));
         } else if (a == "--worker-rings") {
             cfg.io_worker_rings = v != "off";
+        } else if (a == "--sends") {
+            cfg.io_batched_sends = v == "batched";
         } else if (a == "--backend") {
             cfg.io_backend = v == "epoll"      ? blitz::io_backend_kind::epoll
                              : v == "io_uring" ? blitz::io_backend_kind::io_uring

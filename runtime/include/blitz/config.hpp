@@ -203,6 +203,13 @@ struct config {
     // leaves every worker on the shared ring (runtime_metrics::io_rings says why). false: the
     // shared ring only (reads into caller spans are readiness reads).
     bool io_worker_rings = true;
+    // With worker rings: a stream's write_all (up to 64 KiB left to send) goes out as a SEND
+    // operation staged on the writing worker's ring, its bytes copied into a buffer the
+    // operation owns, submitted with the tick's other operations by one io_uring_enter; the
+    // task waits for the completion, so write_all still returns once the kernel has every byte.
+    // Off by default: on the loopback TCP rows (results/epyc-2c-kvm/batched-sends) it saved
+    // syscalls but not time against a send syscall per write, whose kernel work dominates.
+    bool io_batched_sends = false;
     // io_uring submission-queue polling (IORING_SETUP_SQPOLL with SQ_AFF): a kernel thread bound
     // to this OS CPU submits what the workers stage, so a submission costs no syscall. -1 (the
     // default): off. Needs a placement policy, and the CPU must run no worker (a polling

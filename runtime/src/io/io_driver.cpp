@@ -121,6 +121,7 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
     d->ops_.configure(d->backend_->pool(), cfg.io_pool_buffer_size, cfg.io_pool_queue);
     d->pool_count_ = cfg.io_pool_buffers;
     d->file_ops_ = cfg.fs_io_uring;
+    d->batched_sends_ = cfg.io_batched_sends;
     return d;
 }
 

@@ -189,6 +189,13 @@ public:
     // True when the calling worker's ring has operations in flight (a busy worker then keeps
     // spinning instead of parking, a parking one sleeps in its ring: only it can reap them).
     bool own_ring_busy() const noexcept { return rings_.own_busy(); }
+    // True with config io_batched_sends when the calling thread is a worker with its own ring:
+    // a stream's write_all then goes out as SEND operations staged on that ring, submitted with
+    // the rest of the tick's operations by one io_uring_enter (INVARIANTS.md O15, R2).
+    bool batched_sends() const noexcept {
+        unsigned i;
+        return batched_sends_ && rings_.own(i) != nullptr;
+    }
     // A parked worker's sleep in its own ring, up to `timeout` (the ring's completions, a
     // wake_worker() and, with `watch_shared`, completions on the shared ring end it). With
     // `watch_shared` the caller holds the driver's lock, and a completion posted on the shared
@@ -234,6 +241,7 @@ private:
     int signal_fd_ BLITZ_GUARDED_BY(signal_mu_) = -1;
     unsigned pool_count_ = 0;      // config io_pool_buffers: each worker ring's pool too
     bool file_ops_ = true;         // config fs_io_uring
+    bool batched_sends_ = false;   // config io_batched_sends
     int socket_busy_poll_us_ = 0;  // an int: setsockopt's argument
     atomic<std::uint64_t> busy_poll_set_{0}, busy_poll_failed_{0};
     atomic<int> busy_poll_errno_{0};  // the first refusal

@@ -8,12 +8,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <climits>
 #include <cstring>
 #include <optional>
 #include <system_error>
+#include <vector>
 
 #include "blitz/net/tcp.hpp"
 #include "blitz/net/udp.hpp"
@@ -350,10 +353,72 @@ task<io_result<void>> stream_socket::read_exact(std::span<std::byte> buf) {
     co_return io_result<void>{};
 }
 
+namespace detail {
+namespace {
+
+// write_all's batched sends (issue 44): up to this many bytes left to send go out as one SEND
+// on the worker's own ring, copied into a buffer the operation owns (R2); a longer rest is sent
+// by readiness-based writes, whose syscall copies it once (a copy of ours would be a second).
+constexpr std::size_t send_copy_max = 64 * 1024;
+
+// Each thread keeps the buffers of its finished batched sends for the next ones (up to
+// send_cache_bytes), so a worker's write_all allocates only while its concurrent sends outgrow
+// the cache, or to replace a buffer an abandoned send still holds.
+constexpr std::size_t send_cache_bytes = 1024 * 1024;
+struct send_cache {
+    std::vector<owned_buffer> free;
+    std::size_t bytes = 0;
+};
+thread_local send_cache tl_sends;
+
+owned_buffer send_buffer(std::span<const std::byte> bytes) {
+    owned_buffer b;
+    send_cache& c = tl_sends;
+    if (!c.free.empty() && c.free.back().capacity() >= bytes.size()) {
+        b = std::move(c.free.back());
+        c.free.pop_back();
+        c.bytes -= b.capacity();
+    } else {
+        // Powers of two from 1 KiB, so sends of mixed sizes reuse each other's buffers.
+        b = owned_buffer(std::bit_ceil(std::max<std::size_t>(bytes.size(), 1024)));
+    }
+    std::memcpy(b.data(), bytes.data(), bytes.size());
+    b.resize(bytes.size());
+    return b;
+}
+
+void send_buffer_back(owned_buffer b) noexcept {
+    send_cache& c = tl_sends;
+    if (b.capacity() == 0 || c.bytes + b.capacity() > send_cache_bytes) return;
+    try {
+        c.free.push_back(std::move(b));
+        c.bytes += c.free.back().capacity();
+    } catch (const std::bad_alloc&) {  // the buffer goes: a cache that cannot grow stays small
+    }
+}
+
+}  // namespace
+}  // namespace detail
+
 task<io_result<void>> stream_socket::write_all(std::span<const std::byte> buf) {
     std::size_t put = 0;
     while (put < buf.size()) {
-        auto r = co_await write(buf.subspan(put));
+        const std::span<const std::byte> rest = buf.subspan(put);
+        if (const ::blitz::detail::io_driver* d = io_.driver();
+            d && rest.size() <= detail::send_copy_max && d->batched_sends()) {
+            // A SEND staged on this worker's ring (MSG_WAITALL: the kernel sends it all or
+            // fails), submitted with the tick's other operations. The task waits for its
+            // completion, so write_all still returns once the kernel has every byte.
+            auto [r, back] = co_await write_owned(detail::send_buffer(rest));
+            detail::send_buffer_back(std::move(back));
+            if (r) {
+                put += *r;
+                continue;
+            }
+            if (r.error() != std::errc::resource_unavailable_try_again) co_return r.error();
+            // EAGAIN from the kernel: a readiness-based write below instead.
+        }
+        auto r = co_await write(rest);
         if (!r) co_return r.error();
         put += *r;
     }

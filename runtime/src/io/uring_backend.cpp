@@ -558,9 +558,11 @@ void uring_backend::submit(io_op_state* op) noexcept {
                                            SOCK_NONBLOCK | SOCK_CLOEXEC);
             break;
         case io_op_kind::send: {
-            int flags = MSG_NOSIGNAL;
+            // MSG_WAITALL: on a stream the kernel retries a short send until every byte is out
+            // (or an error or a cancel ends it, with the count sent so far).
+            int flags = MSG_NOSIGNAL | MSG_WAITALL;
 #if BLITZ_FAULTS
-            if (fault_io_no_msg_nosignal()) flags = 0;  // O9's control
+            if (fault_io_no_msg_nosignal()) flags &= ~MSG_NOSIGNAL;  // O9's control
 #endif
             io_uring_prep_send(sqe, op->fd, op->buf.data(), op->buf.size(), flags);
             break;

@@ -8,6 +8,7 @@
 #include "blitz/detail/mutex.hpp"
 #include "io/io_driver.hpp"
 #include "io/op_state.hpp"
+#include "io/ring_mailbox.hpp"
 #include "io/uring_backend.hpp"
 
 namespace blitz::detail {
@@ -28,9 +29,8 @@ thread_local own_slot tl_own;
 
 struct worker_rings::ring {
     std::unique_ptr<uring_backend> r;
-    detail::mutex mail_mu;
-    std::vector<std::uint64_t> mail BLITZ_GUARDED_BY(mail_mu);  // user_data of ops to cancel
-    atomic<bool> has_mail{false};
+    ring_mailbox mail;                 // user_data of operations to cancel
+    std::vector<std::uint64_t> taken;  // the owner's: the last take of `mail`
 };
 
 worker_rings::worker_rings() = default;
@@ -119,11 +119,7 @@ void worker_rings::cancel(io_op_state* op) noexcept {
     // Only the owner may submit to its ring. The generation goes with the request, so a state
     // reused meanwhile is not cancelled by mistake (the kernel finds no match).
     ring& w = rings_[static_cast<unsigned>(op->ring)];
-    {
-        lock_guard l(w.mail_mu);
-        w.mail.push_back(uring_backend::user_data_of(op));
-    }
-    w.has_mail.store(true, std::memory_order_release);        // release: the entry is in before
+    w.mail.post(uring_backend::user_data_of(op));
     handed_cancels_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
     w.r->wake();  // the owner may sleep in its ring: it empties the mailbox when it wakes
 }
@@ -133,15 +129,8 @@ void worker_rings::wake(unsigned index) noexcept {
 }
 
 void worker_rings::take_mail(ring& w) noexcept {
-    // acquire: pairs with the release in cancel (the mutex orders the entries themselves)
-    if (!w.has_mail.load(std::memory_order_acquire)) return;
-    std::vector<std::uint64_t> mail;
-    {
-        lock_guard l(w.mail_mu);
-        w.has_mail.store(false, std::memory_order_relaxed);  // relaxed: under the mutex
-        mail.swap(w.mail);
-    }
-    for (const std::uint64_t ud : mail) w.r->cancel_user_data(ud);
+    if (!w.mail.take(w.taken)) return;  // no lock when nothing was posted
+    for (const std::uint64_t ud : w.taken) w.r->cancel_user_data(ud);
 }
 
 std::size_t worker_rings::poll_own(unsigned index, io_event_sink& sink) noexcept {

@@ -40,12 +40,12 @@ struct io_op_state;
 //  - A mailbox entry carries the operation's generation: a state reused since the cancel was
 //    asked for is not cancelled (the kernel finds no match).
 //  - A cancel posted to a mailbox is sent by the owner at its next look or before it exits:
-//    the post sets has_mail and then wakes the ring, so an owner asleep in it wakes.
+//    the post is in the mailbox before the ring's wake, so an owner asleep in it wakes and
+//    finds it.
 //
-// Memory ordering: has_mail is stored (release) after the entry is in the mailbox and loaded
-// (acquire) by the owner before it takes the mailbox's mutex, so an owner that sees it finds the
-// entry; the mutex orders the entries themselves. The ring's wake is the eventfd waker's
-// protocol (backend.hpp), modelled in stress/model/models/ring_park_model.cpp.
+// Memory ordering: the mailbox is ring_mailbox's protocol (ring_mailbox.hpp, modelled in
+// stress/model/models/ring_mailbox_model.cpp); the ring's wake is the eventfd waker's
+// (backend.hpp), modelled in stress/model/models/ring_park_model.cpp.
 //
 // Thread-safety: create() before the workers start; attach/detach/own/own_busy/submit/
 // poll_own/park_own/wait_own on the owner's thread; cancel, wake and the statistics from any
