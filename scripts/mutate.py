@@ -338,6 +338,11 @@ CATALOGUE = [
      "        return false;",
      "config io_batched_sends is ignored: write_all stays a readiness write, never a SEND staged "
      "on the worker's ring"),
+    ("send-zc-notification-result", "runtime/src/io/uring_backend.cpp",
+     "sink.completed(op, notif ? op->zc_sent : c->res);",
+     "sink.completed(op, c->res);",
+     "a SEND_ZC's result is taken from its notification (0) instead of its first completion: "
+     "write_owned reports nothing sent"),
     ("mailbox-flag-never-set", "runtime/src/io/ring_mailbox.hpp",
      "        if (!flag_first) has_mail_.store(true, std::memory_order_release);",
      "",

@@ -210,6 +210,13 @@ struct config {
     // Off by default: on the loopback TCP rows (results/epyc-2c-kvm/batched-sends) it saved
     // syscalls but not time against a send syscall per write, whose kernel work dominates.
     bool io_batched_sends = false;
+    // On io_uring: a write_owned of at least this many bytes is sent by SEND_ZC (Linux 6.0),
+    // the kernel reading the owned buffer in place instead of copying it, and the buffer comes
+    // back once the kernel's notification says it is done with it. 0 (the default): never.
+    // Zero-copy pays only on a real NIC and for large payloads: on loopback the kernel copies
+    // anyway and the notification is pure cost (0.11x SEND at 4 KiB, 0.5x at 1 MiB:
+    // results/epyc-2c-kvm/send-zc; bench/tools/send_zc_bench measures it on your host).
+    std::size_t io_send_zc_threshold = 0;
     // io_uring submission-queue polling (IORING_SETUP_SQPOLL with SQ_AFF): a kernel thread bound
     // to this OS CPU submits what the workers stage, so a submission costs no syscall. -1 (the
     // default): off. Needs a placement policy, and the CPU must run no worker (a polling

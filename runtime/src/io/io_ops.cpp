@@ -41,6 +41,7 @@ void io_ops::add_stats(io_driver_stats& st) const noexcept {
         st.pool_chunks = pool_chunks_;
         st.pool_enobufs = pool_enobufs_;
         st.pool_fallbacks = pool_fallbacks_;
+        st.send_zc = send_zc_;
     }
     if (pool_) {
         st.pool_buffers += pool_->count();
@@ -53,6 +54,11 @@ io_op_state* io_ops::start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, 
     lock_guard l(slab_.mu());
     descriptor_ops& ds = slab_.of(s);
     if (slab_.shut() || ds.closing) return nullptr;
+    // Large sends by SEND_ZC: the kernel reads the owned buffer in place instead of copying it.
+    if (kind == io_op_kind::send && zc_threshold_ != 0 && buf.size() >= zc_threshold_) {
+        kind = io_op_kind::send_zc;
+        ++send_zc_;
+    }
     io_op_state* op = slab_.alloc(s, kind, -1);
     op->buf = std::move(buf);
     op->w = std::move(w);

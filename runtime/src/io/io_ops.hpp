@@ -66,6 +66,9 @@ public:
         pool_size_ = buffer_size;
         pool_queue_ = queue;
     }
+    // write_owned sends of at least `bytes` go out as SEND_ZC (0: never; the caller passes 0
+    // when the kernel lacks the opcode).
+    void set_send_zc_threshold(std::size_t bytes) noexcept { zc_threshold_ = bytes; }
     buffer_pool* pool() const noexcept { return pool_; }
     unsigned pool_buffer_size() const noexcept { return pool_size_; }
 
@@ -132,11 +135,13 @@ private:
     atomic<std::uint64_t> orphan_bytes_{0};
     buffer_pool* pool_ = nullptr;
     unsigned pool_size_ = 4096, pool_queue_ = 16;
+    std::size_t zc_threshold_ = 0;
     bool pool_broken_ BLITZ_GUARDED_BY(slab_.mu()) = false;
     std::uint64_t pool_arms_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
     std::uint64_t pool_chunks_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
     std::uint64_t pool_enobufs_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
     std::uint64_t pool_fallbacks_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
+    std::uint64_t send_zc_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
 };
 
 }  // namespace blitz::detail

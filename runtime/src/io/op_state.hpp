@@ -41,7 +41,8 @@ struct alignas(16) io_op_state {
     bool cancel_sent = false;
     bool deferred = false;
     bool from_unread = false;
-    int result = 0;  // bytes, or -errno; written by the driver before `done`
+    int result = 0;   // bytes, or -errno; written by the driver before `done`
+    int zc_sent = 0;  // send_zc: its first completion's result, kept for its notification
     int fd = -1;
     // The busy worker whose own ring runs it (a cancel must be submitted there, by that worker),
     // or -1 for the shared ring. Set at submission, under the operation mutex.

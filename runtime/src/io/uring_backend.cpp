@@ -212,7 +212,8 @@ std::unique_ptr<uring_backend> uring_backend::create(unsigned entries, int fake_
                     {IORING_OP_FSYNC, io_op_kind::file_fsync},
                     {IORING_OP_CLOSE, io_op_kind::file_close},
                     {IORING_OP_RENAMEAT, io_op_kind::file_rename},
-                    {IORING_OP_UNLINKAT, io_op_kind::file_unlink}};
+                    {IORING_OP_UNLINKAT, io_op_kind::file_unlink},
+                    {IORING_OP_SEND_ZC, io_op_kind::send_zc}};
     for (const auto& o : file_ops) {
         if (io_uring_opcode_supported(probe, o.op)) {
             b->file_ops_ |= 1u << static_cast<unsigned>(o.kind);
@@ -347,8 +348,14 @@ std::size_t uring_backend::reap(io_event_sink& sink, bool& woken) noexcept {
                                            : -1;
                     sink.multishot(op, c->res, buffer, more);
                     ++reported;
+                } else if (op->kind == io_op_kind::send_zc && more) {
+                    // SEND_ZC's first completion: the bytes sent. The notification that the
+                    // kernel is done with the buffer follows, and is the final completion.
+                    op->zc_sent = c->res;
                 } else if (!more) {
-                    sink.completed(op, c->res);
+                    const bool notif =
+                        op->kind == io_op_kind::send_zc && (c->flags & IORING_CQE_F_NOTIF);
+                    sink.completed(op, notif ? op->zc_sent : c->res);
                     ++reported;  // a parked worker must leave the driver for the task it woke
                 }
                 continue;
@@ -567,6 +574,10 @@ void uring_backend::submit(io_op_state* op) noexcept {
             io_uring_prep_send(sqe, op->fd, op->buf.data(), op->buf.size(), flags);
             break;
         }
+        case io_op_kind::send_zc:
+            io_uring_prep_send_zc(sqe, op->fd, op->buf.data(), op->buf.size(),
+                                  MSG_NOSIGNAL | MSG_WAITALL, 0);
+            break;
         case io_op_kind::file_open:
             io_uring_prep_openat(sqe, AT_FDCWD, reinterpret_cast<const char*>(op->buf.data()),
                                  op->file.flags, op->file.mode);

@@ -88,6 +88,11 @@ enum class io_op_kind : std::uint8_t {
     // A listener's multishot accept (worker rings, issue 44): no awaiter; each completion queues
     // an accepted descriptor on the listener, and accept takes them in order.
     accept_multishot,
+    // A send of the buffer's bytes by SEND_ZC (config io_send_zc_threshold): the kernel sends
+    // from the buffer without copying it and posts a second completion (the notification) once
+    // it no longer reads the buffer; that one is the final completion. The result is the byte
+    // count written, as for send.
+    send_zc,
 };
 struct io_file_args {
     int fd = -1;
