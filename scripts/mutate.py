@@ -343,6 +343,11 @@ CATALOGUE = [
      "sink.completed(op, c->res);",
      "a SEND_ZC's result is taken from its notification (0) instead of its first completion: "
      "write_owned reports nothing sent"),
+    ("linked-timeout-cancel-returned", "runtime/include/blitz/net/socket.hpp",
+     "        return a->op_ && blitz::detail::io_op_done(a->op_) && !blitz::detail::io_op_expired(a->op_);",
+     "        return a->op_ && blitz::detail::io_op_done(a->op_);",
+     "an owned read ended by its linked timeout wakes its awaiter with the kernel's ECANCELED: "
+     "timeout() returns that error as the read's result instead of timed_out()"),
     ("mailbox-flag-never-set", "runtime/src/io/ring_mailbox.hpp",
      "        if (!flag_first) has_mail_.store(true, std::memory_order_release);",
      "",

@@ -217,6 +217,12 @@ struct config {
     // anyway and the notification is pure cost (0.11x SEND at 4 KiB, 0.5x at 1 MiB:
     // results/epyc-2c-kvm/send-zc; bench/tools/send_zc_bench measures it on your host).
     std::size_t io_send_zc_threshold = 0;
+    // On io_uring: a read_owned or write_owned started under blitz::timeout() (or timeout_at) is
+    // submitted with a linked timeout at the same deadline, so the kernel ends it at the
+    // deadline by itself and the timeout's timer finds it ended instead of sending a cancel (a
+    // cross-thread hand-off when another worker's ring runs it). Ignored with start_paused (the
+    // kernel cannot keep a virtual clock's deadlines).
+    bool io_linked_timeouts = true;
     // io_uring submission-queue polling (IORING_SETUP_SQPOLL with SQ_AFF): a kernel thread bound
     // to this OS CPU submits what the workers stage, so a submission costs no syscall. -1 (the
     // default): off. Needs a placement policy, and the CPU must run no worker (a polling

@@ -137,6 +137,9 @@ struct runtime_metrics {
     std::uint64_t io_pool_fallbacks = 0;
     // write_owned sends made by SEND_ZC (config io_send_zc_threshold).
     std::uint64_t io_send_zc = 0;
+    // Owned reads and writes submitted with a linked timeout (they were started under a
+    // timeout(), config io_linked_timeouts).
+    std::uint64_t io_linked_timeouts = 0;
     // config socket_busy_poll: TCP and UDP sockets given SO_BUSY_POLL, those the kernel refused,
     // and the first refusal ("SO_BUSY_POLL: Operation not permitted (EPERM)"; empty if none).
     // (config napi_busy_poll is shown in io_rings.)

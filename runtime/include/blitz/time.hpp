@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "blitz/detail/context.hpp"
+#include "blitz/detail/io_deadline.hpp"
 #include "blitz/detail/select_branch.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/detail/timer_api.hpp"
@@ -199,7 +200,11 @@ public:
             if (op_.relative_) sleep_.set_deadline(saturating_add(now(), op_.d_));  // starts now
             return sel_.await_ready();
         }
-        bool await_suspend(std::coroutine_handle<> c) { return sel_.await_suspend(c); }
+        bool await_suspend(std::coroutine_handle<> c) {
+            // I/O operations the branches start now carry the deadline into the kernel.
+            io_deadline_scope scope(sleep_.deadline());
+            return sel_.await_suspend(c);
+        }
         value_type await_resume() {
             auto v = sel_.await_resume();
             if (v.index() == 1) return value_type::timed_out_result();

@@ -4,6 +4,8 @@
 // io_ops.
 
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <stdexcept>
 
 #include "blitz/detail/context.hpp"
@@ -68,6 +70,16 @@ io_op_state* io_op_start(io_driver& d, scheduled_io* s, io_op_kind kind, owned_b
     return d.start(s, kind, buf, w);
 }
 bool io_op_done(const io_op_state* op) noexcept { return op->finished(); }
+bool io_op_expired(const io_op_state* op) noexcept {
+    if (!op->linked || op->result != -ECANCELED) return false;
+    // A cancel before the deadline (a close, the shutdown) is an ordinary result.
+    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now().time_since_epoch())
+                         .count();
+    const auto deadline = std::int64_t{op->link_deadline.tv_sec} * 1'000'000'000 +
+                          std::int64_t{op->link_deadline.tv_nsec};
+    return now >= deadline;
+}
 long io_op_finish(io_driver& d, io_op_state* op, owned_buffer& buf) noexcept {
     return d.finish(op, buf);
 }

@@ -122,6 +122,7 @@ std::shared_ptr<io_driver> io_driver::create(const config& cfg, std::string& rea
     d->pool_count_ = cfg.io_pool_buffers;
     d->file_ops_ = cfg.fs_io_uring;
     d->batched_sends_ = cfg.io_batched_sends;
+    d->ops_.set_link_timeouts(cfg.io_linked_timeouts && !cfg.start_paused);
     d->ops_.set_send_zc_threshold(d->backend_->runs(io_op_kind::send_zc) ? cfg.io_send_zc_threshold
                                                                          : 0);
     return d;

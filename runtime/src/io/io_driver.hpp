@@ -57,7 +57,7 @@ struct io_driver_stats {
     // found no free buffer and read into a heap buffer.
     std::uint64_t pool_buffers = 0, pool_out = 0;
     std::uint64_t pool_arms = 0, pool_chunks = 0, pool_enobufs = 0, pool_fallbacks = 0;
-    std::uint64_t send_zc = 0;
+    std::uint64_t send_zc = 0, linked_timeouts = 0;
     // config socket_busy_poll: sockets given SO_BUSY_POLL, sockets the kernel refused, and the
     // first refusal ("SO_BUSY_POLL: Operation not permitted (EPERM)"; empty when none).
     std::uint64_t socket_busy_poll_set = 0, socket_busy_poll_failed = 0;

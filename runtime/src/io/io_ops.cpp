@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "blitz/detail/faults.hpp"
+#include "blitz/detail/io_deadline.hpp"
 #include "io/buffer_pool.hpp"
 #include "io/io_driver.hpp"
 #include "io/op_state.hpp"
@@ -42,6 +43,7 @@ void io_ops::add_stats(io_driver_stats& st) const noexcept {
         st.pool_enobufs = pool_enobufs_;
         st.pool_fallbacks = pool_fallbacks_;
         st.send_zc = send_zc_;
+        st.linked_timeouts = linked_;
     }
     if (pool_) {
         st.pool_buffers += pool_->count();
@@ -62,6 +64,16 @@ io_op_state* io_ops::start(scheduled_io* s, io_op_kind kind, owned_buffer& buf, 
     io_op_state* op = slab_.alloc(s, kind, -1);
     op->buf = std::move(buf);
     op->w = std::move(w);
+    if (link_timeouts_ && tl_io_deadline != std::chrono::steady_clock::time_point::max()) {
+        // Under a timeout(): the kernel ends the operation at the deadline by itself.
+        const auto ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(tl_io_deadline.time_since_epoch())
+                .count();
+        op->linked = true;
+        op->link_deadline.tv_sec = ns / 1'000'000'000;
+        op->link_deadline.tv_nsec = ns % 1'000'000'000;
+        ++linked_;
+    }
     if (kind == io_op_kind::recv && ds.recv_busy &&
         ds.recv_busy->kind == io_op_kind::recv_multishot && !ds.deferred_head) {
         // The descriptor's pooled receive holds the kernel side: take what it queued, or end it

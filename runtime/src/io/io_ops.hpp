@@ -69,6 +69,9 @@ public:
     // write_owned sends of at least `bytes` go out as SEND_ZC (0: never; the caller passes 0
     // when the kernel lacks the opcode).
     void set_send_zc_threshold(std::size_t bytes) noexcept { zc_threshold_ = bytes; }
+    // Owned reads and writes started under a timeout() get a linked timeout (io_deadline.hpp);
+    // off with a virtual clock (paused time), whose deadlines the kernel cannot keep.
+    void set_link_timeouts(bool on) noexcept { link_timeouts_ = on; }
     buffer_pool* pool() const noexcept { return pool_; }
     unsigned pool_buffer_size() const noexcept { return pool_size_; }
 
@@ -136,12 +139,14 @@ private:
     buffer_pool* pool_ = nullptr;
     unsigned pool_size_ = 4096, pool_queue_ = 16;
     std::size_t zc_threshold_ = 0;
+    bool link_timeouts_ = false;
     bool pool_broken_ BLITZ_GUARDED_BY(slab_.mu()) = false;
     std::uint64_t pool_arms_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
     std::uint64_t pool_chunks_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
     std::uint64_t pool_enobufs_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
     std::uint64_t pool_fallbacks_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
     std::uint64_t send_zc_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
+    std::uint64_t linked_ BLITZ_GUARDED_BY(slab_.mu()) = 0;
 };
 
 }  // namespace blitz::detail

@@ -421,6 +421,49 @@ TEST_P(BothBackends, ZeroCopySendsAboveTheThreshold) {
     EXPECT_EQ(m.io_ops_in_flight, 0u) << "the abandoned send's state went at its notification";
 }
 
+// config io_linked_timeouts (issue 44): an owned read started under timeout() goes to the kernel
+// with a linked timeout at the same deadline. The caller still sees timed_out(), never the
+// kernel's ECANCELED, whichever of the kernel's timeout and the runtime's timer ends it first;
+// a read whose data comes in time returns it; nothing is lost for the next read.
+TEST_P(BothBackends, OwnedReadsUnderATimeoutCarryItIntoTheKernel) {
+    runtime rt(on(GetParam(), 2));
+    const std::string got = rt.block_on([]() -> task<std::string> {
+        auto l = tcp_listener::bind(*socket_address::parse("127.0.0.1:0"));
+        auto c = co_await tcp_stream::connect(*l->local_addr());
+        auto s = co_await l->accept();
+        if (!c || !s) co_return "connect";
+        for (int i = 0; i < 20; ++i) {
+            auto r = co_await blitz::timeout(5ms, s->read_owned(owned_buffer(64)));
+            EXPECT_TRUE(r.timed_out()) << "round " << i << ": a result instead of timed_out";
+        }
+        auto late = spawn([](tcp_stream& c) -> task<void> {
+            co_await blitz::sleep(20ms);
+            EXPECT_TRUE((co_await c.write_all(workloads::bytes_of("hello"))).ok());
+        }(*c));
+        auto r = co_await blitz::timeout(60s, s->read_owned(owned_buffer(64)));
+        co_await late;
+        if (!r) co_return "timed out";
+        auto [n, buf] = std::move(r).value();
+        if (!n) co_return n.error().message();
+        EXPECT_TRUE((co_await c->write_all(workloads::bytes_of(" world"))).ok());
+        std::string all(buf.view());
+        while (all.size() < 11) {
+            auto [m, more] = co_await s->read_owned(owned_buffer(64));
+            if (!m || *m == 0) break;
+            all += more.view();
+        }
+        co_return all;
+    }());
+    EXPECT_EQ(got, "hello world");
+    const runtime_metrics m = workloads::settle_ops(rt);
+    if (m.io_backend == "io_uring") {
+        EXPECT_EQ(m.io_linked_timeouts, 21u) << "every read under a timeout, none outside";
+    } else {
+        EXPECT_EQ(m.io_linked_timeouts, 0u);
+    }
+    EXPECT_EQ(m.io_ops_in_flight, 0u);
+}
+
 // R4: an owned read abandoned by a timeout after the kernel filled its buffer keeps the bytes
 // for the next read, owned or not: the numbered stream arrives exact.
 TEST_P(BothBackends, OwnedReadsRacedByTimeoutsLoseNoBytes) {

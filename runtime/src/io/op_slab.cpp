@@ -31,6 +31,7 @@ io_op_state* op_slab::alloc(scheduled_io* s, io_op_kind kind, int fd) {
     op->cancel_sent = false;
     op->deferred = false;
     op->from_unread = false;
+    op->linked = false;
     op->result = 0;
     op->fd = s ? s->fd() : fd;
     op->ring = -1;

@@ -18,6 +18,8 @@
 // Thread-safety: phase from any thread; the rest under the operation lock, or by the side that
 // owns the state once it left in_flight.
 
+#include <linux/time_types.h>
+
 #include <cstdint>
 
 #include "base/atomic.hpp"
@@ -43,6 +45,10 @@ struct alignas(16) io_op_state {
     bool from_unread = false;
     int result = 0;   // bytes, or -errno; written by the driver before `done`
     int zc_sent = 0;  // send_zc: its first completion's result, kept for its notification
+    // Started under a timeout() (io_deadline.hpp): submitted with a linked timeout at
+    // `link_deadline` (absolute, CLOCK_MONOTONIC), which the kernel reads from here (R2).
+    bool linked = false;
+    __kernel_timespec link_deadline{};
     int fd = -1;
     // The busy worker whose own ring runs it (a cancel must be submitted there, by that worker),
     // or -1 for the shared ring. Set at submission, under the operation mutex.

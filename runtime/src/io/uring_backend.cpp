@@ -550,6 +550,8 @@ int uring_backend::enable_napi_busy_poll(unsigned usecs, const char*& what) noex
 void uring_backend::submit(io_op_state* op) noexcept {
     lock_guard l(sq_mu_);
     published_.fetch_add(1, std::memory_order_release);  // the state before the kernel has it
+    // A linked pair must go out in one submission: room for both first.
+    if (op->linked && io_uring_sq_space_left(&ring_) < 2) submit_locked();
     io_uring_sqe* sqe = sqe_locked();
     switch (op->kind) {
         case io_op_kind::recv:
@@ -618,6 +620,14 @@ void uring_backend::submit(io_op_state* op) noexcept {
             break;
     }
     io_uring_sqe_set_data64(sqe, op_user_data(op));
+    if (op->linked) {
+        // The deadline of the timeout() it was started under: the kernel cancels it then
+        // (its result -ECANCELED). The timeout's own completion is ignored, like a cancel's.
+        sqe->flags |= IOSQE_IO_LINK;
+        io_uring_sqe* t = sqe_locked();
+        io_uring_prep_link_timeout(t, &op->link_deadline, IORING_TIMEOUT_ABS);
+        io_uring_sqe_set_data64(t, cancel_tag);
+    }
     if (worker_ring_) {
         // relaxed: the owner alone writes it
         in_flight_.store(in_flight_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

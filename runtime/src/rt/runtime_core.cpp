@@ -257,6 +257,7 @@ runtime_metrics runtime_core::metrics() const {
         m.io_pool_enobufs = st.pool_enobufs;
         m.io_pool_fallbacks = st.pool_fallbacks;
         m.io_send_zc = st.send_zc;
+        m.io_linked_timeouts = st.linked_timeouts;
         m.socket_busy_poll_set = st.socket_busy_poll_set;
         m.socket_busy_poll_failed = st.socket_busy_poll_failed;
         m.socket_busy_poll_error = st.socket_busy_poll_error;

@@ -122,6 +122,11 @@ io_op_state* io_file_op_start(io_driver& d, io_op_kind kind, const io_file_args&
                               owned_buffer& buf, waker& w);
 // True once the final completion arrived (acquire: the result and the buffer are visible).
 bool io_op_done(const io_op_state* op) noexcept;
+// After io_op_done: true when the operation's linked timeout ended it (it was started under a
+// timeout(), io_deadline.hpp, and was cancelled once the deadline had passed). Its awaiter then
+// stays suspended: the timeout's own timer, due now, resumes the select and drops it, so the
+// caller sees timed_out() and never the kernel's ECANCELED.
+bool io_op_expired(const io_op_state* op) noexcept;
 // After io_op_done: the result (bytes, or -errno), the buffer back in `buf`; frees the state.
 long io_op_finish(io_driver& d, io_op_state* op, owned_buffer& buf) noexcept;
 // The awaiter goes away before the completion was consumed (abort, select, timeout): cancels

@@ -131,6 +131,10 @@ struct accept_op {
 // Cancel safety: a receive abandoned after the kernel filled the buffer keeps those bytes for
 // the stream's next read (R4), so read_owned is cancel-safe; an abandoned send may have sent
 // its bytes, so write_owned is not (like write_all).
+// Under blitz::timeout() on io_uring (config io_linked_timeouts, the default) the operation goes
+// to the kernel with a linked timeout at the same deadline: the kernel ends it on time, and the
+// caller still sees timed_out() (the awaiter ignores the kernel's ECANCELED once the deadline
+// has passed and lets the timeout's timer drop it).
 // Thread-safety: one task.
 template <blitz::detail::io_op_kind Kind>
 class owned_io : private ::blitz::detail::ready_hook {
@@ -224,7 +228,8 @@ private:
                 return true;
             }
         }
-        return a->op_ && blitz::detail::io_op_done(a->op_);
+        // An operation its linked timeout ended stays pending: the timeout drops it.
+        return a->op_ && blitz::detail::io_op_done(a->op_) && !blitz::detail::io_op_expired(a->op_);
     }
 
     const blitz::detail::io_object* obj_;
