@@ -221,8 +221,11 @@ struct config {
     // submitted with a linked timeout at the same deadline, so the kernel ends it at the
     // deadline by itself and the timeout's timer finds it ended instead of sending a cancel (a
     // cross-thread hand-off when another worker's ring runs it). Ignored with start_paused (the
-    // kernel cannot keep a virtual clock's deadlines).
-    bool io_linked_timeouts = true;
+    // kernel cannot keep a virtual clock's deadlines). Off by default: each operation that does
+    // not time out pays a second SQE, a second completion and a kernel timer (0.90x the round
+    // trips of a ping-pong under timeout(1 s)), and on one worker the cancel it saves costs no
+    // extra io_uring_enter anyway (results/epyc-2c-kvm/linked-timeouts).
+    bool io_linked_timeouts = false;
     // io_uring submission-queue polling (IORING_SETUP_SQPOLL with SQ_AFF): a kernel thread bound
     // to this OS CPU submits what the workers stage, so a submission costs no syscall. -1 (the
     // default): off. Needs a placement policy, and the CPU must run no worker (a polling

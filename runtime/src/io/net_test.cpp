@@ -426,7 +426,9 @@ TEST_P(BothBackends, ZeroCopySendsAboveTheThreshold) {
 // kernel's ECANCELED, whichever of the kernel's timeout and the runtime's timer ends it first;
 // a read whose data comes in time returns it; nothing is lost for the next read.
 TEST_P(BothBackends, OwnedReadsUnderATimeoutCarryItIntoTheKernel) {
-    runtime rt(on(GetParam(), 2));
+    config c = on(GetParam(), 2);
+    c.io_linked_timeouts = true;
+    runtime rt(c);
     const std::string got = rt.block_on([]() -> task<std::string> {
         auto l = tcp_listener::bind(*socket_address::parse("127.0.0.1:0"));
         auto c = co_await tcp_stream::connect(*l->local_addr());

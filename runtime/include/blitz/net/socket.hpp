@@ -131,7 +131,7 @@ struct accept_op {
 // Cancel safety: a receive abandoned after the kernel filled the buffer keeps those bytes for
 // the stream's next read (R4), so read_owned is cancel-safe; an abandoned send may have sent
 // its bytes, so write_owned is not (like write_all).
-// Under blitz::timeout() on io_uring (config io_linked_timeouts, the default) the operation goes
+// Under blitz::timeout() on io_uring with config io_linked_timeouts the operation goes
 // to the kernel with a linked timeout at the same deadline: the kernel ends it on time, and the
 // caller still sees timed_out() (the awaiter ignores the kernel's ECANCELED once the deadline
 // has passed and lets the timeout's timer drop it).
