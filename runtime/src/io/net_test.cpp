@@ -388,7 +388,9 @@ TEST_P(BothBackends, ZeroCopySendsAboveTheThreshold) {
             const std::string msg = pattern(k, k % 2 ? 100 : big);
             auto [w, back] = co_await c->write_owned(owned_buffer::copy_of(msg));
             EXPECT_TRUE(w.ok());
-            if (w) EXPECT_EQ(*w, msg.size()) << "MSG_WAITALL: sent whole";
+            if (w) {
+                EXPECT_EQ(*w, msg.size()) << "MSG_WAITALL: sent whole";
+            }
             EXPECT_EQ(back.view(), msg) << "the buffer comes back unchanged";
         }
         co_return co_await reader;
@@ -410,12 +412,16 @@ TEST_P(BothBackends, ZeroCopySendsAboveTheThreshold) {
         b.resize(b.capacity());
         auto r = co_await blitz::timeout(50ms, c->write_owned(std::move(b)));
         // (On epoll write_owned is one readiness send, which returns what fitted.)
-        if (uring) EXPECT_TRUE(r.timed_out()) << "the socket cannot take 8 MB unread";
+        if (uring) {
+            EXPECT_TRUE(r.timed_out()) << "the socket cannot take 8 MB unread";
+        }
         // Whatever went out before the cancel is readable, and is the pattern.
         std::array<std::byte, 4096> got;
         auto n = co_await s->read(got);
         EXPECT_TRUE(n.ok() && *n > 0);
-        if (n && *n > 0) EXPECT_EQ(static_cast<char>(got[0]), 'q');
+        if (n && *n > 0) {
+            EXPECT_EQ(static_cast<char>(got[0]), 'q');
+        }
     }(m.io_backend == "io_uring"));
     m = workloads::settle_ops(rt);
     EXPECT_EQ(m.io_ops_in_flight, 0u) << "the abandoned send's state went at its notification";
