@@ -348,6 +348,11 @@ CATALOGUE = [
      "        return a->op_ && blitz::detail::io_op_done(a->op_);",
      "an owned read ended by its linked timeout wakes its awaiter with the kernel's ECANCELED: "
      "timeout() returns that error as the read's result instead of timed_out()"),
+    ("short-read-keeps-readiness", "runtime/include/blitz/detail/io_op.hpp",
+     "            if (op_.drained(r)) io_clear_ready(sio_, ev);",
+     "            if (false) io_clear_ready(sio_, ev);",
+     "a stream read that emptied the socket keeps the readable bit: every request costs a "
+     "second recv(2) that meets EAGAIN (Tokio's partial-read rule lost)"),
     ("mailbox-flag-never-set", "runtime/src/io/ring_mailbox.hpp",
      "        if (!flag_first) has_mail_.store(true, std::memory_order_release);",
      "",

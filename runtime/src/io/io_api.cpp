@@ -88,8 +88,9 @@ long io_pooled_attempt(io_driver& d, scheduled_io* s, int fd, pooled_buffer& out
                        owned_buffer& heap) noexcept {
     return d.pooled_attempt(s, fd, out, heap);
 }
-long io_span_attempt(io_driver& d, scheduled_io* s, int fd, void* data, std::size_t n) noexcept {
-    return d.span_attempt(s, fd, data, n);
+long io_span_attempt(io_driver& d, scheduled_io* s, int fd, void* data, std::size_t n,
+                     bool& syscall) noexcept {
+    return d.span_attempt(s, fd, data, n, syscall);
 }
 long io_accept_attempt(io_driver& d, scheduled_io* s, int fd) noexcept {
     return d.accept_attempt(s, fd);

@@ -159,8 +159,8 @@ public:
     long pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out, owned_buffer& heap) noexcept {
         return ops_.pooled_attempt(s, fd, out, heap);
     }
-    long span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) noexcept {
-        return ops_.span_attempt(s, fd, data, n);
+    long span_attempt(scheduled_io* s, int fd, void* data, std::size_t n, bool& syscall) noexcept {
+        return ops_.span_attempt(s, fd, data, n, syscall);
     }
     long accept_attempt(scheduled_io* s, int fd) noexcept { return ops_.accept_attempt(s, fd); }
     // Why pooled reads have no provided-buffer ring (empty when they have one).

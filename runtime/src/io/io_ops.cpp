@@ -403,7 +403,9 @@ std::optional<long> io_ops::multishot_step_locked(scheduled_io* s, io_op_kind ki
     return -EAGAIN;  // the driver wakes the readers when it queues something
 }
 
-long io_ops::span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) noexcept {
+long io_ops::span_attempt(scheduled_io* s, int fd, void* data, std::size_t n,
+                          bool& syscall) noexcept {
+    syscall = false;
     buffer_pool* pool = d_.rings_.own_pool();
     if (pool && n != 0) {
         if (const std::size_t k = s->received().take(data, n)) return static_cast<long>(k);
@@ -417,6 +419,7 @@ long io_ops::span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) no
         return k;  // R4's kept bytes, or -EAGAIN while a completion receive may leave some
     }
     const ssize_t k = ::recv(fd, data, n, 0);
+    syscall = true;
     return k < 0 ? -errno : k;
 }
 

@@ -82,7 +82,8 @@ public:
     // Closes `fd` (registered as `s`) now, or after its last operation (R5).
     void close(scheduled_io* s, int fd) noexcept;
     long pooled_attempt(scheduled_io* s, int fd, pooled_buffer& out, owned_buffer& heap) noexcept;
-    long span_attempt(scheduled_io* s, int fd, void* data, std::size_t n) noexcept;
+    // `syscall` is set when the result came from a recv(2) on `fd` (not from queued bytes).
+    long span_attempt(scheduled_io* s, int fd, void* data, std::size_t n, bool& syscall) noexcept;
     long accept_attempt(scheduled_io* s, int fd) noexcept;
 
     // The driver's event sink, for completion operations.

@@ -179,13 +179,15 @@ namespace ops {
 long recv_op::attempt() const noexcept {
     long r;
     if (driver) {
-        r = blitz::detail::io_span_attempt(*driver, sio, fd, data, n);
+        r = blitz::detail::io_span_attempt(*driver, sio, fd, data, n, from_socket);
     } else {
         // Bytes an abandoned completion-mode receive got late come first (R4).
+        from_socket = false;
         if (sio) {
             if (const long k = blitz::detail::io_take_unread(sio, data, n)) return k;
         }
         const ssize_t k = ::recv(fd, data, n, 0);
+        from_socket = true;
         r = k < 0 ? -errno : k;
     }
 #if BLITZ_FAULTS

@@ -11,7 +11,10 @@
 
 #include <cerrno>
 #include <chrono>
+#include <string>
 
+#include "blitz/blitz.hpp"
+#include "blitz_testing/io_backends.hpp"
 #include "io/epoll_backend.hpp"
 
 namespace blitz::detail {
@@ -99,6 +102,51 @@ TEST(ScheduledIo, AnEpollEdgeBetweenEagainAndTheClearIsNotLost) {
     ::close(sv[0]);
     ::close(sv[1]);
 }
+
+// A stream read that fills less than its buffer has emptied the socket (Tokio's partial-read
+// rule): io_op drops the readable bit with it, so the next read waits for the next edge
+// instead of paying a recv(2) for EAGAIN. A read that fills its buffer keeps the bit (more may
+// wait). On both backends, in a runtime, through the real awaiter.
+class ShortReads : public ::testing::TestWithParam<io_backend_kind> {};
+
+TEST_P(ShortReads, AShortStreamReadDropsTheReadableBitAndAFullOneKeepsIt) {
+    config c;
+    c.workers = 1;
+    c.io_backend = GetParam();
+    c.io_worker_rings = false;  // readiness reads on io_uring too (no multishot receive)
+    runtime rt(c);
+    rt.block_on([]() -> task<void> {
+        int sv[2];
+        EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        io_object o(sv[0]);
+        auto readable = [&o] {
+            return (io_poll_ready(o.sio(), io_direction::read).ready & io_readable) != 0;
+        };
+        auto read = [&o](char* buf, std::size_t n) {
+            return io_op<net::ops::recv_op>(o, io_direction::read,
+                                            net::ops::recv_op{o.fd(), buf, n, o.sio(), o.driver()},
+                                            false);
+        };
+        char buf[64];
+        EXPECT_EQ(::send(sv[1], "0123456789", 10, MSG_NOSIGNAL), 10);
+        auto r = co_await read(buf, 4);  // a full read: 4 of 10
+        EXPECT_TRUE(r.ok() && *r == 4);
+        EXPECT_TRUE(readable()) << "a read that filled its buffer keeps the bit";
+        r = co_await read(buf, sizeof buf);  // the 6 left: a short read
+        EXPECT_TRUE(r.ok() && *r == 6);
+        EXPECT_FALSE(readable()) << "a short stream read emptied the socket";
+        EXPECT_EQ(::send(sv[1], "abc", 3, MSG_NOSIGNAL), 3);
+        r = co_await read(buf, sizeof buf);  // waits for that edge
+        EXPECT_TRUE(r.ok() && *r == 3);
+        EXPECT_EQ(std::string(buf, 3), "abc");
+        ::close(sv[1]);
+        r = co_await read(buf, sizeof buf);  // end of stream: the closed bit was kept
+        EXPECT_TRUE(r.ok() && *r == 0);
+    }());
+}
+
+INSTANTIATE_TEST_SUITE_P(Io, ShortReads, ::blitz::workloads::io_backends(),
+                         ::blitz::workloads::io_backend_name);
 
 }  // namespace
 }  // namespace blitz::detail

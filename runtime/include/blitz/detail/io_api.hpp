@@ -150,7 +150,9 @@ long io_pooled_attempt(io_driver& d, scheduled_io* s, int fd, pooled_buffer& out
 // copies from them: it never hands the kernel a pointer into the caller's memory, R2) or while
 // another receive is in flight; elsewhere (epoll, a plain thread, no pool, no free buffer) a
 // readiness recv into the span.
-long io_span_attempt(io_driver& d, scheduled_io* s, int fd, void* data, std::size_t n) noexcept;
+// `syscall` says whether the result came from a recv(2) on `fd` (false: from queued bytes).
+long io_span_attempt(io_driver& d, scheduled_io* s, int fd, void* data, std::size_t n,
+                     bool& syscall) noexcept;
 // True when a stream's read (a listener's accept) should attempt before any readiness is known
 // (io_uring with worker rings: readiness polls are armed only once a task waits, and the first
 // attempt arms the multishot receive or accept).

@@ -114,6 +114,13 @@ private:
             return false;
         }
         result_ = r;
+        // An operation whose result shows the kernel's queue empty (a stream read that filled
+        // less than its buffer) drops the readiness it used, as EAGAIN would: the next read
+        // waits for the next edge instead of paying a syscall to learn EAGAIN (Tokio's rule for
+        // partial reads). Like EAGAIN's, the clear keeps an edge newer than `ev` (O16).
+        if constexpr (requires(const Op& o) { o.drained(r); }) {
+            if (op_.drained(r)) io_clear_ready(sio_, ev);
+        }
         coop_spend();
         return true;
     }

@@ -65,6 +65,16 @@ struct recv_op {
     blitz::detail::io_driver* driver = nullptr;  // streams: see io_span_attempt
     long attempt() const noexcept;
     io_result<std::size_t> finish(long r) const;
+    // A stream read that got fewer bytes than asked emptied the socket's receive queue (TCP and
+    // Unix streams copy until the queue is empty; TCP's urgent mark and Unix credential changes
+    // under SO_PASSCRED, neither of which blitz uses, are the exceptions): io_op then drops the
+    // readable bit. Not when the bytes came from the stream's queue (R4's kept bytes, a
+    // multishot receive's buffers): the socket may hold more. Datagram sockets (sio null)
+    // never: each datagram is a read of its own.
+    bool drained(long r) const noexcept {
+        return sio && from_socket && r > 0 && static_cast<std::size_t>(r) < n;
+    }
+    mutable bool from_socket = false;  // set by attempt: the result came from recv(2)
 };
 struct send_op {
     int fd;
