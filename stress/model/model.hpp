@@ -75,6 +75,14 @@ struct options {
                                        // that nobody wakes is reported as a deadlock
 };
 
+// The options of a model whose timed waits are a safety net in the runtime: timeouts off, so a
+// sleep nobody ends is a deadlock, not a late return.
+inline options untimed() {
+    options o;
+    o.timeouts = false;
+    return o;
+}
+
 struct report {
     std::uint64_t executions = 0;  // executions run to the end (including redundant ones)
     std::uint64_t redundant = 0;   // executions the sleep sets proved equivalent to earlier ones

@@ -12,13 +12,18 @@ using namespace blitz;
 using namespace blitz::net;
 using namespace std::chrono_literals;
 
-// Ping-pong of 64-byte messages over a Unix stream pair, every read_owned under timeout(1 s).
-static double pingpong(bool linked, int rounds) {
+// One worker on io_uring, with or without linked timeouts.
+static config one_worker(bool linked) {
     config c;
     c.workers = 1;
     c.io_backend = io_backend_kind::io_uring;
     c.io_linked_timeouts = linked;
-    runtime rt(c);
+    return c;
+}
+
+// Ping-pong of 64-byte messages over a Unix stream pair, every read_owned under timeout(1 s).
+static double pingpong(bool linked, int rounds) {
+    runtime rt(one_worker(linked));
     const auto t0 = std::chrono::steady_clock::now();
     rt.block_on([](int rounds) -> task<void> {
         auto p = unix_stream::pair();
@@ -47,11 +52,7 @@ static double pingpong(bool linked, int rounds) {
 // Reads that all time out (1 ms, nothing ever arrives): timeouts per second, and the cancels
 // the driver had to send (io_worker_ring_handed_cancels counts only those handed across).
 static double expiring(bool linked, int rounds, std::uint64_t& ops) {
-    config c;
-    c.workers = 1;
-    c.io_backend = io_backend_kind::io_uring;
-    c.io_linked_timeouts = linked;
-    runtime rt(c);
+    runtime rt(one_worker(linked));
     const auto t0 = std::chrono::steady_clock::now();
     rt.block_on([](int rounds) -> task<void> {
         auto p = unix_stream::pair();

@@ -39,16 +39,12 @@ void turn_until(io_driver& d, F done) {
 }
 
 // A driver of its own, a socket pair registered with it, and a receive of 16 bytes on its first
-// end submitted to the kernel. `d` stays null without io_uring.
-struct receive_in_flight {
-    std::shared_ptr<io_driver> d;
-    int sv[2] = {-1, -1};
-    scheduled_io* s = nullptr;
-    io_op_state* op = nullptr;
-
-    void start() {
+// end submitted to the kernel. Skipped without io_uring.
+class IoOps : public ::testing::Test {
+protected:
+    void SetUp() override {
         d = uring_driver();
-        if (!d) return;
+        if (!d) GTEST_SKIP() << "no io_uring here";
         ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
         s = d->add(sv[0]);
         owned_buffer buf(16);
@@ -57,17 +53,14 @@ struct receive_in_flight {
         ASSERT_NE(op, nullptr);
         d->flush();
     }
+
+    std::shared_ptr<io_driver> d;
+    int sv[2] = {-1, -1};
+    scheduled_io* s = nullptr;
+    io_op_state* op = nullptr;
 };
 
-TEST(IoOps, AnAbandonedReceivesLateBytesAreReadOnceAndInOrder) {
-    receive_in_flight r;
-    r.start();
-    if (!r.d) GTEST_SKIP() << "no io_uring here";
-    ASSERT_NE(r.op, nullptr);  // the helper's own assertions failed
-    auto& d = r.d;
-    int* sv = r.sv;
-    scheduled_io* s = r.s;
-    io_op_state* op = r.op;
+TEST_F(IoOps, AnAbandonedReceivesLateBytesAreReadOnceAndInOrder) {
     d->abandon(op);  // the task went away: the receive is cancelled, or completes late
     ASSERT_EQ(::write(sv[1], "abc", 3), 3);
     ASSERT_EQ(::write(sv[1], "def", 3), 3);
@@ -85,15 +78,7 @@ TEST(IoOps, AnAbandonedReceivesLateBytesAreReadOnceAndInOrder) {
     d->shutdown();
 }
 
-TEST(IoOps, ACloseWithAReceiveInFlightClosesAfterItsFinalCompletion) {
-    receive_in_flight r;
-    r.start();
-    if (!r.d) GTEST_SKIP() << "no io_uring here";
-    ASSERT_NE(r.op, nullptr);  // the helper's own assertions failed
-    auto& d = r.d;
-    int* sv = r.sv;
-    scheduled_io* s = r.s;
-    io_op_state* op = r.op;
+TEST_F(IoOps, ACloseWithAReceiveInFlightClosesAfterItsFinalCompletion) {
     d->close(s, sv[0]);
     EXPECT_EQ(d->stats().deferred_closes, 1u);
     EXPECT_NE(::fcntl(sv[0], F_GETFD), -1) << "the kernel may still use it: not closed yet";

@@ -140,12 +140,6 @@ std::function<void()> idle_body(unsigned workers, unsigned tasks, idle_faults_in
     };
 }
 
-options untimed() {
-    options o;
-    o.timeouts = false;
-    return o;
-}
-
 TEST(ModelIdle, APushRacingTheLastSearchersParkIsNeverLost) {
     expect_holds("idle: one worker parking against a producer", untimed(), idle_body(1, 1));
 }

@@ -45,16 +45,11 @@ std::function<void()> parker_body(std::chrono::nanoseconds timeout, bool wake_sk
 
 constexpr auto park_forever = std::chrono::nanoseconds(std::chrono::hours(1));
 
-// The park's timeout is a safety net in the runtime; here it never fires, so a park that the
-// unpark fails to wake is a deadlock rather than a late return.
-options parker_untimed() {
-    options o;
-    o.timeouts = false;
-    return o;
-}
+// The park's timeout is a safety net in the runtime; here it never fires (untimed()), so a park
+// that the unpark fails to wake is a deadlock rather than a late return.
 
 TEST(ModelParker, AnUnparkWakesTheParkOrWaitsForIt) {
-    expect_holds("parker: park (timeouts off) against unpark", parker_untimed(),
+    expect_holds("parker: park (timeouts off) against unpark", untimed(),
                  parker_body(park_forever, false));
 }
 
@@ -64,12 +59,12 @@ TEST(ModelParker, ATimedParkNeverDropsTheToken) {
 }
 
 TEST(ModelParker, ControlSkippedFutexWakeIsCaught) {
-    expect_caught("parker control: unpark skips the futex wake", parker_untimed(),
+    expect_caught("parker control: unpark skips the futex wake", untimed(),
                   parker_body(park_forever, true));
 }
 
 TEST(ModelParker, ControlRelaxedUnparkIsCaught) {
-    options o = parker_untimed();
+    options o = untimed();
     o.weaken = "parker_unpark";
     expect_caught("parker control: unpark's exchange relaxed", o, parker_body(park_forever, false));
 }

@@ -50,25 +50,19 @@ std::function<void()> mailbox_body() {
     };
 }
 
-options mailbox_untimed() {
-    options o;
-    o.timeouts = false;  // a sleep nobody ends is a deadlock, not a late return
-    return o;
-}
-
 TEST(ModelRingMailbox, EveryPostedCancelIsTakenOnceAndNoneWaitsBehindASleep) {
-    expect_holds("ring mailbox: two posters against the owner's look and sleep", mailbox_untimed(),
+    expect_holds("ring mailbox: two posters against the owner's look and sleep", untimed(),
                  mailbox_body());
 }
 
 TEST(ModelRingMailbox, ControlFlagSetBeforeTheEntryIsCaught) {
-    options o = mailbox_untimed();
+    options o = untimed();
     o.weaken = "mailbox_flag_first";
     expect_caught("ring mailbox control: has_mail set before the entry is in", o, mailbox_body());
 }
 
 TEST(ModelRingMailbox, ControlFlagClearedAfterTheMutexIsCaught) {
-    options o = mailbox_untimed();
+    options o = untimed();
     o.weaken = "mailbox_clear_after_unlock";
     expect_caught("ring mailbox control: has_mail cleared after the mutex is released", o,
                   mailbox_body());

@@ -86,29 +86,23 @@ std::function<void()> ring_park_body(bool route_to_ring, bool completion) {
     };
 }
 
-options ring_untimed() {
-    options o;
-    o.timeouts = false;  // a sleep nobody ends is a deadlock, not a late return
-    return o;
-}
-
 TEST(ModelRingPark, AnUnparkReachesAWorkerAsleepInItsRing) {
-    expect_holds("ring park: unpark against a worker parking in its ring", ring_untimed(),
+    expect_holds("ring park: unpark against a worker parking in its ring", untimed(),
                  ring_park_body(true, false));
 }
 
 TEST(ModelRingPark, AWakeRacingTheRingsOwnCompletionIsNeverLost) {
-    expect_holds("ring park: unpark and a completion against the parking worker", ring_untimed(),
+    expect_holds("ring park: unpark and a completion against the parking worker", untimed(),
                  ring_park_body(true, true));
 }
 
 TEST(ModelRingPark, ControlUnparkThatNeverWakesTheRingIsCaught) {
     expect_caught("ring park control: the unpark stores the token but never wakes the ring",
-                  ring_untimed(), ring_park_body(false, false));
+                  untimed(), ring_park_body(false, false));
 }
 
 TEST(ModelRingPark, ControlRelaxedUnparkIsCaught) {
-    options o = ring_untimed();
+    options o = untimed();
     o.weaken = "parker_unpark";
     expect_caught("ring park control: unpark's exchange relaxed", o, ring_park_body(true, false));
 }
