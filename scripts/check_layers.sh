@@ -36,7 +36,7 @@ subsystem() {
     blitz/waker.hpp | blitz/task.hpp | blitz/join_handle.hpp | blitz/yield.hpp | blitz/cancel.hpp) echo task ;;
     blitz/detail/context.hpp | blitz/detail/task_header.hpp | blitz/detail/task_state.hpp) echo task ;;
     blitz/detail/select_scope.hpp | blitz/detail/select_branch.hpp | blitz/detail/spawn.hpp) echo task ;;
-    blitz/detail/wait_list.hpp) echo task ;;
+    blitz/detail/wait_list.hpp | blitz/detail/io_deadline.hpp) echo task ;;
     blitz/time.hpp | blitz/detail/timer_api.hpp | blitz/detail/timer_slot.hpp) echo time ;;
     blitz/sync.hpp | blitz/sync/* | blitz/chan.hpp | blitz/chan/*) echo sync ;;
     blitz/blocking.hpp) echo blocking ;;
