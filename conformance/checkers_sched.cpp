@@ -408,7 +408,7 @@ outcome check_i1(const run_params& p, bool faulty) {
                           std::to_string(w));
         }
     }
-    config c = probed(w);
+    config c = probed(w, probe_kinds_of({probe_kind::search_begin}));
     c.park_timeout = sched_long_park;
     c.limit_searchers = !faulty;
     runtime rt(c);
@@ -441,7 +441,7 @@ outcome check_i1(const run_params& p, bool faulty) {
 // takes the lowest set bit of the bitmap it read. Control: claim the highest bit.
 outcome check_i2(const run_params& p, bool faulty) {
     outcome o;
-    config c = probed(p.workers);
+    config c = probed(p.workers, probe_kinds_of({probe_kind::wake_claim}));
     c.park_timeout = sched_long_park;
     c.debug.claim_highest_parked = faulty;
     runtime rt(c);
@@ -480,7 +480,7 @@ outcome check_i3(const run_params& p, bool faulty) {
         o.applicable = false;
         return o;
     }
-    config c = probed(p.workers);
+    config c = probed(p.workers, probe_kinds_of({probe_kind::wake_claim}));
     c.park_timeout = sched_long_park;
     c.debug.wake_despite_searchers = faulty;
     runtime rt(c);
@@ -565,12 +565,16 @@ outcome check_i5(const run_params& p, bool faulty) {
 // search_begin / search_end / unpark events must follow that state machine, and at rest the
 // workers' notified wakes equal the claimers' count. Control: timeout wakes counted as claims.
 void check_i6_with(const run_params& p, bool faulty, std::chrono::nanoseconds park, outcome& o) {
-    config c = probed(p.workers);
+    config c = probed(p.workers, probe_kinds_of({probe_kind::search_begin, probe_kind::search_end,
+                                                 probe_kind::unpark}));
     c.park_timeout = park;
     c.debug.miscount_timeout_wakes = faulty;
     runtime rt(c);
     idle_bursts(rt, p.quick ? 20 : 100);
-    std::this_thread::sleep_for(20ms);
+    // Long enough for a few timeout wakes when the timeout is the short one.
+    std::this_thread::sleep_for(park < sched_long_park
+                                    ? std::max<std::chrono::nanoseconds>(20ms, 2 * park)
+                                    : std::chrono::nanoseconds(20ms));
     ++o.runs;
     std::vector<char> searching(p.workers, 0);
     visit_events(rt, o, [&](const probe_event& e) {
@@ -630,32 +634,36 @@ outcome check_i6(const run_params& p, bool faulty) {
     // With the long timeout every wake is a claim, so a lost claim stalls; the short one gives
     // plenty of timeout wakes (what the control miscounts).
     for (const std::chrono::nanoseconds park :
-         {std::chrono::nanoseconds(sched_long_park), std::chrono::nanoseconds(2ms)}) {
+         {std::chrono::nanoseconds(sched_long_park), wide_park_timeout(p.workers, 2ms)}) {
         check_i6_with(p, faulty, park, o);
     }
     return o;
 }
 
 // I10: in the first tick after a wake by its own park timeout, a worker looks at no more than
-// worker::timeout_victims (4) rings and does not become a searcher. Read per worker from the
-// unpark (a = 1: timeout), tick_end, search_begin and steal_walk events, with a 2 ms park timeout
-// so that timeout wakes are many, and at least 8 workers so that a full walk (7 rings or more)
-// differs from a sampled one. Control: a timeout wake searches and walks every ring, as before
-// issue 21.
+// worker::timeout_victims (4) rings and does not become a searcher; when every other worker is
+// parked it looks at none (their rings are empty). Read per worker from the unpark (a = 1:
+// timeout), tick_end, search_begin and steal_walk events, with a short park timeout so that
+// timeout wakes are many (W x 400 us, at least 2 ms: wide_park_timeout), and at least 8 workers
+// so that a full walk (7 rings or more) differs from a sampled one. The streams are read after
+// shutdown: at 256 workers and short timeouts the runtime is rarely at rest, and waiting for it
+// was what made a loaded machine's run take minutes. Control: a timeout wake searches and walks
+// every ring, as before issue 21.
 outcome check_i10(const run_params& p, bool faulty) {
     outcome o;
     constexpr unsigned sample = 4;  // worker::timeout_victims
     const unsigned w = std::max(p.workers, 8u);
-    config c = probed(w);
-    c.park_timeout = 2ms;
+    config c = probed(w, probe_kinds_of({probe_kind::unpark, probe_kind::tick_end,
+                                         probe_kind::search_begin, probe_kind::steal_walk}));
+    c.park_timeout = wide_park_timeout(w, 2ms);
     c.debug.full_walk_on_timeout = faulty;
     runtime rt(c);
     idle_bursts(rt, p.quick ? 10 : 50);
-    std::this_thread::sleep_for(30ms);  // every worker times out several times
+    std::this_thread::sleep_for(3 * c.park_timeout + 10ms);  // every worker times out a few times
     ++o.runs;
     std::vector<char> after_timeout(w, 0);
-    std::uint64_t sampled_walks = 0;
-    visit_events(rt, o, [&](const probe_event& e) {
+    std::uint64_t sampled_walks = 0, empty_looks = 0;
+    visit_events_stopped(rt, o, [&](const probe_event& e) {
         char& t = after_timeout[e.worker];
         switch (e.kind) {
             case probe_kind::unpark:
@@ -671,6 +679,7 @@ outcome check_i10(const run_params& p, bool faulty) {
                 if (!t) break;
                 ++o.events;
                 ++sampled_walks;
+                if (e.c == 0) ++empty_looks;
                 if (e.c > sample) {
                     forbid(o, "a worker woken by its timeout walked " + std::to_string(e.c) +
                                   " rings (at most " + std::to_string(sample) + ")");
@@ -685,7 +694,8 @@ outcome check_i10(const run_params& p, bool faulty) {
         if (faulty) forbid(o, "no walk after a timeout wake: the control cannot show");
     } else {
         o.note = std::to_string(sampled_walks) + " walks after timeout wakes at " +
-                 std::to_string(w) + " workers";
+                 std::to_string(w) + " workers (" + std::to_string(empty_looks) +
+                 " looked at no ring: every other worker parked)";
     }
     return o;
 }

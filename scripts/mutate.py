@@ -348,6 +348,11 @@ CATALOGUE = [
      "        return a->op_ && blitz::detail::io_op_done(a->op_);",
      "an owned read ended by its linked timeout wakes its awaiter with the kernel's ECANCELED: "
      "timeout() returns that error as the read's result instead of timed_out()"),
+    ("timeout-look-never-skipped", "runtime/src/sched/worker.cpp",
+     "    if (sampling && sched_.idle().num_parked() + 1 >= w &&",
+     "    if (false && sched_.idle().num_parked() + 1 >= w &&",
+     "a timeout wake of an idle runtime samples four rings although every other worker is parked "
+     "and their rings are empty (I10's skip lost: idle work that grows with W)"),
     ("short-read-keeps-readiness", "runtime/include/blitz/detail/io_op.hpp",
      "            if (op_.drained(r)) io_clear_ready(sio_, ev);",
      "            if (false) io_clear_ready(sio_, ev);",

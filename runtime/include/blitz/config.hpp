@@ -139,6 +139,10 @@ struct config {
     // worker between takes (power of two, [1024, 2^24]); further events are dropped and counted.
     bool probes = false;
     unsigned probe_capacity = 1u << 16;
+    // Which probe kinds are recorded when probes are on: bit k stands for probe_kind k (all by
+    // default). A checker that reads a few kinds keeps only those, so a wide runtime's streams
+    // hold what it needs instead of every poll and tick.
+    std::uint32_t probe_kinds = ~std::uint32_t{0};
     // Paused-time test mode (like Tokio's start_paused): the runtime's clock stands still and
     // moves only by runtime::advance(), which fires every timer it passes before returning.
     bool start_paused = false;

@@ -37,6 +37,8 @@ struct worker_metrics {
     std::uint64_t unparks_spurious = 0;  // token wakes that were no claim (shutdown's unpark)
     std::uint64_t unparks_io = 0;        // wakes by I/O events while asleep in the I/O driver
     std::uint64_t timeout_wakes_found_work = 0;  // timeout wakes followed by finding work
+    std::uint64_t timeout_looks_skipped = 0;     // timeout wakes that looked at no ring (I10: every
+                                                 // other worker was parked)
     std::uint64_t park_cancels = 0;        // parks abandoned because the final check found work
     std::uint64_t budget_exhaustions = 0;  // ticks that used the whole budget
     std::uint64_t spawned_local = 0;       // tasks spawned or woken into this worker's LIFO

@@ -5,6 +5,7 @@
 // The conformance checkers read these streams (DESIGN.md section 4).
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 namespace blitz {
@@ -40,6 +41,14 @@ enum class probe_kind : std::uint16_t {
              // a parked worker, 0 if nobody was parked or another searcher appeared, 2 if no
              // other work was queued (no wake needed)
 };
+
+// The config::probe_kinds mask that records `kinds` and nothing else.
+constexpr std::uint32_t probe_kinds_of(std::initializer_list<probe_kind> kinds) noexcept {
+    std::uint32_t m = 0;
+    for (const probe_kind k : kinds) m |= std::uint32_t{1} << static_cast<unsigned>(k);
+    return m;
+}
+static_assert(static_cast<unsigned>(probe_kind::notify) < 32, "probe_kinds is a 32-bit mask");
 
 // Bits of a poll event's `c`: the worker's own sources that held work when it chose the task,
 // and whether the choice was the periodic global check (G3).

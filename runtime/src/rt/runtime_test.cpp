@@ -557,6 +557,35 @@ TEST(LastSearcher, FinalCheckFindsATaskQueuedWhileItWasParking) {
     EXPECT_GE(m.total(&worker_metrics::park_cancels), 1u);
 }
 
+TEST(TimeoutWake, WithEveryOtherWorkerParkedLooksAtNoRing) {
+    // I10: an idle runtime's timeout wakes find every other worker parked (their rings empty),
+    // and look at the global queue only. Whether a given wake finds the others parked depends
+    // on who else is awake then, so the test asks for one such wake among the many of an idle
+    // spell (about 8 x 40 of them) and for the sampled walks never to exceed their 4 rings.
+    config c;
+    c.workers = 8;
+    c.park_timeout = 1ms;
+    c.probes = true;
+    c.probe_kinds = probe_kinds_of({probe_kind::steal_walk});
+    runtime rt(c);
+    rt.block_on([]() -> task<void> { co_return; }());
+    runtime_metrics m = rt.metrics();
+    for (int i = 0; i < 10'000 && m.total(&worker_metrics::timeout_looks_skipped) == 0; ++i) {
+        std::this_thread::sleep_for(1ms);
+        m = rt.metrics();
+    }
+    EXPECT_GE(m.total(&worker_metrics::timeout_looks_skipped), 1u);
+    rt.shutdown();
+    std::uint64_t empty = 0;
+    for (const auto& w : rt.take_probes().workers) {
+        for (const probe_event& e : w) {
+            EXPECT_EQ(e.kind, probe_kind::steal_walk) << "probe_kinds filters the rest";
+            empty += e.c == 0;
+        }
+    }
+    EXPECT_GE(empty, 1u);
+}
+
 TEST(LastSearcher, WithoutTheFinalCheckTheTaskIsStrandedUntilATimeout) {
     // Negative control: the same window with the check skipped strands the task; only the
     // (shortened) park timeout rescues it, and the counter that the stress check reads says so.

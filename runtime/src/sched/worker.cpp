@@ -247,6 +247,18 @@ task_header* worker::search() noexcept {
     // every ring). At 256 workers a full walk at every 10 ms timeout wake kept two CPUs busy.
     const bool sampling = woke_by_timeout_ && !BLITZ_FAULT(cfg_.debug.full_walk_on_timeout);
     if (!sampling && !searching_ && !begin_search()) return nullptr;  // I1: enough searchers
+    if (sampling && sched_.idle().num_parked() + 1 >= w &&
+        !BLITZ_FAULT(cfg_.debug.full_walk_on_timeout)) {
+        // I10: every other worker is parked, and a parked worker's ring is empty (it parks only
+        // with nothing queued, and only its owner pushes to its ring): there is no ring to look
+        // at. An idle runtime's timeout wake then costs its futex wait and the global check,
+        // nothing that grows with W. (A worker unparked after the count was read finds its own
+        // work; a timeout wake is owed none.)
+        bump(c_timeout_looks_skipped);
+        BLITZ_PROBE(*this, probe_kind::steal_walk, index_, 0, 0);
+        note_choice();
+        return fetch_global();
+    }
     const unsigned limit = sampling ? std::min(w - 1, timeout_victims) : w - 1;
     note_choice();
     if (tiered_) {
@@ -605,6 +617,7 @@ void worker::take_claim_token() noexcept {
 }
 
 void worker::emit_probe(probe_kind k, std::uint32_t a, std::uint64_t b, std::uint64_t c) noexcept {
+    if (((cfg_.probe_kinds >> static_cast<unsigned>(k)) & 1u) == 0) return;  // not asked for
     probes_->emit(probe_event{sched_.uptime_ns(), k, static_cast<std::uint16_t>(index_), a, b, c});
 }
 
@@ -635,6 +648,7 @@ worker_metrics worker::snapshot() const noexcept {
         &worker_metrics::unparks_spurious,
         &worker_metrics::unparks_io,
         &worker_metrics::timeout_wakes_found_work,
+        &worker_metrics::timeout_looks_skipped,
         &worker_metrics::park_cancels,
         &worker_metrics::budget_exhaustions,
         &worker_metrics::spawned_local,

@@ -145,6 +145,7 @@ public:
         c_unparks_spurious,
         c_unparks_io,
         c_timeout_wakes_found_work,
+        c_timeout_looks_skipped,
         c_park_cancels,
         c_budget_exhaustions,
         c_spawned_local,
