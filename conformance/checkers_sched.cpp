@@ -749,9 +749,9 @@ outcome check_i7(const run_params& p, bool faulty) {
 }
 
 // L2: at most lifo_polls_per_tick (3) polls from the LIFO slot in a row: read from the poll
-// events, the count starting again at each tick boundary and at each poll of a task from
-// another source (amended by issue 21: it was per tick). Control: the cap raised to 127 while
-// the check keeps 3.
+// events, the count starting again at each poll of a task from another source (amended by
+// issue 21: it was per tick; by issue 45: a tick boundary no longer restarts it). Control: the
+// cap raised to 127 while the check keeps 3.
 outcome check_l2(const run_params& p, bool faulty) {
     outcome o;
     config c = probed(p.workers);
@@ -764,9 +764,12 @@ outcome check_l2(const run_params& p, bool faulty) {
         rt.block_on(workloads::tree(4, 4));
         ++o.runs;
     }
-    unsigned lifo_in_row = 0;  // every worker's stream starts with a tick_begin
+    // Counted across tick boundaries since issue 45 (L3 at the tick's edge); each worker's stream
+    // on its own.
+    unsigned lifo_in_row = 0, stream = ~0u;
     visit_events(rt, o, [&](const probe_event& e) {
-        if (e.kind == probe_kind::tick_begin) lifo_in_row = 0;
+        if (e.worker != stream) lifo_in_row = 0;
+        stream = e.worker;
         if (e.kind != probe_kind::poll) return;
         ++o.events;
         if (static_cast<poll_source>(e.a) != poll_source::lifo) {
@@ -781,9 +784,11 @@ outcome check_l2(const run_params& p, bool faulty) {
 }
 
 // L3: two tasks waking each other through the LIFO slot cannot starve a third waiting in the
-// ring: it runs within 3 LIFO polls (workloads::polls_before_queued_task, 1 worker); a cap that
-// the budget never reaches (cap >= budget) is rejected at construction. Control: the LIFO cap
-// raised to 127, the highest the budget allows.
+// ring: it runs within 3 LIFO polls (workloads::polls_before_queued_task, 1 worker), whatever
+// the phase of the exchange in the tick: at a budget of 8 every phase is driven, so one run
+// reaches the cap on a tick's last poll; at the default budget, the plain case. A cap that the
+// budget never reaches (cap >= budget) is rejected at construction. Control: the LIFO count
+// starting again at every tick (issue 45: the pair then ran 6 polls at the edge).
 outcome check_l3(const run_params& p, bool faulty) {
     outcome o;
     {
@@ -797,14 +802,23 @@ outcome check_l3(const run_params& p, bool faulty) {
         } catch (const config_error&) {
         }
     }
-    const int rounds = p.quick ? 3 : 10;
+    const auto tweak =
+        faulty ? +[](config& c) { c.debug.lifo_count_per_tick = true; } : +[](config&) {};
+    const int rounds = p.quick ? 1 : 4;
+    constexpr unsigned budget = 8;
     for (int r = 0; r < rounds; ++r) {
-        const std::size_t n = workloads::polls_before_queued_task(faulty ? 127 : 3);
-        ++o.runs;
-        ++o.events;
-        if (n > 3) {
-            ++o.violations;
-            note_first(o, "the queued task waited " + std::to_string(n) + " LIFO polls");
+        for (unsigned phase = 0; phase <= budget; ++phase) {
+            // phase == budget: the default budget of 128, in phase 0.
+            const std::size_t n = phase < budget
+                                      ? workloads::polls_before_queued_task(3, budget, phase, tweak)
+                                      : workloads::polls_before_queued_task(3, 128, 0, tweak);
+            ++o.runs;
+            ++o.events;
+            if (n > 3) {
+                forbid(o, "the queued task waited " + std::to_string(n) + " LIFO polls (budget " +
+                              std::to_string(phase < budget ? budget : 128) + ", phase " +
+                              std::to_string(phase < budget ? phase : 0) + ")");
+            }
         }
     }
     return o;

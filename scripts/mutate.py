@@ -348,6 +348,11 @@ CATALOGUE = [
      "        return a->op_ && blitz::detail::io_op_done(a->op_);",
      "an owned read ended by its linked timeout wakes its awaiter with the kernel's ECANCELED: "
      "timeout() returns that error as the read's result instead of timed_out()"),
+    ("lifo-count-reset-per-tick", "runtime/src/sched/worker.cpp",
+     "        if (BLITZ_FAULT(cfg_.debug.lifo_count_per_tick)) lifo_polls_ = 0;",
+     "        lifo_polls_ = 0;",
+     "the LIFO count starts again at every tick: a pair that reached the cap on a tick's last poll "
+     "runs three more polls while a queued task waits (L3 at the tick's edge, 2 x cap)"),
     ("timeout-look-never-skipped", "runtime/src/sched/worker.cpp",
      "    if (sampling && sched_.idle().num_parked() + 1 >= w &&",
      "    if (false && sched_.idle().num_parked() + 1 >= w &&",

@@ -79,20 +79,26 @@ inline task<void> pinger(char name, detail::testing::test_event& mine,
 
 // L3: two tasks wake each other through the LIFO slot while a third waits in the ring (1
 // worker). Returns how many ping-pong polls ran before the third task did: at most the LIFO
-// cap when the cap works.
-inline std::size_t polls_before_queued_task(unsigned lifo_cap) {
+// cap when the cap works. `budget` and `phase` place the exchange in the tick: the first task
+// yields `phase` times before it starts the pair, so that over phases 0 .. budget - 1 one run
+// reaches the cap on a tick's last poll (the edge where a count restarted per tick let the pair
+// run the cap's polls again). `tweak` adjusts the config (a fault flag, say).
+inline std::size_t polls_before_queued_task(unsigned lifo_cap, unsigned budget = 128,
+                                            unsigned phase = 0, void (*tweak)(config&) = nullptr) {
     using detail_scenarios::pinger;
     config c = conformance::fresh(1);
     c.lifo_polls_per_tick = lifo_cap;
+    c.budget_per_tick = budget;
+    if (tweak) tweak(c);
     runtime rt(c);
     std::vector<char> log;
     bool stop = false;
     detail::testing::test_event a, b;
     rt.block_on([](detail::testing::test_event& a, detail::testing::test_event& b, bool& stop,
-                   std::vector<char>& log) -> task<void> {
+                   std::vector<char>& log, unsigned phase) -> task<void> {
         auto ha = spawn(pinger('a', a, b, stop, log));
         auto hb = spawn(pinger('b', b, a, stop, log));
-        for (int i = 0; i < 4; ++i) co_await yield_now();  // both are now waiting
+        for (unsigned i = 0; i < 4 + phase; ++i) co_await yield_now();  // both are now waiting
         auto hc = spawn([](std::vector<char>& l) -> task<void> {
             l.push_back('c');
             co_return;
@@ -104,7 +110,7 @@ inline std::size_t polls_before_queued_task(unsigned lifo_cap) {
         b.set();
         co_await ha;
         co_await hb;
-    }(a, b, stop, log));
+    }(a, b, stop, log, phase));
     std::size_t n = 0;
     while (n < log.size() && log[n] != 'c') ++n;
     return n;

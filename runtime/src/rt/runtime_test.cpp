@@ -436,6 +436,26 @@ TEST(Lifo, WithTheCapRaisedTheQueuedTaskStarves) {
     EXPECT_GT(polls_before_third(127), 3u);
 }
 
+TEST(Lifo, TheCapHoldsAcrossTheTickBoundary) {
+    // L3 (issue 45): at a budget of 8, every phase of the exchange in the tick; the cap reached
+    // on a tick's last poll must not give the pair three more polls in the next tick.
+    for (unsigned phase = 0; phase < 8; ++phase) {
+        EXPECT_LE(workloads::polls_before_queued_task(3, 8, phase), 3u) << "phase " << phase;
+    }
+}
+
+TEST(Lifo, ACountRestartedEveryTickLetsThePairRunTwiceTheCap) {
+    // The control: with the count reset at each tick, some phase lets the pair run past the cap.
+    std::size_t worst = 0;
+    for (unsigned phase = 0; phase < 8; ++phase) {
+        worst = std::max(worst, workloads::polls_before_queued_task(3, 8, phase, [](config& c) {
+                             c.debug.lifo_count_per_tick = true;
+                         }));
+    }
+    EXPECT_GT(worst, 3u);
+    EXPECT_LE(worst, 6u) << "at most twice the cap";
+}
+
 TEST(Lifo, TheCapCountsPollsInARowNotPerTick) {
     // L2 as amended by issue 21: a task that spawns a child and awaits it, 2,000 times on one
     // worker, hands the worker back and forth through the slot. With the cap counted per tick

@@ -48,7 +48,9 @@ void worker::run() {
         bump(c_ticks);
         BLITZ_PROBE(*this, probe_kind::tick_begin, 0,
                     counters_[c_ticks].load(std::memory_order_relaxed));
-        lifo_polls_ = 0;
+        // L3 (issue 45): the LIFO count carries across the tick boundary, so a pair that
+        // reached the cap on the last poll of a tick does not get the cap's polls again.
+        if (BLITZ_FAULT(cfg_.debug.lifo_count_per_tick)) lifo_polls_ = 0;
         const std::int64_t start = clock_.now();
         note_time(start);  // G8
         // Maintenance at the start of every tick (B1): any worker fires due timers, so timers

@@ -72,6 +72,9 @@ struct runtime_faults {
     bool no_time_bound_on_global_interval = false;
     // I8: the last searcher to find work does not wake another worker.
     bool skip_last_searcher_wake = false;
+    // L3: the LIFO count starts again at every tick (as before issue 45), so a cap reached on a
+    // tick's last poll lets the pair run the cap's polls again.
+    bool lifo_count_per_tick = false;
     // I10: a worker woken by its park timeout becomes a searcher and walks every ring.
     bool full_walk_on_timeout = false;
     // I9: a worker that pushes work to its ring never wakes a parked peer to help.
