@@ -825,38 +825,60 @@ outcome check_l3(const run_params& p, bool faulty) {
 }
 
 // G2: a global fetch takes n <= min(len, clamp(len / W, 4, 64)) tasks (fewer only for lack of
-// room), and the fetched tasks stay visible to thieves. Workloads: bursts injected from a plain
-// thread (the bound, from the probes); two tasks injected while every worker is busy, fetched
+// room), and the fetched tasks stay visible to thieves. Issue 45 added the lower bound: a fetch
+// that is not the periodic check (G7 has those) takes at least that many within the ring's room
+// (1 + 256 - its length, from the probe), less two for a push in flight: the queue's length
+// counts a push before its link, and the last linked node cannot leave until that link is made
+// (one producer here). Workloads: bursts injected from a plain
+// thread (the bounds, from the probes); two tasks injected while every worker is busy, fetched
 // together, the first spinning until the second starts (workloads::fetched_batch_stranded,
-// 3 workers, run when W >= 2). Control: batch bounds
-// raised to 256 and the fetched tasks hidden from thieves; it counts as caught only if both
-// halves are caught.
+// 3 workers, run when W >= 2). Control, three halves each of which must be caught: batch bounds
+// raised to 256, a fetch that takes one task, and the fetched tasks hidden from thieves.
+void g2_bounds(const run_params& p, const config& c, outcome& o, std::uint64_t& above,
+               std::uint64_t& below) {
+    const config documented;
+    runtime rt(c);
+    const int rounds = p.quick ? 3 : 12;
+    for (int r = 0; r < rounds; ++r) {
+        std::vector<join_handle<unsigned long>> hs;
+        for (int i = 0; i < 3000; ++i) hs.push_back(rt.spawn(workloads::leaf(i)));
+        for (auto& h : hs) h.join();
+        ++o.runs;
+    }
+    visit_events(rt, o, [&](const probe_event& e) {
+        if (e.kind != probe_kind::global_fetch) return;
+        ++o.events;
+        const std::uint64_t share = std::clamp<std::uint64_t>(
+            e.c / p.workers, documented.global_batch_min, documented.global_batch_max);
+        const std::uint64_t room = 1 + detail::local_queue::capacity - (e.a >> 1);
+        const std::uint64_t want = std::min({e.c, share, room});
+        if (e.b > std::min(e.c, share)) {
+            ++above;
+            forbid(o, "fetched " + std::to_string(e.b) + " of " + std::to_string(e.c));
+        } else if ((e.a & 1) == 0 && e.b + 2 < want) {
+            ++below;
+            forbid(o, "fetched only " + std::to_string(e.b) + " of " + std::to_string(e.c) +
+                          " (a share of " + std::to_string(want) + ")");
+        }
+    });
+}
+
 outcome check_g2(const run_params& p, bool faulty) {
     outcome o;
-    config c = probed(p.workers);
-    const config documented;
-    if (faulty) c.global_batch_min = c.global_batch_max = 256;
-    {
-        runtime rt(c);
-        const int rounds = p.quick ? 3 : 12;
-        for (int r = 0; r < rounds; ++r) {
-            std::vector<join_handle<unsigned long>> hs;
-            for (int i = 0; i < 3000; ++i) hs.push_back(rt.spawn(workloads::leaf(i)));
-            for (auto& h : hs) h.join();
-            ++o.runs;
-        }
-        visit_events(rt, o, [&](const probe_event& e) {
-            if (e.kind != probe_kind::global_fetch) return;
-            ++o.events;
-            const std::uint64_t share = std::clamp<std::uint64_t>(
-                e.c / p.workers, documented.global_batch_min, documented.global_batch_max);
-            if (e.b > std::min(e.c, share)) {
-                ++o.violations;
-                note_first(o, "fetched " + std::to_string(e.b) + " of " + std::to_string(e.c));
-            }
-        });
+    const auto kinds = probe_kinds_of({probe_kind::global_fetch});
+    std::uint64_t above = 0, below = 0;
+    if (!faulty) {
+        g2_bounds(p, probed(p.workers, kinds), o, above, below);
+    } else {
+        config raised = probed(p.workers, kinds);
+        raised.global_batch_min = raised.global_batch_max = 256;
+        std::uint64_t ignored = 0;
+        g2_bounds(p, raised, o, above, ignored);
+        config one = probed(p.workers, kinds);
+        one.debug.global_fetch_takes_one = true;
+        g2_bounds(p, one, o, ignored, below);
     }
-    const std::uint64_t bound_violations = o.violations;
+    const std::uint64_t bound_violations = faulty ? std::min(above, below) : o.violations;
     std::uint64_t stranded = 0;
     if (p.workers >= 2) {
         config v = fresh(3);
@@ -876,8 +898,9 @@ outcome check_g2(const run_params& p, bool faulty) {
     }
     if (faulty && (bound_violations == 0 || stranded == 0)) {
         o.violations = 0;  // each half of the control must be caught on its own
-        o.detail = bound_violations == 0 ? "raised batch bounds not caught"
-                                         : "hidden fetched batch not caught";
+        o.detail = above == 0   ? "raised batch bounds not caught"
+                   : below == 0 ? "a fetch of one task not caught"
+                                : "hidden fetched batch not caught";
     }
     return o;
 }
@@ -1200,8 +1223,12 @@ std::vector<checker> sched_checkers() {
         {"I9", "pushing work thieves can see wakes a parked peer (10 s park timeout)",
          "pushes to the ring wake nobody (no_wake_on_local_push)", check_i9, false, false,
          /*needs_parking=*/true},
-        {"G2", "a fetch takes at most min(len, clamp(len/W, 4, 64)); thieves see the rest",
-         "batch bounds raised to 256; fetched tasks hidden (hide_fetched_batch)", check_g2},
+        {"G2",
+         "a fetch takes min(len, clamp(len/W, 4, 64)) within its room, never more; thieves see "
+         "the rest",
+         "batch bounds raised to 256; a fetch takes one task; fetched tasks hidden "
+         "(hide_fetched_batch)",
+         check_g2},
         {"G7", "a periodic global check takes one task, or fills a ring below a quarter",
          "the periodic check fetches a batch (periodic_fetch_batches)", check_g7},
         {"G4", "a saturated worker checks the global queue every <= 255 polls",

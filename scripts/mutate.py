@@ -348,6 +348,29 @@ CATALOGUE = [
      "        return a->op_ && blitz::detail::io_op_done(a->op_);",
      "an owned read ended by its linked timeout wakes its awaiter with the kernel's ECANCELED: "
      "timeout() returns that error as the read's result instead of timed_out()"),
+    ("timers-only-at-empty-ring", "runtime/src/sched/worker.cpp",
+     "        const bool skip_maintain = BLITZ_FAULT(cfg_.debug.timers_only_when_idle) &&\n"
+     "                                   (lifo_ || given_back_ || !ring_.empty());",
+     "        const bool skip_maintain = !ring_.empty();",
+     "timers (and I/O) are turned only at ticks that start with an empty ring: a worker whose "
+     "yielding tasks always leave one in the ring fires a due sleep hundreds of milliseconds late "
+     "(T8 with two yielders)"),
+    ("blocking-one-idle-for-all", "runtime/src/blocking/pool.cpp",
+     "            BLITZ_FAULT(opt_.fault_one_idle_for_all) ? idle_ > 0 : idle_ >= queue_.size();",
+     "            idle_ > 0;",
+     "the blocking pool starts a thread only when none is idle: one idle thread stands for every "
+     "queued job, so the jobs of a burst serialize and a job waiting on another of its burst "
+     "stalls (X1's burst)"),
+    ("select-winner-before-losers-settle", "runtime/src/task/select_scope.cpp",
+     "    if (!losers_settled(i) && !BLITZ_FAULT(fault_select_skips_loser_settle())) {",
+     "    if (!losers_settled(i) && false) {",
+     "a select resumes its winner as soon as it is decided, while the tasks of a losing branch's "
+     "scope still run (and the branch's drop then blocks the worker until they end)"),
+    ("global-fetch-takes-one", "runtime/src/sched/worker.cpp",
+     "    std::uint32_t room = BLITZ_FAULT(cfg_.debug.global_fetch_takes_one) ? 1 : 1 + ring_room;",
+     "    std::uint32_t room = 1;",
+     "a fetch from the global queue takes one task instead of a batch: injected bursts go one "
+     "lock round trip per task (G2's lower bound)"),
     ("lifo-count-reset-per-tick", "runtime/src/sched/worker.cpp",
      "        if (BLITZ_FAULT(cfg_.debug.lifo_count_per_tick)) lifo_polls_ = 0;",
      "        lifo_polls_ = 0;",

@@ -221,40 +221,76 @@ inline task<void> spin_until(std::atomic<bool>& flag, std::atomic<bool>& gave_up
     }
 }
 
+// T8: yields in a loop until `woke`, like spin_until with `yield`, and counts in `late_polls`
+// the polls it made while the sleep was due (from `due`, a steady_clock count; 0: not armed)
+// and not yet ended. A count, not a time: a preempted worker makes no polls.
+inline task<void> yield_counting(std::atomic<bool>& woke, std::atomic<bool>& gave_up,
+                                 const std::atomic<std::int64_t>& due,
+                                 std::atomic<std::uint64_t>& late_polls, std::chrono::seconds cap) {
+    const auto limit = std::chrono::steady_clock::now() + cap;
+    while (!woke.load()) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now > limit) {
+            gave_up = true;
+            break;
+        }
+        const std::int64_t d = due.load();
+        if (d != 0 && now.time_since_epoch().count() > d) late_polls.fetch_add(1);
+        co_await yield_now();
+    }
+}
+
 // T7/T8: a 5 ms sleep while the worker that armed it stays busy. `stuck` true (T7, W >= 2):
 // the sleeper spawns a task that lands in its own worker's LIFO slot and spins once the sleeper
 // suspends; every other worker parked before the timer was armed. `stuck` false (T8, any W):
-// that task yields in a loop instead, so the sleeper's worker always has local work. The busy
-// task stops once the sleep has ended, or gives up after `cap`: a hang guard, far above any
-// honest lateness, so giving up means the timer was never fired while the worker was busy.
+// `yielders` tasks yield in a loop instead, so the sleeper's worker always has local work (with
+// two or more, one of them always sits in the ring). The busy tasks stop once the sleep has
+// ended, or give up after `cap`: a hang guard, far above any honest lateness, so giving up
+// means the timer was never fired while the worker was busy. The yielders also count their
+// polls made once the sleep was due (5 ms plus the wheel's 1 ms resolution and 1 ms to spare)
+// and before it ended: a tick's maintenance fires the timer, so a working runtime lets through
+// at most the rest of one tick's budget and the queue ahead of the sleeper.
 // `c` carries the worker count, the park timeout and faults.
 struct busy_sleep_result {
     std::chrono::microseconds overshoot;  // past the 5 ms
     bool busy_gave_up;                    // the sleep did not end within `cap`
+    std::uint64_t late_polls = 0;         // yielders' polls while the sleep was overdue
 };
-inline busy_sleep_result sleep_while_busy(config c, bool stuck, std::chrono::seconds cap) {
+inline busy_sleep_result sleep_while_busy(config c, bool stuck, std::chrono::seconds cap,
+                                          unsigned yielders = 1) {
     using namespace std::chrono;
     runtime rt(c);
     settle(rt);  // every worker parked, with plans made before the timer exists
     std::atomic<bool> woke{false}, gave_up{false};
+    std::atomic<std::int64_t> due{0};
+    std::atomic<std::uint64_t> late_polls{0};
     const microseconds late =
-        rt.block_on([](runtime& rt, std::atomic<bool>& woke, std::atomic<bool>& gave_up, bool stuck,
-                       seconds cap) -> task<microseconds> {
+        rt.block_on([](runtime& rt, std::atomic<bool>& woke, std::atomic<bool>& gave_up,
+                       std::atomic<std::int64_t>& due, std::atomic<std::uint64_t>& late_polls,
+                       bool stuck, seconds cap, unsigned yielders) -> task<microseconds> {
             // The worker that started this task may have woken another (I4); wait until every
             // other worker is parked again, so their plans predate the timer.
             const auto settle_limit = steady_clock::now() + cap;
             while (rt.metrics().num_parked + 1 < rt.num_workers() &&
                    steady_clock::now() < settle_limit) {
             }
-            auto h = spawn(spin_until(woke, gave_up, cap, !stuck));  // this worker's LIFO slot
+            std::vector<join_handle<void>> hs;
+            if (stuck) {
+                hs.push_back(spawn(spin_until(woke, gave_up, cap)));  // this worker's LIFO slot
+            } else {
+                for (unsigned i = 0; i < yielders; ++i) {
+                    hs.push_back(spawn(yield_counting(woke, gave_up, due, late_polls, cap)));
+                }
+            }
             const auto t0 = steady_clock::now();
+            due = duration_cast<steady_clock::duration>((t0 + 7ms).time_since_epoch()).count();
             co_await sleep(5ms);
             const auto d = duration_cast<microseconds>(steady_clock::now() - t0) - 5ms;
             woke = true;
-            co_await h;
+            for (auto& h : hs) co_await h;
             co_return d;
-        }(rt, woke, gave_up, stuck, cap));
-    return {late, gave_up.load()};
+        }(rt, woke, gave_up, due, late_polls, stuck, cap, yielders));
+    return {late, gave_up.load(), late_polls.load()};
 }
 
 // G2 (issue 15, defect 2): tasks A and B wait in the global queue while every worker is busy

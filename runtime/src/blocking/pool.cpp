@@ -42,8 +42,9 @@ void blocking_pool::submit(std::shared_ptr<blocking_job> job) {
         queue_.push_back(std::move(job));
         // Start a thread unless an idle one is left for this job (one idle thread per queued
         // job), or the cap is reached (then the job waits its turn).
-        if (idle_ < queue_.size() &&
-            (threads_ < opt_.max_threads || BLITZ_FAULT(opt_.fault_ignore_cap))) {
+        const bool covered =
+            BLITZ_FAULT(opt_.fault_one_idle_for_all) ? idle_ > 0 : idle_ >= queue_.size();
+        if (!covered && (threads_ < opt_.max_threads || BLITZ_FAULT(opt_.fault_ignore_cap))) {
             ++threads_;
             ++spawned_;
             peak_ = std::max(peak_, threads_);

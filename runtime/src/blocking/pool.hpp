@@ -33,6 +33,8 @@ public:
         // a pinned worker would otherwise inherit its single PU).
         std::vector<unsigned> cpus;
         bool fault_ignore_cap = false;  // X1's negative control
+        bool fault_one_idle_for_all =
+            false;  // X1's burst control: any idle thread covers the queue
     };
     explicit blocking_pool(options o);
     ~blocking_pool();

@@ -76,6 +76,48 @@ TEST(BlockingPool, NeverMoreThreadsThanTheCap) {
     EXPECT_EQ(rt.metrics().blocking_peak_threads, 3u);
 }
 
+// X1 (issue 45): with one thread idle, a burst of jobs up to the cap gets a thread each, so jobs
+// that wait for each other all run at once; with one idle thread standing for every queued job
+// (the control) the burst serializes and its first job gives up waiting.
+bool burst_rendezvous(bool one_idle_for_all) {
+    config c;
+    c.workers = 1;
+    c.blocking_threads_max = 3;
+    c.blocking_keep_alive = 10s;
+    c.debug.blocking_one_idle_for_all = one_idle_for_all;
+    runtime rt(c);
+    rt.spawn_blocking([] {}).join();
+    while (rt.metrics().blocking_idle == 0) std::this_thread::sleep_for(100us);
+    std::atomic<unsigned> started{0};
+    std::atomic<bool> gave_up{false};
+    std::vector<blocking_handle<void>> hs;
+    for (int i = 0; i < 3; ++i) {
+        hs.push_back(rt.spawn_blocking([&] {
+            started.fetch_add(1);
+            const auto limit = std::chrono::steady_clock::now() + (one_idle_for_all ? 1s : 10s);
+            while (started.load() < 3) {
+                if (std::chrono::steady_clock::now() > limit) {
+                    gave_up = true;
+                    return;
+                }
+                std::this_thread::sleep_for(50us);
+            }
+        }));
+    }
+    for (auto& h : hs) h.join();
+    return !gave_up.load();
+}
+
+TEST(BlockingPool, ABurstGetsAThreadPerJobUpToTheCap) {
+    for (int r = 0; r < 3; ++r) EXPECT_TRUE(burst_rendezvous(false)) << "round " << r;
+}
+
+TEST(BlockingPool, OneIdleThreadForEveryQueuedJobSerializesABurst) {
+    bool stalled = false;
+    for (int r = 0; r < 5 && !stalled; ++r) stalled = !burst_rendezvous(true);
+    EXPECT_TRUE(stalled);
+}
+
 TEST(BlockingPool, IdleThreadsRetireAfterKeepAlive) {
     config c;
     c.blocking_keep_alive = 20ms;

@@ -136,6 +136,53 @@ TEST(TaskScope, ABranchReadyDuringSetupWaitsForTheLosersScope) {
     EXPECT_EQ(after_death.load(), 0);
 }
 
+// X7 (issue 45): the winner of a select, an inline branch woken by a channel, resumes only
+// after the losing branch's scope has lost its tasks. Returns how many of those tasks were
+// alive when the winner resumed.
+int alive_when_the_winner_resumed(bool skip_settle) {
+    config c = conformance::fresh(2);
+    c.debug.select_skips_loser_settle = skip_settle;
+    runtime rt(c);
+    std::atomic<int> alive{0};
+    return rt.block_on([](std::atomic<int>& alive) -> task<int> {
+        auto [tx, rx] = channel<int>(1);
+        auto yielder = [](std::atomic<int>& n) -> task<void> {
+            n.fetch_add(1);
+            struct on_drop {
+                std::atomic<int>& n;
+                ~on_drop() { n.fetch_sub(1); }
+            } d{n};
+            for (;;) co_await yield_now();
+        };
+        auto loser = [](std::atomic<int>& n, auto yielder) -> task<void> {
+            co_await scoped([&](task_scope& s) -> task<void> {
+                for (int i = 0; i < 4; ++i) s.spawn(yielder(n));
+                co_await sleep(1h);
+            });
+        };
+        auto winner = [](receiver<int>& rx, std::atomic<int>& n) -> task<int> {
+            (void)co_await rx.recv();
+            co_return n.load();
+        };
+        auto send = spawn([](sender<int> tx, std::atomic<int>& n) -> task<void> {
+            while (n.load() < 4) co_await yield_now();
+            (void)co_await tx.send(1);
+        }(tx, alive));
+        auto r = co_await select(loser(alive, yielder), winner(rx, alive));
+        co_await send;
+        co_return r.index() == 1 ? std::get<1>(r) : -1;
+    }(alive));
+}
+
+TEST(TaskScope, ASelectsWinnerResumesOnlyAfterTheLosersScopeIsEmpty) {
+    for (int r = 0; r < 10; ++r) EXPECT_EQ(alive_when_the_winner_resumed(false), 0) << r;
+}
+
+TEST(TaskScope, AWinnerResumedBeforeTheLosersSettledSeesTheirTasks) {
+    // The control: the fault that X7's control and its mutant use.
+    EXPECT_GT(alive_when_the_winner_resumed(true), 0);
+}
+
 TEST(TaskScope, FirstTaskExceptionIsRethrownOnceAllFinished) {
     runtime rt(conformance::fresh(2));
     std::atomic<int> finished{0};

@@ -204,7 +204,7 @@ task_header* worker::fetch_global_batch(bool periodic) noexcept {
     // after 192 more spawns.
     const std::uint32_t ring_len = ring_.len();
     const std::uint32_t ring_room = local_queue::capacity - ring_len;
-    std::uint32_t room = 1 + ring_room;
+    std::uint32_t room = BLITZ_FAULT(cfg_.debug.global_fetch_takes_one) ? 1 : 1 + ring_room;
     if (periodic && !BLITZ_FAULT(cfg_.debug.periodic_fetch_batches)) {
         const bool fill = ring_len < periodic_fill && !BLITZ_FAULT(cfg_.debug.periodic_fetch_one);
         room = 1 + (fill ? periodic_fill - ring_len : 0);

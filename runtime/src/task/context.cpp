@@ -26,6 +26,10 @@ bool fault_drop_exceptions() noexcept {
 bool fault_select_completes_losers() noexcept {
     return tl_runtime && tl_runtime->cfg->debug.select_completes_losers;
 }
+
+bool fault_select_skips_loser_settle() noexcept {
+    return tl_runtime && tl_runtime->cfg->debug.select_skips_loser_settle;
+}
 #endif
 
 void throw_no_spawn_target() {

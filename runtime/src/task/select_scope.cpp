@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "blitz/detail/faults.hpp"
 #include "blitz/detail/task_header.hpp"
 
 namespace blitz::detail {
@@ -86,7 +87,7 @@ bool select_scope::losers_settled(unsigned winner) noexcept {
 
 // Chooses slot i: resumes it once the losers' hooks have settled.
 bool select_scope::resume_slot(unsigned i) noexcept {
-    if (!losers_settled(i)) {
+    if (!losers_settled(i) && !BLITZ_FAULT(fault_select_skips_loser_settle())) {
         decided_ = static_cast<int>(i);
         return false;
     }

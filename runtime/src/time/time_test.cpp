@@ -368,5 +368,17 @@ TEST(RealTime, TimersFireOnAWorkerThatAlwaysHasLocalWork) {
     EXPECT_TRUE(workloads::sleep_while_busy(c, /*stuck=*/false, 1s).busy_gave_up);
 }
 
+// T8 (issue 45) with two yielders, one of which always sits in the ring: a due sleep waits at
+// most two ticks' polls of theirs (counted, not timed).
+TEST(RealTime, ADueTimerWaitsAtMostTwoTicksOfPollsBehindTasksInTheRing) {
+    config c = conformance::fresh(1);
+    c.park_timeout = 60s;
+    for (int r = 0; r < 3; ++r) {
+        const auto res = workloads::sleep_while_busy(c, /*stuck=*/false, 10s, /*yielders=*/2);
+        EXPECT_FALSE(res.busy_gave_up);
+        EXPECT_LE(res.late_polls, 2u * c.budget_per_tick + 16);
+    }
+}
+
 }  // namespace
 }  // namespace blitz

@@ -52,6 +52,8 @@ inline const runtime_context* current_or_draining_runtime() noexcept {
 bool fault_drop_exceptions() noexcept;
 // X7's negative control: true when this worker's runtime lets a select complete its losers.
 bool fault_select_completes_losers() noexcept;
+// X7's other control: true when a select resumes its winner before its losers have settled.
+bool fault_select_skips_loser_settle() noexcept;
 #endif
 
 // Readiness check of a suspended awaitable: an awaitable that can tell whether it may be

@@ -58,9 +58,15 @@ struct runtime_faults {
     bool steal_ignores_nodes = false;
     // X1: the blocking pool starts a thread for every job, ignoring its cap.
     bool blocking_ignores_cap = false;
+    // X1: the pool starts a thread only when none is idle, so one idle thread stands for every
+    // queued job and the jobs of a burst wait for each other.
+    bool blocking_one_idle_for_all = false;
     // X7: a select also completes every other branch that is ready when it returns and
     // discards their results (what spawning each branch as a task used to do).
     bool select_completes_losers = false;
+    // X7: a select resumes its winner as soon as it is decided, while the losing branches' drop
+    // hooks (a task_scope's tasks being aborted) have not settled.
+    bool select_skips_loser_settle = false;
     // G7: the periodic global check fetches a batch, as an ordinary fetch does.
     bool periodic_fetch_batches = false;
     // G7 before issue 21: the periodic global check takes one task even when the ring is
@@ -68,6 +74,8 @@ struct runtime_faults {
     bool periodic_fetch_one = false;
     // G2: fetched tasks wait where thieves cannot see them (the batch buffer before issue 15).
     bool hide_fetched_batch = false;
+    // G2: a fetch from the global queue (other than the periodic check) takes one task.
+    bool global_fetch_takes_one = false;
     // G8: the periodic global check follows the poll count only, never the clock.
     bool no_time_bound_on_global_interval = false;
     // I8: the last searcher to find work does not wake another worker.
