@@ -348,6 +348,11 @@ CATALOGUE = [
      "        return a->op_ && blitz::detail::io_op_done(a->op_);",
      "an owned read ended by its linked timeout wakes its awaiter with the kernel's ECANCELED: "
      "timeout() returns that error as the read's result instead of timed_out()"),
+    ("hand-back-dropped", "runtime/src/task/task_header.cpp",
+     "    } else if (theirs) {",
+     "    } else if (false) {",
+     "a task that completed on a worker other than its list's owner is never handed back: its "
+     "block stays allocated until shutdown (K6: memory back at completion)"),
     ("timers-only-at-empty-ring", "runtime/src/sched/worker.cpp",
      "        const bool skip_maintain = BLITZ_FAULT(cfg_.debug.timers_only_when_idle) &&\n"
      "                                   (lifo_ || given_back_ || !ring_.empty());",

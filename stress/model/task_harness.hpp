@@ -24,7 +24,7 @@ public:
     task_harness(const task_harness&) = delete;
     task_harness& operator=(const task_harness&) = delete;
     ~task_harness() {
-        // The owner's list reference of every spawned task, as a runtime's shutdown sweep drops it.
+        // The owner's list reference of every spawned task, as a runtime's shutdown pass drops it.
         for (detail::task_header* t : spawned_) t->unref();
     }
 
@@ -64,7 +64,9 @@ public:
         push(t);
     }
     void schedule(detail::task_header* t, bool) noexcept override { push(t); }
-    bool release(detail::task_header*) noexcept override { return false; }
+    released release(detail::task_header*) noexcept override { return released::unlisted; }
+    // No task_list here (reg_owner_ stays 0), so complete() never hands a task back.
+    void hand_back(detail::task_header*) noexcept override {}
     void unhandled_exception(detail::task_header*) noexcept override {}
 
 private:

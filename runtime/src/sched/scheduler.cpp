@@ -55,6 +55,7 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
     : cfg_(cfg),
       setup_(std::move(setup)),
       nworkers_(setup_.workers),
+      first_list_id_(task_list::reserve_ids(std::max(nworkers_, 1u))),
       driver_(setup_.driver),
       idle_(nworkers_, cfg.limit_searchers,
             idle_faults{BLITZ_FAULT(cfg.debug.claim_highest_parked),
@@ -101,7 +102,7 @@ void scheduler::make_workers() {
             if (void* mem = setup_.worker_memory(i, sizeof(worker))) {
                 try {
                     w = std::unique_ptr<worker, worker_free>(
-                        new (mem) worker(*this, i, mix_seed(base + i)),
+                        new (mem) worker(*this, i, mix_seed(base + i), list_id(i)),
                         worker_free{&setup_.release_worker_memory});
                 } catch (...) {
                     setup_.release_worker_memory(mem, sizeof(worker));
@@ -109,7 +110,10 @@ void scheduler::make_workers() {
                 }
             }
         }
-        if (!w) w = std::unique_ptr<worker, worker_free>(new worker(*this, i, mix_seed(base + i)));
+        if (!w) {
+            w = std::unique_ptr<worker, worker_free>(
+                new worker(*this, i, mix_seed(base + i), list_id(i)));
+        }
         workers_.push_back(std::move(w));
     }
     for (unsigned i = 0; i < nworkers_ && i < setup_.distances.size(); ++i) {
@@ -209,9 +213,16 @@ bool scheduler::work_pending() const noexcept {
     return false;
 }
 
-bool scheduler::release(task_header* t) noexcept {
+task_scheduler::released scheduler::release(task_header* t) noexcept {
     worker* w = own_worker();
-    return w && w->disown(t);
+    if (w && w->disown(t)) return released::mine;
+    return task_list::listed(t) ? released::elsewhere : released::unlisted;
+}
+
+void scheduler::hand_back(task_header* t) noexcept {
+    const unsigned owner = task_list::owner_of(t) - first_list_id_;
+    assert(owner < nworkers_ && "a task listed by another runtime's worker");
+    workers_[owner]->hand_back(t);
 }
 
 void scheduler::unhandled_exception(task_header* t) noexcept {
@@ -258,6 +269,9 @@ void scheduler::cancel_all_and_drain() noexcept {
     // every list and every queue is empty.
     for (;;) {
         bool any = false;
+        // First what completed elsewhere and waits in an inbox: those tasks leave their lists
+        // before the lists are emptied below (each is in both until then).
+        for (auto& w : workers_) w->reclaim_returned();
         auto cancel = [&](task_header* t) {
             any = true;
             t->cancel_for_shutdown();

@@ -87,7 +87,8 @@ public:
     // ---- task_scheduler ----
     void spawn(task_header* t) noexcept override;
     void schedule(task_header* t, bool is_yield) noexcept override;
-    bool release(task_header* t) noexcept override;
+    released release(task_header* t) noexcept override;
+    void hand_back(task_header* t) noexcept override;
     void unhandled_exception(task_header* t) noexcept override;
 
     // Wakes one parked worker unless a searcher exists (I3); true if it claimed one.
@@ -150,6 +151,12 @@ private:
     const config cfg_;
     scheduler_setup setup_;
     const unsigned nworkers_;
+    // The workers' task lists take ids first_list_id_ + index (task_list::reserve_ids), so a
+    // task's list id names the worker that gets it back when it completes elsewhere.
+    const std::uint16_t first_list_id_;
+    std::uint16_t list_id(unsigned i) const noexcept {
+        return static_cast<std::uint16_t>(first_list_id_ + i);
+    }
     park_driver* const driver_;
     const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     global_queue global_;

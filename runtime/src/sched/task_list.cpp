@@ -27,20 +27,14 @@ void task_list::grow() noexcept {
     if (!resize(cap_ ? 2 * cap_ : 64)) std::terminate();
 }
 
-void task_list::sweep() noexcept {
-    std::size_t i = 0;
-    while (i < len_) {
-        task_header* t = items_[i];
-        if (t->is_complete()) {
-            take_out(i);  // the last one moves to i: look at i again
-            t->unref();   // the list's reference; may free the task
-        } else {
-            ++i;
-        }
+std::uint16_t task_list::reserve_ids(unsigned n) noexcept {
+    for (;;) {
+        // relaxed: only uniqueness matters
+        const std::uint32_t first =
+            next_list_id.fetch_add(n, std::memory_order_relaxed) % 65535 + 1;
+        if (first + n - 1 <= 65535) return static_cast<std::uint16_t>(first);
+        // The block would wrap past 65,535: take the next one.
     }
-    kept_ = len_;
-    // Under a quarter full after a burst: keep room for twice what is left.
-    if (cap_ > 1024 && len_ < cap_ / 4) resize(std::max<std::size_t>(1024, 2 * len_));
 }
 
 }  // namespace blitz::detail

@@ -3,6 +3,7 @@
 // task_list: the tasks one worker spawned (or adopted: spawned from outside, first fetched
 // there), so that shutdown can find tasks that sit in no queue (K3).
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -16,30 +17,44 @@ namespace blitz::detail {
 // list's 16-bit id (task_header::reg_owner_) and its position in the array (reg_index_), so
 // the header spends 6 bytes on it, not three pointers. Single owner, no lock:
 //   1. push() appends a task when it is spawned;
-//   2. remove() takes out a task that completed on the owner's thread, at completion (the last
-//      entry moves into its place), so its memory goes back at once (the caller drops the
-//      list's reference);
-//   3. tasks that completed elsewhere (stolen) stay until a sweep: push() sweeps when the list
-//      has doubled since the last sweep (plus a slack of 256), and sweep_if_worthwhile() (the
-//      owner going idle) when a quarter of it is new. Each sweep walks at most twice the pushes
-//      since the previous one: O(1) amortized per push. The array grows by doubling (no
-//      allocation once it is big enough) and a sweep that leaves it under a quarter full cuts it
-//      to twice what is left (at least 1,024 entries);
+//   2. remove() takes out a task that completed, at once (the last entry moves into its place),
+//      and the caller drops the list's reference: on the owner's thread at completion; for a
+//      task that completed elsewhere (stolen, or aborted from another thread), when the owner
+//      takes it from its completion_inbox (issue 45: such tasks used to wait for a sweep, and
+//      after a burst half of a server's connection frames stayed allocated);
+//   3. the array grows by doubling (no allocation once it is big enough), and trim(), when the
+//      owner goes idle, cuts an array under a quarter full to twice what is left (at least
+//      1,024 entries);
 //   4. pop() empties it at shutdown.
+// A runtime's workers take consecutive ids (reserve_ids), so that a task's list id names the
+// worker whose inbox gets it back.
 //
 // Invariants: a task is in at most one list; reg_owner_ holds the list's id exactly while the
 // task is in it (0 otherwise; only the owner writes it, other threads may read it, see
 // task_header) and then items_[reg_index_] is the task; every task pushed is released exactly
-// once (remove, sweep, or the shutdown pass). Ids are unique among the lists alive at once
-// unless 65,535 lists are made in between (a runtime makes one per worker); a task is
-// only ever compared with lists of its own runtime.
-// Memory ordering: a sweep reads each task's lifecycle with acquire (task_header::is_complete).
+// once (remove, or the shutdown pass). Ids are unique among the lists alive at once unless
+// 65,535 lists are made in between (a runtime makes one per worker); a task is only ever
+// compared with lists of its own runtime.
+// Memory ordering: none of its own; the inbox orders a completion before the owner's remove.
 // Thread-safety: one owner thread (a worker). An allocation failure while growing terminates
 // (as Tokio aborts on one).
 class task_list {
 public:
-    task_list() noexcept;
+    task_list() noexcept;  // an id of its own
+    explicit task_list(std::uint16_t id) noexcept : id_(id) {}
     ~task_list() { std::free(items_); }
+    // Reserves n consecutive ids (1 <= n <= 4096) for one runtime's lists, none of them 0;
+    // returns the first.
+    static std::uint16_t reserve_ids(unsigned n) noexcept;
+    std::uint16_t id() const noexcept { return id_; }
+    // The id of the list that holds t, 0 if none (any thread; see listed()).
+    static std::uint16_t owner_of(const task_header* t) noexcept {
+        return t->reg_owner_.load(std::memory_order_relaxed);
+    }
+    // The link a completion_inbox of tasks uses: the global queue's, free once a task completed.
+    struct inbox_link {
+        static atomic<task_header*>& of(task_header* t) noexcept { return t->queue_next_; }
+    };
     task_list(const task_list&) = delete;
     task_list& operator=(const task_list&) = delete;
 
@@ -48,7 +63,6 @@ public:
         t->reg_index_ = static_cast<std::uint32_t>(len_);
         t->reg_owner_.store(id_, std::memory_order_relaxed);
         items_[len_++] = t;
-        if (len_ >= 2 * kept_ + 256) sweep();
     }
     // Lists t if it is in no list yet (a task spawned from outside the workers, when a worker
     // first fetches it from the global queue); the list's reference is the one spawn reserved.
@@ -64,21 +78,18 @@ public:
     bool remove(task_header* t) noexcept {
         if (t->reg_owner_.load(std::memory_order_relaxed) != id_) return false;
         take_out(t->reg_index_);
-        if (kept_ > len_) kept_ = len_;
         return true;
     }
-    void sweep_if_worthwhile() noexcept {
-        const std::size_t fresh = len_ > kept_ ? len_ - kept_ : 0;
-        if (fresh >= 64 && fresh >= kept_ / 4) sweep();
+    // Going idle: an array under a quarter full after a burst keeps room for twice what is
+    // left (at least 1,024 entries).
+    void trim() noexcept {
+        if (cap_ > 1024 && len_ < cap_ / 4) resize(std::max<std::size_t>(1024, 2 * len_));
     }
-    // Takes out every completed task and releases the list's reference to it.
-    void sweep() noexcept;
     // Takes out and returns one task (its reference passes to the caller); nullptr when empty.
     task_header* pop() noexcept {
         if (len_ == 0) return nullptr;
         task_header* t = items_[len_ - 1];
         take_out(len_ - 1);
-        if (kept_ > len_) kept_ = len_;
         return t;
     }
     std::size_t size() const noexcept { return len_; }
@@ -99,8 +110,7 @@ private:
     task_header** items_ = nullptr;
     std::size_t len_ = 0;
     std::size_t cap_ = 0;
-    std::size_t kept_ = 0;  // length right after the last sweep
-    std::uint16_t id_;      // never 0
+    std::uint16_t id_;  // never 0
 };
 
 }  // namespace blitz::detail

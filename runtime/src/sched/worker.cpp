@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <string>
 
@@ -16,7 +17,7 @@ namespace blitz::detail {
 
 using clock = std::chrono::steady_clock;
 
-worker::worker(scheduler& s, unsigned index, std::uint64_t seed)
+worker::worker(scheduler& s, unsigned index, std::uint64_t seed, std::uint16_t list_id)
     : sched_(s),
       cfg_(s.cfg()),
       index_(index),
@@ -24,7 +25,8 @@ worker::worker(scheduler& s, unsigned index, std::uint64_t seed)
       clock_(cycle_clock::process()),
       spin_(s.cfg().park_spin, s.cfg().park_spin_adaptive),
       avg_poll_ns_(static_cast<double>(s.cfg().initial_avg_poll.count())),
-      rng_(seed) {
+      rng_(seed),
+      owned_(list_id) {
     for (auto& c : counters_) c.store(0, std::memory_order_relaxed);  // relaxed: not shared yet
 #if BLITZ_PROBES
     if (cfg_.probes) probes_ = std::make_unique<probe_ring>(cfg_.probe_capacity);
@@ -51,6 +53,8 @@ void worker::run() {
         // L3 (issue 45): the LIFO count carries across the tick boundary, so a pair that
         // reached the cap on the last poll of a tick does not get the cap's polls again.
         if (BLITZ_FAULT(cfg_.debug.lifo_count_per_tick)) lifo_polls_ = 0;
+        // Memory back at completion (issue 45): what completed elsewhere leaves the list now.
+        if (!returned_.empty()) reclaim_returned();
         const std::int64_t start = clock_.now();
         note_time(start);  // G8
         // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
@@ -257,7 +261,11 @@ task_header* worker::search() noexcept {
         // nothing that grows with W. (A worker unparked after the count was read finds its own
         // work; a timeout wake is owed none.)
         bump(c_timeout_looks_skipped);
-        BLITZ_PROBE(*this, probe_kind::steal_walk, index_, 0, 0);
+        // The walk's random start is drawn all the same, so that a fixed seed replays every
+        // worker's victim choices whichever wakes found the others parked (Q7).
+        const unsigned first =
+            tiered_ || w < 2 ? index_ : nth_victim(index_, rng_.bounded(w - 1), 0, w);
+        BLITZ_PROBE(*this, probe_kind::steal_walk, first, 0, 0);
         note_choice();
         return fetch_global();
     }
@@ -436,8 +444,9 @@ void worker::park() noexcept {
     // I10: a timeout wake samples during its first tick only; a park that does not sleep (the
     // spin saw work, the final check found some) comes back as an ordinary worker.
     woke_by_timeout_ = false;
-    owned_.sweep_if_worthwhile();   // going idle: a good moment to release completed tasks
-    ring_.trim_batches();           // and overflow batches left from a burst
+    reclaim_returned();             // going idle: tasks that completed elsewhere leave the list
+    owned_.trim();                  // and the list's array shrinks after a burst,
+    ring_.trim_batches();           // as do overflow batches left from one
     transitioning_to_park_ = true;  // L4: wakes from this thread now go to the global queue
     if (lifo_) push_ring(std::exchange(lifo_, nullptr));
     if (!ring_.empty() || !sched_.global().empty() || has_hidden_batch()) {
@@ -580,7 +589,8 @@ bool worker::busy_wait() noexcept {
     // Unlike park_spin's spinner, this worker is neither parked nor searching: no producer wakes
     // it, so it looks for the work itself, and it fires the timers and turns the I/O driver that a
     // parked worker would have slept on.
-    owned_.sweep_if_worthwhile();  // idle: a good moment to release completed tasks
+    reclaim_returned();  // idle: tasks that completed elsewhere leave the list
+    owned_.trim();
     ring_.trim_batches();
     if (searching_) {
         // A spinning worker is not a searcher (I1: back to 0 at rest). As the last searcher it
@@ -615,6 +625,17 @@ void worker::take_claim_token() noexcept {
     // token here means no token is ever left over to cut a later park short, so every wake is
     // either a claim, a timeout, or shutdown.
     while (!parker_.park(std::chrono::seconds(1))) {
+    }
+}
+
+void worker::reclaim_returned() noexcept {
+    task_header* t = returned_.take_all();
+    while (t) {
+        task_header* next = decltype(returned_)::next(t);  // before the unref may free t
+        [[maybe_unused]] const bool was_listed = owned_.remove(t);
+        assert(was_listed && "a task handed back to a worker that does not list it");
+        t->unref();  // the list's reference: the block goes back now if it was the last
+        t = next;
     }
 }
 

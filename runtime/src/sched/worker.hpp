@@ -14,6 +14,7 @@
 #include "blitz/metrics.hpp"
 #include "blitz/probe.hpp"
 #include "probe/probe_ring.hpp"
+#include "sched/completion_inbox.hpp"
 #include "sched/local_queue.hpp"
 #include "sched/parker.hpp"
 #include "sched/spin_budget.hpp"
@@ -64,7 +65,7 @@ inline worker* current_worker() noexcept { return tl_current_worker; }
 // snapshot() (any thread).
 class alignas(cache_line) worker {
 public:
-    worker(scheduler& s, unsigned index, std::uint64_t seed);
+    worker(scheduler& s, unsigned index, std::uint64_t seed, std::uint16_t list_id);
     worker(const worker&) = delete;
     worker& operator=(const worker&) = delete;
 
@@ -87,6 +88,11 @@ public:
     // Takes a task that completed on this thread out of the owned list if it is there; true if
     // it was (the caller drops the list's reference). Owner thread only.
     bool disown(task_header* t) noexcept { return owned_.remove(t); }
+    // A task of this worker's list that completed on another thread (any thread).
+    void hand_back(task_header* t) noexcept { returned_.push(t); }
+    // Takes the handed-back tasks out of the owned list and drops the list's references (owner
+    // thread, or the shutdown thread once the workers stopped).
+    void reclaim_returned() noexcept;
 
     // Probe recording (owner thread only); call sites use BLITZ_PROBE so that arguments are
     // evaluated only when probes are on.
@@ -266,10 +272,10 @@ private:
     fast_rng rng_;
     poll_source source_ = poll_source::ring;  // where the task about to run came from
     std::uint64_t choice_ = 0;  // own_sources() at the last choice (probes only; see probe.hpp)
-    std::unique_ptr<probe_ring> probes_;  // null when config::probes is off
-    task_list owned_;      // tasks spawned on this worker, until they complete (here) or are swept
-    bool tiered_ = false;  // NUMA-aware stealing
-    victim_tiers tiers_;   // when tiered_
+    std::unique_ptr<probe_ring> probes_;     // null when config::probes is off
+    task_list owned_;                        // tasks spawned on this worker, until they complete
+    bool tiered_ = false;                    // NUMA-aware stealing
+    victim_tiers tiers_;                     // when tiered_
     std::vector<std::uint8_t> distance_to_;  // distance class per worker; empty: not placed
 #if BLITZ_FAULTS
     // G2's control (hide_fetched_batch): fetched tasks kept where thieves cannot see them, as
@@ -280,6 +286,8 @@ private:
     // ---- read by other threads ----
     alignas(cache_line) atomic<std::uint64_t> counters_[c_count];
     local_queue ring_;  // head, tail and slots each sit on their own 128-byte lines
+    // Tasks of owned_ that completed on other threads (on its own 128-byte line).
+    completion_inbox<task_header, task_list::inbox_link> returned_;
     parker parker_;
 };
 

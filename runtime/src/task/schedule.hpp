@@ -17,8 +17,15 @@ public:
     // A queue entry was created for `t` (a wake, a cancellation, a yield): place it.
     virtual void schedule(task_header* t, bool is_yield) noexcept = 0;
     // `t` completed on the calling thread. Takes it out of its owner's task list if that list
-    // belongs to this thread; true if it did, and the list's reference is now the caller's.
-    virtual bool release(task_header* t) noexcept = 0;
+    // belongs to this thread (mine: the list's reference is now the caller's); elsewhere: it is
+    // listed by another thread's worker (see hand_back); unlisted: in no list.
+    enum class released { mine, elsewhere, unlisted };
+    virtual released release(task_header* t) noexcept = 0;
+    // `t` completed on a thread other than its list's owner (release returned false while it
+    // is listed), and the RMW that published the completion is done: give it back to the owner,
+    // who takes it out of its list and drops the list's reference. The caller does not touch
+    // `t` afterwards.
+    virtual void hand_back(task_header* t) noexcept = 0;
     // An exception ended `t` and nobody awaits its result (config::on_unhandled_exception).
     virtual void unhandled_exception(task_header* t) noexcept = 0;
 

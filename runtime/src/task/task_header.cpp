@@ -302,10 +302,15 @@ std::uint64_t task_header::finish(bool was_cancelled) noexcept {
 
 void task_header::complete(bool was_cancelled, std::uint32_t refs) noexcept {
     // Completed on the thread that owns its list entry: the list's reference goes with the
-    // others and the memory is reused at once. (Elsewhere the task stays listed until its owner
-    // sweeps: the list has no lock.) The list is this thread's alone, so taking the task out
-    // before the completion is published changes nothing anyone else can see.
-    if (sched_->release(this)) ++refs;
+    // others and the memory is reused at once. The list is this thread's alone, so taking the
+    // task out before the completion is published changes nothing anyone else can see.
+    // Completed elsewhere (stolen, or aborted from another thread) while listed: once the
+    // completion is published it is handed back to its list's owner, who takes it out and drops
+    // the list's reference (issue 45; it used to wait for a sweep). That reference keeps the
+    // block alive until then, so the hand-back is the last thing done with it here.
+    const task_scheduler::released where = sched_->release(this);
+    if (where == task_scheduler::released::mine) ++refs;
+    const bool theirs = where == task_scheduler::released::elsewhere;
     // Publishing COMPLETE drops our references in the same RMW, unless the task must still be
     // read afterwards: a join waker is registered (the handle may drop the last other reference
     // as soon as it sees COMPLETE), or it failed and the exception goes to the unhandled handler
@@ -319,10 +324,15 @@ void task_header::complete(bool was_cancelled, std::uint32_t refs) noexcept {
         if (failed && !(prev & join_interest)) [[unlikely]]
             sched_->unhandled_exception(this);
         unref(refs);
+        if (theirs) sched_->hand_back(this);
         return;
     }
     assert(refs_of(prev) >= refs && "task reference count underflow");
-    if (refs_of(prev) == refs) release_block(this);  // the last reference; the frame is gone
+    if (refs_of(prev) == refs) {
+        release_block(this);  // the last reference; the frame is gone
+    } else if (theirs) {
+        sched_->hand_back(this);
+    }
 }
 
 void task_header::cancel_for_shutdown() noexcept {

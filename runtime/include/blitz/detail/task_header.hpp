@@ -30,7 +30,8 @@ class select_scope;
 //   4. wake: IDLE -> SCHEDULED with +1 reference for the new queue entry; RUNNING/SCHEDULED only
 //      set `notified`; COMPLETE ignores wakes.
 //   5. completion or cancellation: -> COMPLETE; the join waker, if registered, is woken; the
-//      queue reference is released (the task list releases its own when it sweeps).
+//      queue reference is released; the task list's goes at once on its owner's thread, or,
+//      when it completed elsewhere, when the owner takes it from its completion inbox.
 //   6. the last reference frees the allocation, destroying the frame first if still alive.
 //
 // Invariants: at most one queue entry exists per task (only the IDLE -> SCHEDULED edge creates
