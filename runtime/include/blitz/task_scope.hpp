@@ -77,8 +77,13 @@ struct scope_guard {
     }
 };
 
+// The guard comes first: a coroutine's parameter copies are destroyed in reverse order, so the
+// task `t` (which owns the awaited frame: the co_await only borrows it) is destroyed before the
+// guard reports the task done. The other way round, a select's winner could resume (its losing
+// branch's scope settled) while the scope task's frame was still being destroyed on another
+// worker, its destructors touching the branch's frame (issue 45: X7 saw it in busy mode).
 template <class T>
-task<T> scope_task(task<T> t, scope_guard g) {
+task<T> scope_task(scope_guard g, task<T> t) {
     scope_state* s = g.s.get();
     try {
         if constexpr (std::is_void_v<T>) {
@@ -188,7 +193,7 @@ public:
             detail::lock_guard l(s_->mu);
             ++s_->live;  // before the task can finish
         }
-        auto h = blitz::spawn(detail::scope_task(std::move(t), detail::scope_guard(s_)));
+        auto h = blitz::spawn(detail::scope_task(detail::scope_guard(s_), std::move(t)));
         detail::task_header* hdr = h.header_for_scope();
         hdr->ref();
         detail::lock_guard l(s_->mu);
@@ -315,7 +320,7 @@ public:
             detail::lock_guard l(s_->mu);
             ++s_->live;
         }
-        return detail::scope_task(std::move(t), detail::scope_guard(s_));
+        return detail::scope_task(detail::scope_guard(s_), std::move(t));
     }
     // Returns false if it was already closed.
     bool close() {
