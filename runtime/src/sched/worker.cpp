@@ -263,7 +263,7 @@ task_header* worker::search() noexcept {
         bump(c_timeout_looks_skipped);
         // The walk's random start is drawn all the same, so that a fixed seed replays every
         // worker's victim choices whichever wakes found the others parked (Q7).
-        const unsigned first =
+        [[maybe_unused]] const unsigned first =
             tiered_ || w < 2 ? index_ : nth_victim(index_, rng_.bounded(w - 1), 0, w);
         BLITZ_PROBE(*this, probe_kind::steal_walk, first, 0, 0);
         note_choice();
