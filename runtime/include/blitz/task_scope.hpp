@@ -77,19 +77,27 @@ struct scope_guard {
     }
 };
 
-// The guard comes first: a coroutine's parameter copies are destroyed in reverse order, so the
-// task `t` (which owns the awaited frame: the co_await only borrows it) is destroyed before the
-// guard reports the task done. The other way round, a select's winner could resume (its losing
-// branch's scope settled) while the scope task's frame was still being destroyed on another
-// worker, its destructors touching the branch's frame (issue 45: X7 saw it in busy mode).
+// A scope's task and its guard in one parameter: members are destroyed in reverse order, so the
+// task (which owns the awaited frame: the co_await only borrows it) goes before the guard
+// reports it done. The order in which a coroutine destroys separate parameter copies is the
+// compiler's (clang: last to first; g++ 12: first to last, see net::serve), and with the guard
+// destroyed first a select's winner could resume (its losing branch's scope settled) while the
+// task's frame was still being destroyed on another worker, its destructors touching the
+// branch's frame (issue 45: X7 saw it in busy mode).
 template <class T>
-task<T> scope_task(scope_guard g, task<T> t) {
-    scope_state* s = g.s.get();
+struct scoped_task_parts {
+    scope_guard g;
+    task<T> t;
+};
+
+template <class T>
+task<T> scope_task(scoped_task_parts<T> p) {
+    scope_state* s = p.g.s.get();
     try {
         if constexpr (std::is_void_v<T>) {
-            co_await std::move(t);
+            co_await std::move(p.t);
         } else {
-            co_return co_await std::move(t);
+            co_return co_await std::move(p.t);
         }
     } catch (...) {
         {
@@ -193,7 +201,8 @@ public:
             detail::lock_guard l(s_->mu);
             ++s_->live;  // before the task can finish
         }
-        auto h = blitz::spawn(detail::scope_task(detail::scope_guard(s_), std::move(t)));
+        auto h = blitz::spawn(detail::scope_task(
+            detail::scoped_task_parts<T>{detail::scope_guard(s_), std::move(t)}));
         detail::task_header* hdr = h.header_for_scope();
         hdr->ref();
         detail::lock_guard l(s_->mu);
@@ -320,7 +329,8 @@ public:
             detail::lock_guard l(s_->mu);
             ++s_->live;
         }
-        return detail::scope_task(detail::scope_guard(s_), std::move(t));
+        return detail::scope_task(
+            detail::scoped_task_parts<T>{detail::scope_guard(s_), std::move(t)});
     }
     // Returns false if it was already closed.
     bool close() {
