@@ -18,15 +18,11 @@
 #include <thread>
 
 #include "blitz/blitz.hpp"
+#include "proc_rss.hpp"
 
 namespace {
 
-std::uint64_t rss_bytes() {
-    std::ifstream f("/proc/self/statm");
-    std::uint64_t size = 0, resident = 0;
-    f >> size >> resident;
-    return resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-}
+using bench_tools::rss_bytes;
 
 // Keeps the compiler from shrinking the buffer: it may be read and written through `p`.
 void escape(void* p) { asm volatile("" : : "g"(p) : "memory"); }
