@@ -376,6 +376,11 @@ CATALOGUE = [
      "    std::uint32_t room = 1;",
      "a fetch from the global queue takes one task instead of a batch: injected bursts go one "
      "lock round trip per task (G2's lower bound)"),
+    ("periodic-fill-past-interval", "runtime/src/sched/worker.cpp",
+     "                                              : std::min<std::uint32_t>(periodic_fill, interval_);",
+     "                                              : periodic_fill;",
+     "the periodic check fills any ring below 64 tasks, however many polls they are ahead of the "
+     "batch: under 100 us polls an injected task waits behind every local loop (G6)"),
     ("lifo-count-reset-per-tick", "runtime/src/sched/worker.cpp",
      "        if (BLITZ_FAULT(cfg_.debug.lifo_count_per_tick)) lifo_polls_ = 0;",
      "        lifo_polls_ = 0;",

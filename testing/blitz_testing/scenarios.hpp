@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -340,6 +341,102 @@ inline int fetched_batch_stranded(const config& c, int rounds, std::chrono::seco
         if (gave_up) ++stranded;
     }
     return stranded;
+}
+
+// G6: every worker saturated by `per_worker` self-waking loops whose polls each spin `poll` of
+// wall-clock time (so preemption only lengthens them, and the interval (G5) settles near
+// 1 ms / poll); tasks injected from this thread in pairs, the second while the first is still
+// queued. Each injected task is held to twice its runner's interval plus 2 polls of that runner
+// between its push and its start: one interval until a periodic check fetches it (G4), one
+// behind the ring's tasks when it came as the rest of that check's batch (G6), its own poll.
+// The polls are counted from metrics read after both pushes returned (a lower bound); a pair
+// that found a worker parked is skipped (not saturated: no verdict).
+struct injected_wait_result {
+    int samples = 0;                 // injected tasks measured
+    int over = 0;                    // of those, how many waited past their bound
+    std::uint64_t worst_excess = 0;  // polls beyond the bound, the largest
+    std::string first_over;          // the first one over, in words
+    std::vector<double> latency_us;  // push to start, wall clock (reported, never a verdict)
+};
+
+inline injected_wait_result injected_waits(const config& c, unsigned per_worker, int pairs,
+                                           std::chrono::microseconds poll) {
+    using namespace std::chrono;
+    struct start_record {
+        std::atomic<unsigned> on{~0u};
+        std::atomic<std::uint64_t> polls{0};
+        double us = 0;
+    };
+    auto injected = [](const runtime& rt, steady_clock::time_point t0,
+                       start_record& r) -> task<void> {
+        r.us = duration<double, std::micro>(steady_clock::now() - t0).count();
+        const unsigned me = detail::current_worker()->index();
+        r.polls = rt.metrics().workers[me].polls;
+        r.on = me;
+        co_return;
+    };
+    injected_wait_result out;
+    runtime rt(c);
+    std::atomic<bool> stop{false};
+    std::vector<join_handle<void>> busy;
+    for (unsigned i = 0; i < per_worker * c.workers; ++i) {
+        busy.push_back(rt.spawn([](std::atomic<bool>& stop, microseconds poll) -> task<void> {
+            while (!stop.load(std::memory_order_relaxed)) {
+                const auto until = steady_clock::now() + poll;
+                while (steady_clock::now() < until) {
+                }
+                co_await yield_now();
+            }
+        }(stop, poll)));
+    }
+    // Saturated, and the intervals settled from their start (20, for 50 us polls) to about
+    // 1 ms / poll: the EWMA takes some 20 ticks of 128 polls (bounded: 10 s).
+    const std::uint64_t settled = static_cast<std::uint64_t>(milliseconds(1) / poll) + 2;
+    for (int i = 0; i < 100'000; ++i) {
+        const runtime_metrics m = rt.metrics();
+        if (m.num_parked == 0 &&
+            std::all_of(m.workers.begin(), m.workers.end(),
+                        [&](const worker_metrics& w) { return w.global_interval <= settled; })) {
+            break;
+        }
+        std::this_thread::sleep_for(100us);
+    }
+    for (int k = 0; k < pairs; ++k) {
+        std::this_thread::sleep_for(poll * 2);
+        const runtime_metrics before = rt.metrics();
+        if (before.num_parked > 0) continue;
+        start_record a, b;
+        const auto t0 = steady_clock::now();
+        auto ha = rt.spawn(injected(rt, t0, a));
+        auto hb = rt.spawn(injected(rt, t0, b));
+        const runtime_metrics pushed = rt.metrics();
+        ha.join();
+        hb.join();
+        const runtime_metrics after = rt.metrics();
+        for (const start_record* r : {&a, &b}) {
+            const unsigned on = r->on.load();
+            const std::uint64_t base = pushed.workers[on].polls, start = r->polls.load();
+            const std::uint64_t waited = start > base ? start - base : 0;
+            const std::uint64_t interval =
+                std::max({before.workers[on].global_interval, after.workers[on].global_interval});
+            const std::uint64_t bound = 2 * interval + 2;
+            ++out.samples;
+            out.latency_us.push_back(r->us);
+            if (waited > bound) {
+                if (out.over++ == 0) {
+                    out.first_over = std::string("the ") + (r == &a ? "first" : "second") +
+                                     " task of a pair waited " + std::to_string(waited) +
+                                     " polls of worker " + std::to_string(on) + " (bound " +
+                                     std::to_string(bound) + ", interval " +
+                                     std::to_string(interval) + ")";
+                }
+                out.worst_excess = std::max(out.worst_excess, waited - bound);
+            }
+        }
+    }
+    stop = true;
+    for (auto& h : busy) h.join();
+    return out;
 }
 
 }  // namespace blitz::workloads

@@ -209,6 +209,19 @@ TEST(Runtime, InjectedTasksDrainByTheBatchBehindAYieldingLoop) {
     EXPECT_GE(one, 500u) << "the control should take one task per check";
 }
 
+// Issue 45 (G6): a worker whose ring holds 32 yielding loops of 100 us polls (interval 10)
+// takes a pair of injected tasks one at a time; filling its ring with the rest of a batch put
+// the second behind all 32 loops (d1b0fd4), three times the wait of the next periodic check.
+TEST(Runtime, InjectedWorkIsNotQueuedBehindMoreThanAnIntervalOfLocalPolls) {
+    config c = conformance::fresh(1);
+    const auto fixed = workloads::injected_waits(c, 32, 10, std::chrono::microseconds(100));
+    c.debug.periodic_fill_past_interval = true;
+    const auto control = workloads::injected_waits(c, 32, 10, std::chrono::microseconds(100));
+    EXPECT_EQ(fixed.over, 0) << fixed.first_over;
+    EXPECT_GT(fixed.samples, 0);
+    EXPECT_GT(control.over, 0) << "the control should queue the second task behind the loops";
+}
+
 // Issue 15: worker RNG seeds come from config::seed, so a run's steal decisions replay: each
 // victim walk draws one number, so every worker's sequence of walk starts is the same in two
 // runs with the same seed, however their timing differs (compared over the common prefix).

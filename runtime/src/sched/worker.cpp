@@ -205,12 +205,19 @@ task_header* worker::fetch_global_batch(bool periodic) noexcept {
     // fills the ring up to a quarter: a worker whose few local tasks keep yielding (busy loops,
     // with remote spawns streaming in) would otherwise take one injected task per yield, 10 us
     // apart when those tasks stall 10 us. Tasks pulled back below a quarter overflow again only
-    // after 192 more spawns.
+    // after 192 more spawns. G6: it fills only while the ring holds fewer tasks than the
+    // interval, as the rest of the batch waits behind them: a task left in the global queue
+    // waits at most one interval for the next check, and one fetched behind the ring's tasks
+    // must not wait longer. With 100 us polls the interval is 10, and a task fetched behind 20
+    // yielding loops waited 20 polls.
     const std::uint32_t ring_len = ring_.len();
     const std::uint32_t ring_room = local_queue::capacity - ring_len;
     std::uint32_t room = BLITZ_FAULT(cfg_.debug.global_fetch_takes_one) ? 1 : 1 + ring_room;
     if (periodic && !BLITZ_FAULT(cfg_.debug.periodic_fetch_batches)) {
-        const bool fill = ring_len < periodic_fill && !BLITZ_FAULT(cfg_.debug.periodic_fetch_one);
+        const std::uint32_t ahead_limit = BLITZ_FAULT(cfg_.debug.periodic_fill_past_interval)
+                                              ? periodic_fill
+                                              : std::min<std::uint32_t>(periodic_fill, interval_);
+        const bool fill = ring_len < ahead_limit && !BLITZ_FAULT(cfg_.debug.periodic_fetch_one);
         room = 1 + (fill ? periodic_fill - ring_len : 0);
     }
     task_header* got[1 + local_queue::capacity];

@@ -72,6 +72,9 @@ struct runtime_faults {
     // G7 before issue 21: the periodic global check takes one task even when the ring is
     // nearly empty (injected tasks then drain one per yield behind a yielding loop).
     bool periodic_fetch_one = false;
+    // G6: the periodic check fills any ring that holds fewer than 64 tasks, so the rest of its
+    // batch may wait behind more than one interval of local polls (d1b0fd4's behaviour).
+    bool periodic_fill_past_interval = false;
     // G2: fetched tasks wait where thieves cannot see them (the batch buffer before issue 15).
     bool hide_fetched_batch = false;
     // G2: a fetch from the global queue (other than the periodic check) takes one task.
