@@ -4,12 +4,12 @@
 // (workloads::injected_waits: tasks injected in pairs, the second while the first is queued),
 // run for three periodic-check rules in alternation within one process, so that the load on
 // the machine falls on all three alike:
-//   now      the rest of a periodic batch is taken only while fewer than an interval of
+//   now      the rest of a periodic batch is taken only while fewer than a quarter interval of
 //            local tasks are ahead of it (issue 45)
 //   d1b0fd4  the periodic check fills any ring holding fewer than 64 tasks (the control)
 //   51c5dae  the periodic check always takes one task
 // Prints, per worker count and rule, the push-to-start latency p50/p99 (wall clock) and how
-// many tasks waited past the G6 bound of 2 x interval + 2 polls.
+// many tasks waited past the G6 bound of interval + interval / 4 + 2 polls.
 //   injected_latency [--rounds N] [--pairs N] [--loops N] [--workers 1,2,4]
 
 #include <algorithm>

@@ -346,9 +346,10 @@ inline int fetched_batch_stranded(const config& c, int rounds, std::chrono::seco
 // G6: every worker saturated by `per_worker` self-waking loops whose polls each spin `poll` of
 // wall-clock time (so preemption only lengthens them, and the interval (G5) settles near
 // 1 ms / poll); tasks injected from this thread in pairs, the second while the first is still
-// queued. Each injected task is held to twice its runner's interval plus 2 polls of that runner
-// between its push and its start: one interval until a periodic check fetches it (G4), one
-// behind the ring's tasks when it came as the rest of that check's batch (G6), its own poll.
+// queued. Each injected task is held to 5/4 of its runner's interval plus 2 polls of that
+// runner between its push and its start: one interval until a periodic check fetches it (G4),
+// fewer than a quarter interval of the ring's tasks ahead of it when it came as the rest of that
+// check's batch (G6), the first task of its pair, its own poll.
 // The polls are counted from metrics read after both pushes returned (a lower bound); a pair
 // that found a worker parked is skipped (not saturated: no verdict).
 struct injected_wait_result {
@@ -419,7 +420,7 @@ inline injected_wait_result injected_waits(const config& c, unsigned per_worker,
             const std::uint64_t waited = start > base ? start - base : 0;
             const std::uint64_t interval =
                 std::max({before.workers[on].global_interval, after.workers[on].global_interval});
-            const std::uint64_t bound = 2 * interval + 2;
+            const std::uint64_t bound = interval + interval / 4 + 2;
             ++out.samples;
             out.latency_us.push_back(r->us);
             if (waited > bound) {

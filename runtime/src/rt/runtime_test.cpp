@@ -211,7 +211,7 @@ TEST(Runtime, InjectedTasksDrainByTheBatchBehindAYieldingLoop) {
 
 // Issue 45 (G6): a worker whose ring holds 32 yielding loops of 100 us polls (interval 10)
 // takes a pair of injected tasks one at a time; filling its ring with the rest of a batch put
-// the second behind all 32 loops (d1b0fd4), three times the wait of the next periodic check.
+// the second behind all 32 loops (d1b0fd4), where the next periodic check comes a poll later.
 TEST(Runtime, InjectedWorkIsNotQueuedBehindMoreThanAnIntervalOfLocalPolls) {
     config c = conformance::fresh(1);
     const auto fixed = workloads::injected_waits(c, 32, 10, std::chrono::microseconds(100));

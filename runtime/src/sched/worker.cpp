@@ -205,18 +205,22 @@ task_header* worker::fetch_global_batch(bool periodic) noexcept {
     // fills the ring up to a quarter: a worker whose few local tasks keep yielding (busy loops,
     // with remote spawns streaming in) would otherwise take one injected task per yield, 10 us
     // apart when those tasks stall 10 us. Tasks pulled back below a quarter overflow again only
-    // after 192 more spawns. G6: it fills only while the ring holds fewer tasks than the
-    // interval, as the rest of the batch waits behind them: a task left in the global queue
-    // waits at most one interval for the next check, and one fetched behind the ring's tasks
-    // must not wait longer. With 100 us polls the interval is 10, and a task fetched behind 20
-    // yielding loops waited 20 polls.
+    // after 192 more spawns. G6: it fills only while the ring holds fewer tasks than a quarter
+    // of the interval, as the rest of the batch waits behind them. A task left in the global
+    // queue waits at most one interval for the next check (one poll, when the ring's tasks
+    // yield), so one fetched behind the ring's tasks should not wait more than a fraction of
+    // that. With 100 us polls the interval is 10, and a task fetched behind 20 yielding loops
+    // waited 20 polls; now a ring of 2 or more takes one task. With 10 us polls (interval 100)
+    // a ring below 25 still fills, so injected bursts behind a few yielding loops (busy1)
+    // still drain by the batch.
     const std::uint32_t ring_len = ring_.len();
     const std::uint32_t ring_room = local_queue::capacity - ring_len;
     std::uint32_t room = BLITZ_FAULT(cfg_.debug.global_fetch_takes_one) ? 1 : 1 + ring_room;
     if (periodic && !BLITZ_FAULT(cfg_.debug.periodic_fetch_batches)) {
-        const std::uint32_t ahead_limit = BLITZ_FAULT(cfg_.debug.periodic_fill_past_interval)
-                                              ? periodic_fill
-                                              : std::min<std::uint32_t>(periodic_fill, interval_);
+        const std::uint32_t ahead_limit =
+            BLITZ_FAULT(cfg_.debug.periodic_fill_past_interval)
+                ? periodic_fill
+                : std::min<std::uint32_t>(periodic_fill, interval_ / 4);
         const bool fill = ring_len < ahead_limit && !BLITZ_FAULT(cfg_.debug.periodic_fetch_one);
         room = 1 + (fill ? periodic_fill - ring_len : 0);
     }
