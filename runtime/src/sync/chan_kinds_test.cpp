@@ -137,6 +137,28 @@ TEST(Watch, VersionsGoForwardAndTheLastValueIsSeen) {
     for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_LT(seen[i - 1], seen[i]);
 }
 
+// A receiver made by subscribe() counts what was sent before as seen (it did not compile
+// before the model test of stop 54 used it).
+TEST(Watch, ASubscriberSeesOnlyWhatIsSentAfterIt) {
+    auto [tx, rx] = watch<int>(0);
+    tx.send(1);
+    watch_receiver<int> late = tx.subscribe();
+    EXPECT_FALSE(late.has_changed());
+    EXPECT_EQ(late.borrow_and_update(), (std::pair<int, std::uint64_t>{1, 1}));
+    EXPECT_TRUE(rx.has_changed());  // the first receiver has not read version 1
+    tx.send(2);
+    EXPECT_TRUE(late.has_changed());
+    EXPECT_EQ(late.borrow_and_update().first, 2);
+    runtime rt(conformance::fresh(1));
+    auto h = rt.spawn([](watch_receiver<int> r) -> task<bool> {
+        co_return co_await r.changed();
+    }(std::move(late)));
+    {
+        auto gone = std::move(tx);
+    }
+    EXPECT_FALSE(h.join());  // nothing new, and the sender went
+}
+
 TEST(Watch, LockFreeValuesAndLockedValuesReadTheSame) {
     struct b64 {
         std::uint64_t w[8];

@@ -17,6 +17,14 @@
 namespace blitz::model {
 namespace {
 
+// keep_state: the channel's state is shared through a std::shared_ptr, whose count the model
+// cannot see (libstdc++'s own atomics, not the facade's), so the thread that drops the last
+// reference would seem to destroy the state with no order against the other side's last
+// stores (a race the model reported once a change elsewhere moved its bounded search onto that
+// schedule; the count's acq_rel decrement orders them in the real program). Each scenario's
+// main thread keeps a receiver until every thread joined, so the state goes after the joins,
+// which the model does see.
+
 // Two words, so a read can tear: both halves always hold the same number.
 struct two_words {
     std::uint64_t a, b;
@@ -36,6 +44,7 @@ std::function<void()> one_send_wakes_the_waiter() {
         task_harness h;
         auto ends = watch<two_words>(two_words{0, 0});
         watch_sender<two_words>& tx = ends.first;
+        const watch_receiver<two_words> keep = tx.subscribe();  // see keep_state below
         auto jh = h.spawn(wait_once(std::move(ends.second)));
         thread worker([&h] { h.run_worker(); });
         thread sender([&] { tx.send(two_words{1, 1}); });
@@ -54,6 +63,7 @@ std::function<void()> reads_are_whole() {
         task_harness h;
         auto ends = watch<two_words>(two_words{0, 0});
         watch_sender<two_words>& tx = ends.first;
+        const watch_receiver<two_words> keep = tx.subscribe();  // see keep_state below
         auto jh = h.spawn([](watch_receiver<two_words> rx) -> task<long> {
             long last = 0;
             while (co_await rx.changed()) {

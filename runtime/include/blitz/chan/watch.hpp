@@ -194,6 +194,7 @@ public:
 
 private:
     friend std::pair<watch_sender<T>, watch_receiver<T>> watch<T>(T);
+    friend class watch_sender<T>;  // subscribe()
     explicit watch_receiver(std::shared_ptr<detail::watch_state<T>> s) : s_(std::move(s)) {}
     // seq_cst: against send's publish-then-read-the-count (cond_awaiter's counted protocol)
     bool unseen() const noexcept { return s_->value.version() != seen_; }
@@ -224,7 +225,13 @@ public:
         // seq_cst: after the version is published (cond_awaiter's counted protocol)
         if (s_->linked.load(std::memory_order_seq_cst) != 0) s_->wake_waiters();
     }
-    watch_receiver<T> subscribe() const { return watch_receiver<T>(s_); }
+    // A new receiver of this channel. Like Tokio's Sender::subscribe, it counts the current
+    // value as seen: changed() waits for the next send (borrow reads the current value).
+    watch_receiver<T> subscribe() const {
+        watch_receiver<T> r(s_);
+        r.seen_ = s_->value.version();
+        return r;
+    }
 
 private:
 #if BLITZ_FAULTS
