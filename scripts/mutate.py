@@ -377,8 +377,8 @@ CATALOGUE = [
      "a fetch from the global queue takes one task instead of a batch: injected bursts go one "
      "lock round trip per task (G2's lower bound)"),
     ("periodic-fill-past-interval", "runtime/src/sched/worker.cpp",
-     "                                              : std::min<std::uint32_t>(periodic_fill, interval_);",
-     "                                              : periodic_fill;",
+     ": std::min<std::uint32_t>(periodic_fill, interval_ / 4);",
+     ": periodic_fill;",
      "the periodic check fills any ring below 64 tasks, however many polls they are ahead of the "
      "batch: under 100 us polls an injected task waits behind every local loop (G6)"),
     ("lifo-count-reset-per-tick", "runtime/src/sched/worker.cpp",
