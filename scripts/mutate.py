@@ -223,10 +223,6 @@ CATALOGUE = [
      "    if (source_ != poll_source::lifo) lifo_polls_ = 0;\n",
      "    lifo_polls_ = 0;\n",
      "the LIFO count restarts at every poll, so the cap is never reached (L2, L3)"),
-    ("foreign-never-adopted", "runtime/src/sched/worker.cpp",
-     "    for (std::uint32_t i = 0; i < n; ++i) owned_.adopt(got[i]);\n",
-     "",
-     "a task spawned from outside the workers is never listed, so shutdown misses it (K3)"),
     ("unlisted-not-cancelled", "runtime/src/sched/scheduler.cpp",
      "if (!task_list::listed(t) && !t->is_complete()) {",
      "if (false) {",
@@ -381,6 +377,16 @@ CATALOGUE = [
      ": periodic_fill;",
      "the periodic check fills any ring below 64 tasks, however many polls they are ahead of the "
      "batch: under 100 us polls an injected task waits behind every local loop (G6)"),
+    ("suspended-task-never-listed", "runtime/src/sched/scheduler.cpp",
+     "    if (!BLITZ_FAULT(cfg_.debug.suspended_tasks_unlisted)) w->own(t);",
+     "    (void)w;",
+     "lazy listing without its list: a task that a poll left suspended is never listed, so "
+     "shutdown cannot find an idle task (K3)"),
+    ("never-listed-reference-kept", "runtime/src/sched/scheduler.cpp",
+     "    if (!task_list::listed(t)) return released::mine;",
+     "    if (!task_list::listed(t)) return released::unlisted;",
+     "a task that completed without ever being listed keeps the list reference spawn reserved: "
+     "its block is never freed (K3, lazy listing)"),
     ("lifo-count-reset-per-tick", "runtime/src/sched/worker.cpp",
      "        if (BLITZ_FAULT(cfg_.debug.lifo_count_per_tick)) lifo_polls_ = 0;",
      "        lifo_polls_ = 0;",

@@ -163,16 +163,16 @@ void scheduler::spawn(task_header* t) noexcept {
         // references it was given; the join handle keeps its own). Its frame's destructors
         // may spawn in turn, and get the same.
         draining_scope d(setup_.context);
-        t->complete(/*cancelled=*/true, 2);
+        t->complete(/*cancelled=*/true, 1);  // and the reserved list reference (release)
         return;
     }
+    // No list yet (lazy listing, K3): the task is in a queue, where shutdown finds it, until a
+    // poll leaves it suspended and the polling worker lists it (list). Most tasks of a fan-out
+    // or a chain complete in their first poll and never touch a list.
     worker* const w = own_worker();
     if (w) {
-        w->own(t);
+        w->count_spawn();
     } else {
-        // From another thread: no list and no lock here. The task keeps the reference spawn
-        // gave its list entry until the worker that fetches it from the global queue lists it
-        // (K3: until then it is in that queue, where shutdown finds it).
         foreign_spawned_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
     }
     schedule_from(w, t, /*is_yield=*/false);
@@ -213,10 +213,19 @@ bool scheduler::work_pending() const noexcept {
     return false;
 }
 
+void scheduler::list(task_header* t) noexcept {
+    worker* w = own_worker();
+    assert(w && "a task polled off its runtime's workers");
+    if (!BLITZ_FAULT(cfg_.debug.suspended_tasks_unlisted)) w->own(t);
+}
+
 task_scheduler::released scheduler::release(task_header* t) noexcept {
+    // Never listed (it completed in a poll that found it in no list, or was cancelled before
+    // its first): the reserved list reference is the caller's to drop.
+    if (!task_list::listed(t)) return released::mine;
     worker* w = own_worker();
     if (w && w->disown(t)) return released::mine;
-    return task_list::listed(t) ? released::elsewhere : released::unlisted;
+    return released::elsewhere;
 }
 
 void scheduler::hand_back(task_header* t) noexcept {

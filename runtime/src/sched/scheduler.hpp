@@ -57,21 +57,22 @@ struct scheduler_snapshot {
 // Every scheduler alive in this process, in construction order. Cold: takes a lock.
 std::vector<scheduler_snapshot> snapshot_live_schedulers();
 
-// Owns the workers, the global queue and the idle state (each worker lists the tasks spawned on
-// it, and adopts a task spawned from another thread when it first fetches it). It is the
-// task_scheduler of every task spawned on it.
+// Owns the workers, the global queue and the idle state (each worker lists the tasks that a poll
+// of its left suspended). It is the task_scheduler of every task spawned on it.
 //
 // Protocol for a task (see task_header for the state word):
-//   1. spawn(): records the task in the spawning worker's list (from another thread: in none
-//      until a worker fetches it from the global queue) and schedules it (LIFO slot
-//      on one of our workers, global queue otherwise). No lock.
+//   1. spawn(): schedules the task (LIFO slot on one of our workers, global queue otherwise).
+//      No list and no lock: a task is listed only when a poll leaves it suspended (list(), by
+//      the polling worker, before IDLE is published), so one that completes in its first poll
+//      never touches a list (issue 45, lazy listing).
 //   2. schedule(): called by whoever created a queue entry (wake, reschedule, abort) to place it;
 //      a push that makes work visible to others calls notify_parked() (I3).
 //   3. task_header::complete() is the single exit for a task; release() takes a task that
-//      completed on the worker that spawned it out of that worker's list.
+//      completed on the worker that listed it out of that worker's list, or finds it never
+//      listed (either way the list's reference is the completer's).
 //   4. shutdown(): stops and joins the workers, cancels every listed task that has not
-//      completed, then drains every queue (cancelling the never-fetched tasks from outside
-//      there), until nothing is left (K3).
+//      completed, then drains every queue (cancelling there the tasks never listed), until
+//      nothing is left (K3).
 //
 // Invariants: every spawned task is completed exactly once; after shutdown() returns no task of
 // this scheduler is queued or listed.
@@ -87,6 +88,7 @@ public:
     // ---- task_scheduler ----
     void spawn(task_header* t) noexcept override;
     void schedule(task_header* t, bool is_yield) noexcept override;
+    void list(task_header* t) noexcept override;
     released release(task_header* t) noexcept override;
     void hand_back(task_header* t) noexcept override;
     void unhandled_exception(task_header* t) noexcept override;

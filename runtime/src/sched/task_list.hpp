@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// task_list: the tasks one worker spawned (or adopted: spawned from outside, first fetched
-// there), so that shutdown can find tasks that sit in no queue (K3).
+// task_list: the tasks that one worker's polls left suspended (lazy listing, issue 45), so that
+// shutdown can find tasks that sit in no queue (K3). A task that has never been suspended is
+// in a queue or running.
 
 #include <algorithm>
 #include <atomic>
@@ -16,7 +17,7 @@ namespace blitz::detail {
 // The owner's array of its tasks (each holding one reference); a task knows its list by the
 // list's 16-bit id (task_header::reg_owner_) and its position in the array (reg_index_), so
 // the header spends 6 bytes on it, not three pointers. Single owner, no lock:
-//   1. push() appends a task when it is spawned;
+//   1. push() appends a task when a poll of the owner first leaves it suspended;
 //   2. remove() takes out a task that completed, at once (the last entry moves into its place),
 //      and the caller drops the list's reference: on the owner's thread at completion; for a
 //      task that completed elsewhere (stolen, or aborted from another thread), when the owner
@@ -63,11 +64,6 @@ public:
         t->reg_index_ = static_cast<std::uint32_t>(len_);
         t->reg_owner_.store(id_, std::memory_order_relaxed);
         items_[len_++] = t;
-    }
-    // Lists t if it is in no list yet (a task spawned from outside the workers, when a worker
-    // first fetches it from the global queue); the list's reference is the one spawn reserved.
-    void adopt(task_header* t) noexcept {
-        if (t->reg_owner_.load(std::memory_order_relaxed) == 0) push(t);
     }
     // Whether t is in some task list (any thread may ask; exact on the owner's thread and once
     // the workers stopped).

@@ -229,9 +229,6 @@ task_header* worker::fetch_global_batch(bool periodic) noexcept {
     const std::uint32_t n = g.pop_share(got, room, sched_.num_workers(), cfg_.global_batch_min,
                                         cfg_.global_batch_max, &len_seen);
     if (n == 0) return nullptr;
-    // A task spawned from outside the workers reaches them only through this fetch: the
-    // fetching worker lists it (a no-op for the others, already in their spawner's list).
-    for (std::uint32_t i = 0; i < n; ++i) owned_.adopt(got[i]);
     BLITZ_PROBE(*this, probe_kind::global_fetch, (periodic ? 1u : 0u) | ring_len << 1, n, len_seen);
     source_ = poll_source::global;
     bump(c_global_fetch_ops);

@@ -80,11 +80,11 @@ public:
     // The LIFO slot's occupant. Owner thread only (tests check L1 with it).
     const task_header* lifo_peek() const noexcept { return lifo_; }
 
-    // Records a task spawned on this worker in its owned list (owner thread only).
-    void own(task_header* t) noexcept {
-        owned_.push(t);
-        bump(c_spawned);
-    }
+    // Counts a task spawned on this worker (owner thread only).
+    void count_spawn() noexcept { bump(c_spawned); }
+    // Records a task whose poll on this worker left it suspended in its owned list, with the
+    // reference spawn reserved (owner thread only).
+    void own(task_header* t) noexcept { owned_.push(t); }
     // Takes a task that completed on this thread out of the owned list if it is there; true if
     // it was (the caller drops the list's reference). Owner thread only.
     bool disown(task_header* t) noexcept { return owned_.remove(t); }
@@ -272,10 +272,10 @@ private:
     fast_rng rng_;
     poll_source source_ = poll_source::ring;  // where the task about to run came from
     std::uint64_t choice_ = 0;  // own_sources() at the last choice (probes only; see probe.hpp)
-    std::unique_ptr<probe_ring> probes_;     // null when config::probes is off
-    task_list owned_;                        // tasks spawned on this worker, until they complete
-    bool tiered_ = false;                    // NUMA-aware stealing
-    victim_tiers tiers_;                     // when tiered_
+    std::unique_ptr<probe_ring> probes_;  // null when config::probes is off
+    task_list owned_;      // tasks a poll here first left suspended, until they complete
+    bool tiered_ = false;  // NUMA-aware stealing
+    victim_tiers tiers_;   // when tiered_
     std::vector<std::uint8_t> distance_to_;  // distance class per worker; empty: not placed
 #if BLITZ_FAULTS
     // G2's control (hide_fetched_batch): fetched tasks kept where thieves cannot see them, as

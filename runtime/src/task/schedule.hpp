@@ -12,13 +12,21 @@ class task_header;
 class task_scheduler {
 public:
     // A task fresh from task_header::init_spawned (SCHEDULED, holding its handle, list and queue
-    // references): record it in its owner's list and queue it.
+    // references): queue it. It is listed only if a poll leaves it suspended (list); until then
+    // the list reference is reserved, and whoever completes it drops that too.
     virtual void spawn(task_header* t) noexcept = 0;
+    // A poll on the calling thread left `t` suspended and it is in no list yet: record it in
+    // this thread's list (K3), with the reference spawn reserved for that. Called while the
+    // caller still runs `t` (before the poll publishes IDLE), so nobody else can poll, complete
+    // or hand back `t` meanwhile. A task that completes in its first poll is never listed.
+    virtual void list(task_header* t) noexcept = 0;
     // A queue entry was created for `t` (a wake, a cancellation, a yield): place it.
     virtual void schedule(task_header* t, bool is_yield) noexcept = 0;
     // `t` completed on the calling thread. Takes it out of its owner's task list if that list
-    // belongs to this thread (mine: the list's reference is now the caller's); elsewhere: it is
-    // listed by another thread's worker (see hand_back); unlisted: in no list.
+    // belongs to this thread, or finds it was never listed (mine: the list's reference is now
+    // the caller's); elsewhere: it is listed by another thread's worker (see hand_back);
+    // unlisted: in no list, and the scheduler keeps the list's reference (the model harnesses,
+    // which hold every task until they are destroyed).
     enum class released { mine, elsewhere, unlisted };
     virtual released release(task_header* t) noexcept = 0;
     // `t` completed on a thread other than its list's owner (release returned false while it

@@ -286,6 +286,11 @@ task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_s
         complete(/*cancelled=*/false, 1);
         return poll_outcome::completed;
     }
+    // Lazy listing (issue 45): a task joins a worker's list when a poll first leaves it
+    // suspended, while this thread still owns it (before IDLE is published below). relaxed:
+    // only this thread lists it, and a list removes it only after it completed.
+    if (reg_owner_.load(std::memory_order_relaxed) == 0) [[unlikely]]
+        sched_->list(this);
     return transition_after_poll(yielded) == after_poll::rescheduled ? poll_outcome::rescheduled
                                                                      : poll_outcome::idle;
 }
@@ -301,8 +306,9 @@ std::uint64_t task_header::finish(bool was_cancelled) noexcept {
 }
 
 void task_header::complete(bool was_cancelled, std::uint32_t refs) noexcept {
-    // Completed on the thread that owns its list entry: the list's reference goes with the
-    // others and the memory is reused at once. The list is this thread's alone, so taking the
+    // Completed on the thread that owns its list entry, or never listed (it completed in its
+    // first poll, or was cancelled before it): the list's reference goes with the others and
+    // the memory is reused at once. The list is this thread's alone, so taking the
     // task out before the completion is published changes nothing anyone else can see.
     // Completed elsewhere (stolen, or aborted from another thread) while listed: once the
     // completion is published it is handed back to its list's owner, who takes it out and drops

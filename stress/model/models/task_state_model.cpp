@@ -36,6 +36,7 @@ struct model_scheduler final : detail::task_scheduler {
     void schedule(task_header*, bool) noexcept override {
         entries.fetch_add(1, std::memory_order_acq_rel);
     }
+    void list(task_header*) noexcept override {}  // no task lists here
     released release(task_header*) noexcept override { return released::unlisted; }
     void hand_back(task_header*) noexcept override {}  // no task lists here: never called
     void unhandled_exception(task_header*) noexcept override {}

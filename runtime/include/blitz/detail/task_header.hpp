@@ -23,7 +23,9 @@ class select_scope;
 // (task<T>::promise_type::operator new places it there), so a spawn costs one allocation.
 //
 // State machine (lifecycle in state_, K2):
-//   1. spawn: SCHEDULED with 3 references (join handle, owner's task list, queue entry).
+//   1. spawn: SCHEDULED with 3 references (join handle, a task list's, queue entry). The list's
+//      is reserved: the task joins the polling worker's list when a poll first leaves it
+//      suspended, and one that completes before that drops it at completion.
 //   2. a worker takes it: SCHEDULED -> RUNNING (clears `notified`).
 //   3. after a poll that suspended: RUNNING -> IDLE, or RUNNING -> SCHEDULED when `notified` was
 //      set or cancellation is due (the queue reference is then kept for the new entry).

@@ -75,6 +75,9 @@ struct runtime_faults {
     // G6: the periodic check fills any ring that holds fewer than 64 tasks, so the rest of its
     // batch may wait behind more than one interval of local polls (d1b0fd4's behaviour).
     bool periodic_fill_past_interval = false;
+    // K3: a task that a poll left suspended is never listed (lazy listing without its list):
+    // shutdown cannot find an idle task, which keeps its frame and its block.
+    bool suspended_tasks_unlisted = false;
     // G2: fetched tasks wait where thieves cannot see them (the batch buffer before issue 15).
     bool hide_fetched_batch = false;
     // G2: a fetch from the global queue (other than the periodic check) takes one task.
