@@ -72,9 +72,9 @@ long arg_or(int argc, char** argv, const char* name, long fallback) {
 
 int main(int argc, char** argv) {
     for (int i = 1; i < argc; i += 2) {
-        if (i + 1 >= argc || (std::strcmp(argv[i], "--workers") != 0 &&
-                              std::strcmp(argv[i], "--rounds") != 0 &&
-                              std::strcmp(argv[i], "--wakes") != 0)) {
+        if (i + 1 >= argc ||
+            (std::strcmp(argv[i], "--workers") != 0 && std::strcmp(argv[i], "--rounds") != 0 &&
+             std::strcmp(argv[i], "--wakes") != 0)) {
             std::fprintf(stderr, "usage: spin_cost [--workers N] [--rounds N] [--wakes N]\n");
             return 2;
         }
@@ -119,7 +119,8 @@ int main(int argc, char** argv) {
             ++t[i].idles;
         }
     }
-    std::printf("| setting | wake p50 us | wake p90 us | CPU us a wake | idle CPU ms in 200 ms |\n");
+    std::printf(
+        "| setting | wake p50 us | wake p90 us | CPU us a wake | idle CPU ms in 200 ms |\n");
     std::printf("|---|---:|---:|---:|---:|\n");
     for (std::size_t i = 0; i < n; ++i) {
         std::printf("| %s | %.1f | %.1f | %.1f | %.2f |\n", settings[i].name,

@@ -108,6 +108,13 @@ void blocking_pool::thread_main() {
         ++idle_;
         const bool woke =
             work_cv_.wait_for(l, opt_.keep_alive, [&] { return !queue_.empty() || shutdown_; });
+#if BLITZ_FAULTS
+        if (woke && opt_.test_wake_delay.count() > 0) {  // X1's burst: see options
+            l.unlock();
+            std::this_thread::sleep_for(opt_.test_wake_delay);
+            l.lock();
+        }
+#endif
         --idle_;
         if (!woke) break;  // idle for keep_alive: retire
     }

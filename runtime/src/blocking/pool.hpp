@@ -35,6 +35,9 @@ public:
         bool fault_ignore_cap = false;  // X1's negative control
         bool fault_one_idle_for_all =
             false;  // X1's burst control: any idle thread covers the queue
+        // Tests only (X1's burst): a woken idle thread waits this long, still counted idle and
+        // without the lock, before it takes a job, so a burst is queued before it does.
+        std::chrono::nanoseconds test_wake_delay{0};
     };
     explicit blocking_pool(options o);
     ~blocking_pool();

@@ -85,6 +85,7 @@ bool burst_rendezvous(bool one_idle_for_all) {
     c.blocking_threads_max = 3;
     c.blocking_keep_alive = 10s;
     c.debug.blocking_one_idle_for_all = one_idle_for_all;
+    c.debug.blocking_wake_delay = 50ms;  // the burst is queued before the idle thread takes one
     runtime rt(c);
     rt.spawn_blocking([] {}).join();
     while (rt.metrics().blocking_idle == 0) std::this_thread::sleep_for(100us);
@@ -112,13 +113,11 @@ TEST(BlockingPool, ABurstGetsAThreadPerJobUpToTheCap) {
     for (int r = 0; r < 3; ++r) EXPECT_TRUE(burst_rendezvous(false)) << "round " << r;
 }
 
-// The control stalls only when the burst is queued before the idle thread wakes for its first
-// job; a loaded machine may prevent that in several rounds in a row (2 of 7 mutation runs beside
-// builds saw no stall in 5 rounds), so it tries up to 20, stopping at the first stall.
+// The idle thread's wake is delayed (blocking_wake_delay), so the burst is queued before it
+// takes a job and the control stalls in every round: without the delay, beside builds, 3 of 8
+// mutation runs saw no stall in 5 rounds.
 TEST(BlockingPool, OneIdleThreadForEveryQueuedJobSerializesABurst) {
-    bool stalled = false;
-    for (int r = 0; r < 20 && !stalled; ++r) stalled = !burst_rendezvous(true);
-    EXPECT_TRUE(stalled);
+    EXPECT_FALSE(burst_rendezvous(true));
 }
 
 TEST(BlockingPool, IdleThreadsRetireAfterKeepAlive) {

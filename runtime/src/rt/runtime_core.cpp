@@ -23,6 +23,9 @@ blocking_pool::options blocking_options(const config& cfg, const topo::plan& pla
     o.keep_alive = cfg.blocking_keep_alive;
     o.fault_ignore_cap = BLITZ_FAULT(cfg.debug.blocking_ignores_cap);
     o.fault_one_idle_for_all = BLITZ_FAULT(cfg.debug.blocking_one_idle_for_all);
+#if BLITZ_FAULTS
+    o.test_wake_delay = cfg.debug.blocking_wake_delay;
+#endif
     if (plan.placed && !plan.report.synthetic) {
         if (cfg.topology.pin_blocking_pool) {
             for (int cpu : plan.bind_cpu) {

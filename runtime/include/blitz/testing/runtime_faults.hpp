@@ -3,6 +3,7 @@
 // The runtime's negative controls, set through config::debug in the faults build: each switch
 // breaks one invariant of docs/INVARIANTS.md on purpose, so its checker is seen to fail.
 
+#include <chrono>
 #include <functional>
 
 #include "blitz/detail/faults.hpp"
@@ -61,6 +62,11 @@ struct runtime_faults {
     // X1: the pool starts a thread only when none is idle, so one idle thread stands for every
     // queued job and the jobs of a burst wait for each other.
     bool blocking_one_idle_for_all = false;
+    // Not a defect: X1's burst makes a woken idle pool thread wait this long (still counted
+    // idle) before it takes a job, so that the burst is queued first on any machine. Without
+    // it, a loaded machine's scheduler often ran the woken thread before the next submit, and
+    // the control's stall (which needs the burst queued first) did not happen.
+    std::chrono::nanoseconds blocking_wake_delay{0};
     // X7: a select also completes every other branch that is ready when it returns and
     // discards their results (what spawning each branch as a task used to do).
     bool select_completes_losers = false;
