@@ -257,7 +257,13 @@ func fib30() rep {
 }
 
 // The benchmark's goroutine wakes a goroutine blocked on a channel after 1 ms of idleness.
+// The sender is locked to its OS thread, as blitz's and Tokio's rows send from a plain thread:
+// without the lock the receiver went into the sender's own P's next slot and ran on the
+// sender's thread as soon as it blocked on out (a goroutine switch, no futex wake), which is
+// not the wake the other rows measure (issue 45).
 func wakeLatency() rep {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var r rep
 	for i := 0; i < 100; i++ {
 		c := make(chan time.Time, 1)
