@@ -256,6 +256,31 @@ rep wake_latency(runtime& rt) {
     return r;
 }
 
+// The same wake from inside the runtime (issue 45): a task sleeps 1 ms, then sends on a oneshot
+// that another task awaits, and awaits that task; the time from the send to the woken task
+// running. The woken task goes to the sender's worker (its LIFO slot), which runs it when the
+// sender suspends on the join: no thread is woken. Go's and Tokio's rows do the same from a
+// goroutine and a spawned task. 100 samples.
+rep wake_latency_task(runtime& rt) {
+    rep r;
+    r.samples_ns = rt.block_on([]() -> task<std::vector<double>> {
+        std::vector<double> out;
+        for (int i = 0; i < 100; ++i) {
+            auto [tx, rx] = oneshot<steady::time_point>();
+            auto h = spawn([](oneshot_receiver<steady::time_point> rx) -> task<double> {
+                auto sent = co_await rx;
+                co_return std::chrono::duration<double, std::nano>(steady::now() - *sent).count();
+            }(std::move(rx)));
+            co_await sleep(1ms);
+            (void)std::move(tx).send(steady::now());
+            out.push_back(co_await h);
+        }
+        co_return out;
+    }());
+    r.ns = median(r.samples_ns);
+    return r;
+}
+
 // ---- primitives -----------------------------------------------------------------------------
 
 // Runs `per_task(i)` in `n` tasks at once and times until all finished.
@@ -679,6 +704,7 @@ const std::vector<workload>& workloads() {
         {"skynet_1m", kind::forkjoin, 1'111'111, skynet_1m},
         {"fib_30", kind::forkjoin, 2'692'537, fib_30},
         {"wake_latency", kind::latency, 1, wake_latency},
+        {"wake_latency_task", kind::latency, 1, wake_latency_task},
         {"mutex", kind::primitive, kOps, mutex_uncontended},
         {"mutex_contended", kind::primitive, kOps, mutex_contended},
         {"rwlock_read", kind::primitive, kOps, rwlock_read},

@@ -277,6 +277,23 @@ func wakeLatency() rep {
 	return r
 }
 
+// The wake between goroutines: the sender is an ordinary goroutine, so the receiver goes to its
+// P's next slot and runs on its thread once it blocks on out (what wake_latency measured before
+// its sender was locked to its thread).
+func wakeLatencyTask() rep {
+	var r rep
+	for i := 0; i < 100; i++ {
+		c := make(chan time.Time, 1)
+		out := make(chan float64, 1)
+		go func() { out <- since(<-c) }()
+		time.Sleep(time.Millisecond)
+		c <- time.Now()
+		r.samples = append(r.samples, <-out)
+	}
+	r.ns = median(r.samples)
+	return r
+}
+
 // ---- primitives -----------------------------------------------------------------------------
 
 func mutexRow() rep {
@@ -538,6 +555,7 @@ func main() {
 		{"skynet_1m", "fork-join", 1111111, skynet1m},
 		{"fib_30", "fork-join", 2692537, fib30},
 		{"wake_latency", "latency", 1, wakeLatency},
+		{"wake_latency_task", "latency", 1, wakeLatencyTask},
 		{"mutex", "primitive", ops, mutexRow},
 		{"mutex_contended", "primitive", ops, mutexContended},
 		{"rwlock_read", "primitive", ops, rwRead},

@@ -273,6 +273,28 @@ fn wake_latency(rt: &Runtime) -> Rep {
     Rep { ns: median(&samples), samples }
 }
 
+// The same wake from inside the runtime: a spawned task sleeps 1 ms, sends, and awaits the
+// woken task (which Tokio puts in the sender's worker's LIFO slot).
+fn wake_latency_task(rt: &Runtime) -> Rep {
+    let samples = rt
+        .block_on(rt.spawn(async {
+            let mut out = Vec::new();
+            for _ in 0..100 {
+                let (tx, rx) = tokio::sync::oneshot::channel::<Instant>();
+                let h = tokio::spawn(async move {
+                    let sent = rx.await.unwrap();
+                    ns(sent.elapsed())
+                });
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                tx.send(Instant::now()).unwrap();
+                out.push(h.await.unwrap());
+            }
+            out
+        }))
+        .unwrap();
+    Rep { ns: median(&samples), samples }
+}
+
 // ---- primitives ----------------------------------------------------------------------------
 
 async fn join_all(hs: Vec<tokio::task::JoinHandle<()>>) {
@@ -683,6 +705,7 @@ fn run(rt: &Runtime, workers: usize, name: &str) -> Rep {
             r
         }
         "wake_latency" => wake_latency(rt),
+        "wake_latency_task" => wake_latency_task(rt),
         "timer_insert_cancel" => timed(rt, arm_cancel(OPS, 0)),
         "timer_churn_1m" => timed(rt, async {
             let hs = (0..1000u64).map(|t| tokio::spawn(arm_cancel(1000, t * 104_729))).collect();
@@ -705,6 +728,7 @@ const WORKLOADS: &[(&str, &str, usize)] = &[
     ("skynet_1m", "fork-join", 1_111_111),
     ("fib_30", "fork-join", 2_692_537),
     ("wake_latency", "latency", 1),
+    ("wake_latency_task", "latency", 1),
     ("mutex", "primitive", OPS),
     ("mutex_contended", "primitive", OPS),
     ("rwlock_read", "primitive", OPS),
