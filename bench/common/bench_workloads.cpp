@@ -238,16 +238,19 @@ rep fib_30(runtime& rt) {
     return timed(ns);
 }
 
+// The woken side of the wake rows: nanoseconds from the send's timestamp to running again.
+task<double> ns_since_sent(oneshot_receiver<steady::time_point> rx) {
+    auto sent = co_await rx;
+    co_return std::chrono::duration<double, std::nano>(steady::now() - *sent).count();
+}
+
 // A plain thread wakes a task on an idle runtime (its workers parked): the time from the send
 // to the woken task running. 100 samples, each after 1 ms of idleness.
 rep wake_latency(runtime& rt) {
     rep r;
     for (int i = 0; i < 100; ++i) {
         auto [tx, rx] = oneshot<steady::time_point>();
-        auto h = rt.spawn([](oneshot_receiver<steady::time_point> rx) -> task<double> {
-            auto sent = co_await rx;
-            co_return std::chrono::duration<double, std::nano>(steady::now() - *sent).count();
-        }(std::move(rx)));
+        auto h = rt.spawn(ns_since_sent(std::move(rx)));
         std::this_thread::sleep_for(1ms);
         (void)std::move(tx).send(steady::now());
         r.samples_ns.push_back(h.join());
@@ -267,10 +270,7 @@ rep wake_latency_task(runtime& rt) {
         std::vector<double> out;
         for (int i = 0; i < 100; ++i) {
             auto [tx, rx] = oneshot<steady::time_point>();
-            auto h = spawn([](oneshot_receiver<steady::time_point> rx) -> task<double> {
-                auto sent = co_await rx;
-                co_return std::chrono::duration<double, std::nano>(steady::now() - *sent).count();
-            }(std::move(rx)));
+            auto h = spawn(ns_since_sent(std::move(rx)));
             co_await sleep(1ms);
             (void)std::move(tx).send(steady::now());
             out.push_back(co_await h);

@@ -12,14 +12,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <semaphore>
 #include <vector>
 
 #include "blitz/blitz.hpp"
+#include "tool_args.hpp"
 
 namespace {
+
+using bench_tools::arg_or;
 
 std::binary_semaphore done(0);
 long first_link = 0;  // the chain's length: the link that takes the first timestamp
@@ -34,13 +35,6 @@ blitz::task<void> link(long n) {
         blitz::spawn(link(n - 1)).detach();
     }
     co_return;
-}
-
-long arg_or(int argc, char** argv, const char* name, long fallback) {
-    for (int i = 1; i + 1 < argc; ++i) {
-        if (std::strcmp(argv[i], name) == 0) return std::strtol(argv[i + 1], nullptr, 10);
-    }
-    return fallback;
 }
 
 }  // namespace

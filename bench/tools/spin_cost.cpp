@@ -17,14 +17,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
 
 #include "blitz/blitz.hpp"
+#include "tool_args.hpp"
 
 namespace {
+
+using bench_tools::arg_or;
 
 using steady = std::chrono::steady_clock;
 using namespace std::chrono_literals;
@@ -59,13 +61,6 @@ double pct(std::vector<double> v, double q) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
     return v[std::min(v.size() - 1, static_cast<std::size_t>(static_cast<double>(v.size()) * q))];
-}
-
-long arg_or(int argc, char** argv, const char* name, long fallback) {
-    for (int i = 1; i + 1 < argc; ++i) {
-        if (std::strcmp(argv[i], name) == 0) return std::strtol(argv[i + 1], nullptr, 10);
-    }
-    return fallback;
 }
 
 }  // namespace

@@ -264,17 +264,7 @@ func fib30() rep {
 func wakeLatency() rep {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	var r rep
-	for i := 0; i < 100; i++ {
-		c := make(chan time.Time, 1)
-		out := make(chan float64, 1)
-		go func() { out <- since(<-c) }()
-		time.Sleep(time.Millisecond)
-		c <- time.Now()
-		r.samples = append(r.samples, <-out)
-	}
-	r.ns = median(r.samples)
-	return r
+	return wakeLatencyTask() // the same wakes, sent from this locked goroutine
 }
 
 // The wake between goroutines: the sender is an ordinary goroutine, so the receiver goes to its
