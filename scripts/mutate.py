@@ -349,6 +349,25 @@ CATALOGUE = [
      "    } else if (false) {",
      "a task that completed on a worker other than its list's owner is never handed back: its "
      "block stays allocated until shutdown (K6: memory back at completion)"),
+    ("home-never-sent", "runtime/src/task/task_header.cpp",
+     "        if (h == 0 || h == home_) return false;  // nobody's, or ours: our own arena takes it",
+     "        if (true) return false;",
+     "a block the freeing thread has no room for goes to glibc's free there instead of back to "
+     "the thread that allocated it (K7), which takes that thread's arena lock while it allocates"),
+    ("home-not-stamped", "runtime/src/task/task_header.cpp",
+     "    *block_cache::stamp_of(block, c) = tl_blocks.home();",
+     "    *block_cache::stamp_of(block, c) = 0;",
+     "blocks carry no home, so none goes back to its allocator (K7)"),
+    ("home-never-taken-back", "runtime/src/task/task_header.cpp",
+     "    if (!block && tl_blocks.take_home()) block = tl_blocks.take(c);",
+     "    if (false) block = tl_blocks.take(c);",
+     "a thread whose cache ran dry allocates from the heap instead of taking back what was "
+     "returned to its home: the blocks wait there until it goes idle or exits (K7)"),
+    ("home-batch-kept-at-idle", "runtime/src/task/task_header.cpp",
+     "    tl_blocks.flush_outgoing();\n    (void)tl_blocks.take_home();",
+     "    (void)tl_blocks.take_home();",
+     "a worker going idle keeps the blocks it batched for other threads' homes until the batch "
+     "fills or it exits (K7)"),
     ("timers-only-at-empty-ring", "runtime/src/sched/worker.cpp",
      "        const bool skip_maintain = BLITZ_FAULT(cfg_.debug.timers_only_when_idle) &&\n"
      "                                   (lifo_ || given_back_ || !ring_.empty());",

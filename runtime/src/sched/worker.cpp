@@ -12,6 +12,7 @@
 #include "blitz/detail/faults.hpp"
 #include "sched/policy.hpp"
 #include "sched/scheduler.hpp"
+#include "task/block_cache.hpp"
 
 namespace blitz::detail {
 
@@ -455,6 +456,7 @@ void worker::park() noexcept {
     reclaim_returned();             // going idle: tasks that completed elsewhere leave the list
     owned_.trim();                  // and the list's array shrinks after a burst,
     ring_.trim_batches();           // as do overflow batches left from one
+    block_cache_idle();             // blocks batched for other threads go home, ours come back
     transitioning_to_park_ = true;  // L4: wakes from this thread now go to the global queue
     if (lifo_) push_ring(std::exchange(lifo_, nullptr));
     if (!ring_.empty() || !sched_.global().empty() || has_hidden_batch()) {

@@ -14,8 +14,10 @@
 #include "blitz/join_handle.hpp"
 #include "blitz/testing/fault_injection.hpp"
 #include "task/alloc_stats.hpp"
+#include "task/block_cache.hpp"
 #include "task/block_cache_info.hpp"
 #include "task/context_internal.hpp"
+#include "task/home_stack.hpp"
 #include "task/schedule.hpp"
 
 namespace blitz::detail {
@@ -58,9 +60,11 @@ constexpr waker_vtable task_waker_vtable{waker_wake, waker_wake_by_ref, waker_cl
 // size class, and reused by the next spawn on that thread: fork-join work frees on one worker what
 // another allocated, which sends glibc's free to its arena locks. Blocks are allocated at their
 // class size so any block of a class fits any request of it; classes are 16 bytes apart (the heap's
-// own granularity), so a block is never rounded up by more than 15 bytes (64-byte classes made a
-// 200-byte task take 256). A thread keeps at most 256 blocks of a class and 2 MiB in all (its
-// base), and its cache is returned to the heap when the thread exits. Keep a worker's small: a
+// own granularity) and count the two bytes of the home stamp at the block's end (below), so a
+// block is never more than 17 bytes larger than asked (64-byte classes made a 200-byte task take
+// 256). A thread keeps at most 256 blocks of a class and 2 MiB in all (its base), and its cache
+// is returned to the heap when the thread exits. What a thread has no room for goes back to the
+// thread that allocated it (its home), not to glibc's free from here. Keep a worker's small: a
 // cache that holds thousands of blocks, or a depot that trades them between threads, hands
 // skynet's tasks scattered blocks instead of the ones malloc carves in spawn order, and skynet_1m
 // ran 1.18x slower with one (results/epyc-2c-kvm/block-depot).
@@ -77,6 +81,13 @@ constexpr bool block_cache_on = false;
 #else
 constexpr bool block_cache_on = true;
 #endif
+// Homes are off in the model checker's build, which compiles this file with its own atomics: a
+// home claimed in one execution would be modelled there and plain in the next.
+#if defined(BLITZ_MODEL_ATOMIC_HEADER)
+constexpr bool homes_on = false;
+#else
+constexpr bool homes_on = true;
+#endif
 
 namespace {
 // Bytes cached beyond their threads' bases, by every thread (block_cache::wide_budget bounds it).
@@ -89,17 +100,86 @@ bool wide_thread() noexcept {
 }
 }  // namespace
 
+// ---- blocks on their way home (task/home_stack.hpp) ----
+//
+// Each thread that caches blocks owns a home: a slot of `homes` whose index (1 ... home_slots-1;
+// 0: none) it stamps in the last two bytes of every block it hands out (block classes count
+// those two bytes, so the frame never reaches them). A thread whose cache has no room for a
+// block stamped with another home batches it for that home and pushes the batch whole; the home's
+// owner takes its stack when its cache runs dry and when it goes idle. The owner frees what it
+// has no room for into its own arena, so no thread frees into an arena another allocates from.
+
+// A returned block's first bytes while it travels (every class holds at least 16 bytes).
+struct returned_block {
+    detail::atomic<returned_block*> next{nullptr};
+    std::uint8_t size_class = 0;
+};
+struct returned_link {
+    static detail::atomic<returned_block*>& of(returned_block* b) noexcept { return b->next; }
+};
+using block_home_stack = home_stack<returned_block, returned_link>;
+
+constexpr std::size_t home_slots = 1024;
+using home_id = std::uint16_t;
+static_assert(home_slots - 1 <= UINT16_MAX, "a home's index must fit its stamp");
+
+block_home_stack homes[home_slots];                // index 0 is never claimed
+detail::atomic<bool> home_owned[home_slots] = {};  // claimed by a live thread
+detail::atomic<std::size_t> home_hint{1};          // where the next claim starts looking
+
+// What the homes did (block_cache_info; relaxed: counts read by tests once threads joined).
+detail::atomic<std::uint64_t> homes_sent{0};     // blocks pushed to a home
+detail::atomic<std::uint64_t> homes_taken{0};    // blocks an owner took back
+detail::atomic<std::uint64_t> homes_refused{0};  // blocks whose home had closed (to the heap)
+
+// A slot no live thread owns, now owned by the caller (its stack reopened); 0 if all are taken.
+home_id claim_home() noexcept {
+    const std::size_t start = home_hint.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < home_slots - 1; ++i) {
+        const std::size_t h = 1 + (start - 1 + i) % (home_slots - 1);
+        bool expected = false;
+        if (home_owned[h].load(std::memory_order_relaxed)) continue;
+        // acquire: pairs with the previous owner's release, after its close
+        if (home_owned[h].compare_exchange_strong(expected, true, std::memory_order_acquire,
+                                                  std::memory_order_relaxed)) {
+            homes[h].reopen();
+            home_hint.store(h % (home_slots - 1) + 1, std::memory_order_relaxed);
+            return static_cast<home_id>(h);
+        }
+    }
+    return 0;
+}
+
+void free_chain(returned_block* b) noexcept {
+    while (b) {
+        returned_block* next = block_home_stack::next(b);
+        b->~returned_block();
+        ::operator delete(b);
+        b = next;
+    }
+}
+
 class block_cache {
 public:
     static constexpr std::size_t step = 16, classes = 64, per_class = 256;
     static constexpr std::size_t max_bytes = std::size_t{2} << 20;
     static constexpr std::size_t wide_budget = std::size_t{16} << 20;
+    static constexpr unsigned batch = 32;  // blocks for one home pushed together
+    static constexpr home_id unclaimed = UINT16_MAX;
 
-    block_cache() = default;
+    constexpr block_cache() = default;
     block_cache(const block_cache&) = delete;
     block_cache& operator=(const block_cache&) = delete;
     ~block_cache() {
+        flush_outgoing();
         alive_ = false;  // a block freed later on this thread (static destructors) goes to the heap
+        if (home_ != 0 && home_ != unclaimed) {
+            returned_block* b = homes[home_].close();
+            homes_taken.fetch_add(count(b), std::memory_order_relaxed);
+            free_chain(b);
+            home_owned[home_].store(false, std::memory_order_release);
+        }
+        home_ = 0;
         for (auto& h : head_) {
             while (node* n = h) {
                 h = n->next;
@@ -108,12 +188,16 @@ public:
         }
         if (charged_) wide_charged.fetch_sub(charged_, std::memory_order_relaxed);
     }
-    // The class of a block of `bytes` (classes when too big to cache).
+    // The class of a block for `bytes` (classes when too big to cache): the home's stamp counts.
     static std::size_t class_of(std::size_t bytes) noexcept {
-        const std::size_t c = (bytes + step - 1) / step - 1;
+        const std::size_t c = (bytes + sizeof(home_id) + step - 1) / step - 1;
         return c < classes ? c : classes;
     }
     static std::size_t bytes_of(std::size_t c) noexcept { return (c + 1) * step; }
+    static home_id* stamp_of(void* block, std::size_t c) noexcept {
+        return reinterpret_cast<home_id*>(static_cast<std::byte*>(block) + bytes_of(c) -
+                                          sizeof(home_id));
+    }
     void* take(std::size_t c) noexcept {
         node* n = head_[c];
         if (!n) return nullptr;
@@ -127,6 +211,12 @@ public:
             wide_charged.fetch_sub(refund, std::memory_order_relaxed);
         }
         return n;
+    }
+    // The caller's home, claimed at its first use.
+    home_id home() noexcept {
+        if (home_ == unclaimed) [[unlikely]]
+            home_ = homes_on && alive_ ? claim_home() : 0;
+        return home_;
     }
     // Keeps p (a block of class c) if the base has room, or else if this thread is not a worker
     // and the shared budget has room.
@@ -142,12 +232,68 @@ public:
         bytes_ += b;
         return true;
     }
+    // A block this thread has no room for: batched for its home if another live thread's.
+    bool send_home(std::size_t c, void* p) noexcept {
+        if (!alive_) return false;
+        const home_id h = *stamp_of(p, c);
+        if (h == 0 || h == home_) return false;  // nobody's, or ours: our own arena takes it
+        if (h != out_home_) flush_outgoing();
+        auto* b = ::new (p) returned_block{};
+        b->size_class = static_cast<std::uint8_t>(c);
+        if (out_first_ == nullptr) {
+            out_home_ = h;
+            out_last_ = b;
+        } else {
+            returned_link::of(b).store(out_first_, std::memory_order_relaxed);
+        }
+        out_first_ = b;
+        if (++out_n_ == batch) flush_outgoing();
+        return true;
+    }
+    // Pushes the pending batch to its home, or frees it if the home has closed.
+    void flush_outgoing() noexcept {
+        if (out_first_ == nullptr) return;
+        const std::uint64_t n = out_n_;
+        if (homes[out_home_].push_chain(out_first_, out_last_)) {
+            homes_sent.fetch_add(n, std::memory_order_relaxed);
+        } else {
+            homes_refused.fetch_add(n, std::memory_order_relaxed);
+            returned_link::of(out_last_).store(nullptr, std::memory_order_relaxed);
+            free_chain(out_first_);
+        }
+        out_first_ = out_last_ = nullptr;
+        out_n_ = 0;
+        out_home_ = 0;
+    }
+    // Takes back what other threads returned: each block into the cache, or to the heap if the
+    // cache has no room. True if anything came back.
+    bool take_home() noexcept {
+        if (!alive_ || home_ == 0 || home_ == unclaimed) return false;
+        returned_block* b = homes[home_].take_all();
+        if (!b) return false;
+        std::uint64_t n = 0;
+        while (b) {
+            returned_block* next = block_home_stack::next(b);
+            const std::size_t c = b->size_class;
+            b->~returned_block();
+            if (!give(c, b)) ::operator delete(b);
+            b = next;
+            ++n;
+        }
+        homes_taken.fetch_add(n, std::memory_order_relaxed);
+        return true;
+    }
     std::size_t held(std::size_t c) const noexcept { return count_[c]; }
 
 private:
     struct node {
         node* next;
     };
+    static std::uint64_t count(returned_block* b) noexcept {
+        std::uint64_t n = 0;
+        for (; b; b = block_home_stack::next(b)) ++n;
+        return n;
+    }
     // A compare-exchange, not an add undone when over: the count never passes the budget.
     static bool charge(std::size_t b) noexcept {
         std::size_t now = wide_charged.load(std::memory_order_relaxed);
@@ -161,6 +307,12 @@ private:
     std::size_t bytes_ = 0;    // in all classes
     std::size_t charged_ = 0;  // of bytes_, charged to wide_charged (at most bytes_)
     bool alive_ = true;
+    home_id home_ = unclaimed;
+    // The batch for one other thread's home, newest first (linked through returned_link).
+    home_id out_home_ = 0;
+    unsigned out_n_ = 0;
+    returned_block* out_first_ = nullptr;
+    returned_block* out_last_ = nullptr;
 };
 
 thread_local block_cache tl_blocks;
@@ -168,14 +320,20 @@ thread_local block_cache tl_blocks;
 void* cached_alloc(std::size_t bytes) {
     const std::size_t c = block_cache::class_of(bytes);
     if (!block_cache_on || c >= block_cache::classes) return ::operator new(bytes);
-    if (void* block = tl_blocks.take(c)) return block;
-    return ::operator new(block_cache::bytes_of(c));
+    void* block = tl_blocks.take(c);
+    if (!block && tl_blocks.take_home()) block = tl_blocks.take(c);
+    if (!block) block = ::operator new(block_cache::bytes_of(c));
+    *block_cache::stamp_of(block, c) = tl_blocks.home();
+    return block;
 }
 
 namespace {
 // Gives back a block of class c (block_cache::classes: one the heap allocated).
 void free_of_class(void* p, std::size_t c) noexcept {
-    if (!(block_cache_on && c < block_cache::classes && tl_blocks.give(c, p))) ::operator delete(p);
+    if (block_cache_on && c < block_cache::classes) {
+        if (tl_blocks.give(c, p) || tl_blocks.send_home(c, p)) return;
+    }
+    ::operator delete(p);
 }
 // Where the block of the latest allocate_task_frame on this thread ends (claim_fresh_header).
 thread_local const std::byte* tl_fresh_end = nullptr;
@@ -185,15 +343,34 @@ void cached_free(void* p, std::size_t bytes) noexcept {
     free_of_class(p, block_cache::class_of(bytes));
 }
 
+void block_cache_idle() noexcept {
+    if (!block_cache_on) return;
+    tl_blocks.flush_outgoing();
+    (void)tl_blocks.take_home();
+}
+
 namespace block_cache_info {
 bool enabled() noexcept { return block_cache_on; }
 std::size_t held(std::size_t bytes) noexcept {
     const std::size_t c = block_cache::class_of(bytes);
     return c < block_cache::classes ? tl_blocks.held(c) : 0;
 }
+std::size_t block_size(std::size_t bytes) noexcept {
+    const std::size_t c = block_cache::class_of(bytes);
+    return c < block_cache::classes ? block_cache::bytes_of(c) : bytes;
+}
 std::size_t base_per_class() noexcept { return block_cache::per_class; }
 std::size_t wide_budget() noexcept { return block_cache::wide_budget; }
 std::size_t wide_charged() noexcept { return detail::wide_charged.load(std::memory_order_relaxed); }
+home_counts homes() noexcept {
+    return {homes_sent.load(std::memory_order_relaxed), homes_taken.load(std::memory_order_relaxed),
+            homes_refused.load(std::memory_order_relaxed)};
+}
+std::uint16_t home_of(void* block, std::size_t bytes) noexcept {
+    const std::size_t c = block_cache::class_of(bytes);
+    return c < block_cache::classes ? *block_cache::stamp_of(block, c) : 0;
+}
+std::uint16_t my_home() noexcept { return tl_blocks.home(); }
 }  // namespace block_cache_info
 
 void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops* front) {
