@@ -368,6 +368,21 @@ CATALOGUE = [
      "    (void)tl_blocks.take_home();",
      "a worker going idle keeps the blocks it batched for other threads' homes until the batch "
      "fills or it exits (K7)"),
+    ("notify-permit-dropped", "runtime/src/sync/notify.cpp",
+     "            s >= permit_unit && !BLITZ_FAULT(fault_accumulate_) ? s : s + permit_unit;\n"
+     "        if (state_.compare_exchange_weak(s, next,\n"
+     "                                         BLITZ_ORDER(",
+     "            s;\n"
+     "        if (state_.compare_exchange_weak(s, next,\n"
+     "                                         BLITZ_ORDER(",
+     "notify_one with nobody waiting stores no permit, so the next notified() waits for a "
+     "notification that already happened (X4)"),
+    ("notify-aborted-wake-kept", "runtime/src/sync/notify.cpp",
+     "                b.complete(w);\n                waiters_changed_locked();\n"
+     "            } else {\n                store_permit_locked();\n            }",
+     "            }",
+     "a waiter woken by notify_one and aborted before it resumed keeps the notification: the "
+     "next waiter is not woken and no permit is stored (X4)"),
     ("timers-only-at-empty-ring", "runtime/src/sched/worker.cpp",
      "        const bool skip_maintain = BLITZ_FAULT(cfg_.debug.timers_only_when_idle) &&\n"
      "                                   (lifo_ || given_back_ || !ring_.empty());",

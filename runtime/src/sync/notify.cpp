@@ -9,17 +9,60 @@
 namespace blitz {
 
 bool notify::take_permit() noexcept {
-    detail::lock_guard l(mu_);
-    if (permits_ == 0) return false;
-    --permits_;
-    return true;
+    unsigned s = state_.load(std::memory_order_relaxed);  // relaxed: the CAS checks it
+    while (s >= permit_unit) {
+        if (state_.compare_exchange_weak(s, s - permit_unit, std::memory_order_acquire,
+                                         std::memory_order_relaxed))
+            return true;
+    }
+    return false;
+}
+
+bool notify::add_permit() noexcept {
+    unsigned s = state_.load(std::memory_order_relaxed);  // relaxed: the CAS checks it
+    for (;;) {
+        if (s & waiters_bit) return false;
+        // With one stored, the CAS only confirms it is still there (a load alone may read a
+        // permit a waiter already took, and this notify would be lost).
+        const unsigned next =
+            s >= permit_unit && !BLITZ_FAULT(fault_accumulate_) ? s : s + permit_unit;
+        if (state_.compare_exchange_weak(s, next,
+                                         BLITZ_ORDER(notify_add_permit, std::memory_order_release),
+                                         std::memory_order_relaxed))
+            return true;
+    }
+}
+
+void notify::store_permit_locked() noexcept {
+    unsigned s = state_.load(std::memory_order_relaxed);  // relaxed: the CAS checks it
+    for (;;) {  // as in add_permit, a stored permit is confirmed by the CAS, not by the load
+        const unsigned next =
+            s >= permit_unit && !BLITZ_FAULT(fault_accumulate_) ? s : s + permit_unit;
+        if (state_.compare_exchange_weak(s, next, std::memory_order_release,
+                                         std::memory_order_relaxed))
+            return;
+    }
+}
+
+void notify::waiters_changed_locked() noexcept {
+    // relaxed: the bit is only read to choose the lock, whose acquisition orders the list
+    if (waiters_.empty()) state_.fetch_and(~waiters_bit, std::memory_order_relaxed);
 }
 
 bool notify::enqueue(awaiter& a, detail::task_header* t) {
     detail::lock_guard l(mu_);
-    if (permits_ > 0) {  // a notify_one came after await_ready
-        --permits_;
-        return false;
+    unsigned s = state_.load(std::memory_order_relaxed);
+    for (;;) {
+        if (s >= permit_unit && !BLITZ_MODEL_DEFECT(notify_enqueue_ignores_permit)) {
+            // a notify_one came after await_ready: take it, do not wait
+            if (state_.compare_exchange_weak(s, s - permit_unit, std::memory_order_acquire,
+                                             std::memory_order_relaxed))
+                return false;
+        } else if ((s & waiters_bit) != 0 ||
+                   state_.compare_exchange_weak(s, s | waiters_bit, std::memory_order_relaxed,
+                                                std::memory_order_relaxed)) {
+            break;  // from here a notify_one takes the lock and finds us in the list
+        }
     }
     a.node_.w = t->make_waker();
     waiters_.push_back(&a.node_);
@@ -27,14 +70,16 @@ bool notify::enqueue(awaiter& a, detail::task_header* t) {
 }
 
 void notify::notify_one() {
+    if (add_permit()) return;  // nobody waits: no lock
     detail::wake_batch b;
     {
         detail::lock_guard l(mu_);
         if (detail::wait_node* w = waiters_.front()) {
             static_cast<awaiter*>(w->owner)->by_one_ = true;
             b.complete(w);
-        } else if (permits_ == 0 || BLITZ_FAULT(fault_accumulate_)) {
-            ++permits_;
+            waiters_changed_locked();
+        } else {
+            store_permit_locked();  // the waiters left meanwhile
         }
     }
     b.flush();
@@ -46,6 +91,7 @@ void notify::notify_all() {
     // Only the tasks waiting now; one that waits again while a full batch is flushed is not
     // woken by this call.
     detail::wake_all(waiters_, mu_, b);
+    waiters_changed_locked();
     l.unlock();
     b.flush();
 }
@@ -58,14 +104,16 @@ void notify::abandon(awaiter& a) noexcept {
         if (a.node_.linked()) {
             a.node_.unlink();
             a.node_.w.reset();
+            waiters_changed_locked();
         } else if (a.by_one_) {
             // Woken by notify_one but destroyed before it resumed: hand the notification on
             // (to the next waiter, or as the stored permit) so it is not lost.
             if (detail::wait_node* w = waiters_.front()) {
                 static_cast<awaiter*>(w->owner)->by_one_ = true;
                 b.complete(w);
-            } else if (permits_ == 0) {
-                ++permits_;
+                waiters_changed_locked();
+            } else {
+                store_permit_locked();
             }
         }
     }
@@ -73,8 +121,7 @@ void notify::abandon(awaiter& a) noexcept {
 }
 
 unsigned notify::stored_permits() const {
-    detail::lock_guard l(mu_);
-    return permits_;
+    return state_.load(std::memory_order_acquire) / permit_unit;
 }
 
 barrier::barrier(std::size_t n) : n_(n) {

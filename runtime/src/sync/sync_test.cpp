@@ -249,6 +249,70 @@ TEST(Notify, NotifyOneWakesOneNotifyAllWakesTheRest) {
     }());
 }
 
+// A waiter woken by notify_one and aborted before it resumed hands the notification on: to the
+// next waiter, or, with nobody left, as the stored permit.
+TEST(Notify, AnAbortedWakeIsHandedOn) {
+    runtime rt(conformance::fresh(1));
+    rt.block_on([]() -> task<void> {
+        notify n;
+        std::atomic<int> woken{0};
+        auto wait = [](notify& n, std::atomic<int>& w) -> task<void> {
+            co_await n.notified();
+            w.fetch_add(1);
+        };
+        auto a = spawn(wait(n, woken));
+        auto b = spawn(wait(n, woken));
+        co_await let_others_run();
+        n.notify_one();  // wakes a; b still waits
+        a.abort();       // before a resumes (one worker, this task runs)
+        co_await let_others_run();
+        EXPECT_EQ(woken.load(), 1) << "b got a's notification";
+        EXPECT_EQ(n.stored_permits(), 0u);
+        auto c = spawn(wait(n, woken));
+        co_await let_others_run();
+        n.notify_one();
+        c.abort();
+        co_await let_others_run();
+        EXPECT_EQ(n.stored_permits(), 1u) << "nobody left: the notification is stored";
+        co_await n.notified();
+        try {
+            co_await a;
+        } catch (const task_cancelled&) {
+        }
+        co_await b;
+        try {
+            co_await c;
+        } catch (const task_cancelled&) {
+        }
+    }());
+}
+
+// notify_one from plain threads (the lock-free permit) against tasks that wait and are woken
+// under the lock: every notification lets exactly one task through. Run under ThreadSanitizer.
+TEST(Notify, PlainThreadNotifiesAgainstWaitingTasksLoseNothing) {
+    runtime rt(conformance::fresh(2));
+    constexpr int rounds = 2000;
+    notify n;
+    std::atomic<int> through{0};
+    auto waiter = rt.spawn([](notify& n, std::atomic<int>& t) -> task<void> {
+        for (int i = 0; i < rounds; ++i) {
+            co_await n.notified();
+            t.fetch_add(1);
+        }
+    }(n, through));
+    std::thread plain([&] {
+        for (int i = 0; i < rounds; ++i) {
+            n.notify_one();
+            // the next notification only once this one let the task through (none accumulate)
+            while (through.load() <= i) std::this_thread::yield();
+        }
+    });
+    plain.join();
+    rt.block_on([](join_handle<void>& h) -> task<void> { co_await h; }(waiter));
+    EXPECT_EQ(through.load(), rounds);
+    EXPECT_EQ(n.stored_permits(), 0u);
+}
+
 TEST(Barrier, OneLeaderPerGenerationAndReusable) {
     runtime rt(conformance::fresh(4));
     barrier b(4);

@@ -56,13 +56,26 @@ public:
     unsigned stored_permits() const;  // tests
 
 private:
+    // The state word: the stored permits (0 or 1; more only under the fault) above bit 0, which
+    // says the waiter list is not empty. Protocol: a notify_one that finds no waiters adds its
+    // permit with one CAS, and a notified() takes one with one CAS, neither taking the lock;
+    // the waiters bit is set and cleared only under mu_, by the CAS that also checks for a
+    // permit (enqueue), so a notify_one either lands its permit before a waiter enqueues (which
+    // then takes it and does not suspend) or sees the bit and wakes that waiter under the lock.
+    // Memory ordering: adding a permit is release and taking one acquire (what the notifier
+    // wrote before notify_one is visible to the task its permit lets through); the bit's
+    // changes are ordered by mu_. Thread-safety: any thread.
+    static constexpr unsigned waiters_bit = 1, permit_unit = 2;
     bool take_permit() noexcept;
+    bool add_permit() noexcept;  // false if the waiters bit is set (take the lock instead)
     bool enqueue(awaiter& a, detail::task_header* t);
     void abandon(awaiter& a) noexcept;
+    void store_permit_locked() noexcept BLITZ_REQUIRES(mu_);
+    void waiters_changed_locked() noexcept BLITZ_REQUIRES(mu_);
 
     mutable detail::mutex mu_;
     detail::wait_queue waiters_;
-    unsigned permits_ BLITZ_GUARDED_BY(mu_) = 0;  // 0 or 1 (more only under the fault)
+    detail::atomic<unsigned> state_{0};
 #if BLITZ_FAULTS
     friend struct testing::access;
     bool fault_accumulate_ = false;  // X4's control: notify_one with nobody waiting adds a permit
