@@ -369,11 +369,9 @@ CATALOGUE = [
      "a worker going idle keeps the blocks it batched for other threads' homes until the batch "
      "fills or it exits (K7)"),
     ("notify-permit-dropped", "runtime/src/sync/notify.cpp",
-     "            s >= permit_unit && !BLITZ_FAULT(fault_accumulate_) ? s : s + permit_unit;\n"
-     "        if (state_.compare_exchange_weak(s, next,\n"
+     "        if (state_.compare_exchange_weak(s, with_permit(s),\n"
      "                                         BLITZ_ORDER(",
-     "            s;\n"
-     "        if (state_.compare_exchange_weak(s, next,\n"
+     "        if (state_.compare_exchange_weak(s, s,\n"
      "                                         BLITZ_ORDER(",
      "notify_one with nobody waiting stores no permit, so the next notified() waits for a "
      "notification that already happened (X4)"),

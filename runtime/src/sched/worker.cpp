@@ -448,15 +448,19 @@ void worker::push_ring(task_header* t) noexcept {
     }
 }
 
+void worker::tidy_for_idle() noexcept {
+    reclaim_returned();    // tasks that completed elsewhere leave the list,
+    owned_.trim();         // the list's array shrinks after a burst,
+    ring_.trim_batches();  // as do overflow batches left from one,
+    block_cache_idle();    // and blocks batched for other threads go home, ours come back
+}
+
 void worker::park() noexcept {
     idle_state& idle = sched_.idle();
     // I10: a timeout wake samples during its first tick only; a park that does not sleep (the
     // spin saw work, the final check found some) comes back as an ordinary worker.
     woke_by_timeout_ = false;
-    reclaim_returned();             // going idle: tasks that completed elsewhere leave the list
-    owned_.trim();                  // and the list's array shrinks after a burst,
-    ring_.trim_batches();           // as do overflow batches left from one
-    block_cache_idle();             // blocks batched for other threads go home, ours come back
+    tidy_for_idle();
     transitioning_to_park_ = true;  // L4: wakes from this thread now go to the global queue
     if (lifo_) push_ring(std::exchange(lifo_, nullptr));
     if (!ring_.empty() || !sched_.global().empty() || has_hidden_batch()) {
@@ -599,9 +603,7 @@ bool worker::busy_wait() noexcept {
     // Unlike park_spin's spinner, this worker is neither parked nor searching: no producer wakes
     // it, so it looks for the work itself, and it fires the timers and turns the I/O driver that a
     // parked worker would have slept on.
-    reclaim_returned();  // idle: tasks that completed elsewhere leave the list
-    owned_.trim();
-    ring_.trim_batches();
+    tidy_for_idle();
     if (searching_) {
         // A spinning worker is not a searcher (I1: back to 0 at rest). As the last searcher it
         // owes no wake: it keeps watching every queue itself, as the park's final check would.

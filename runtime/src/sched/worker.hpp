@@ -184,6 +184,9 @@ private:
     task_header* take_stolen(unsigned victim, const local_queue::steal_result& r) noexcept;
     void run_task(task_header* t) noexcept;
     void push_ring(task_header* t) noexcept;
+    // What a worker does as it goes idle (it parks, or busy mode's wait): hands back, trims and
+    // returns what a burst left behind.
+    void tidy_for_idle() noexcept;
     void park() noexcept;
     void take_claim_token() noexcept;
     // Puts a task that gave this worker back (a yield, a wake while running) at the ring's

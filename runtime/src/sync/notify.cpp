@@ -18,15 +18,17 @@ bool notify::take_permit() noexcept {
     return false;
 }
 
+unsigned notify::with_permit(unsigned s) const noexcept {
+    // With one stored, the caller's CAS only confirms it is still there: a load alone may read a
+    // permit a waiter already took, and the notification would be lost.
+    return s >= permit_unit && !BLITZ_FAULT(fault_accumulate_) ? s : s + permit_unit;
+}
+
 bool notify::add_permit() noexcept {
     unsigned s = state_.load(std::memory_order_relaxed);  // relaxed: the CAS checks it
     for (;;) {
         if (s & waiters_bit) return false;
-        // With one stored, the CAS only confirms it is still there (a load alone may read a
-        // permit a waiter already took, and this notify would be lost).
-        const unsigned next =
-            s >= permit_unit && !BLITZ_FAULT(fault_accumulate_) ? s : s + permit_unit;
-        if (state_.compare_exchange_weak(s, next,
+        if (state_.compare_exchange_weak(s, with_permit(s),
                                          BLITZ_ORDER(notify_add_permit, std::memory_order_release),
                                          std::memory_order_relaxed))
             return true;
@@ -35,12 +37,8 @@ bool notify::add_permit() noexcept {
 
 void notify::store_permit_locked() noexcept {
     unsigned s = state_.load(std::memory_order_relaxed);  // relaxed: the CAS checks it
-    for (;;) {  // as in add_permit, a stored permit is confirmed by the CAS, not by the load
-        const unsigned next =
-            s >= permit_unit && !BLITZ_FAULT(fault_accumulate_) ? s : s + permit_unit;
-        if (state_.compare_exchange_weak(s, next, std::memory_order_release,
-                                         std::memory_order_relaxed))
-            return;
+    while (!state_.compare_exchange_weak(s, with_permit(s), std::memory_order_release,
+                                         std::memory_order_relaxed)) {
     }
 }
 

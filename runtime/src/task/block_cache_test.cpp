@@ -111,13 +111,18 @@ TEST(BlockCache, TheSharedBudgetBoundsWhatPlainThreadsKeepBeyondTheirBases) {
     EXPECT_EQ(info::wide_charged(), charged_before);
 }
 
+// What the homes did since `a` was read.
+info::home_counts homes_since(const info::home_counts& a) {
+    const info::home_counts b = info::homes();
+    return {b.sent - a.sent, b.taken - a.taken, b.refused - a.refused};
+}
+
 // Counts what the homes did while `f` ran.
 template <class F>
 info::home_counts home_delta(F&& f) {
     const info::home_counts a = info::homes();
     f();
-    const info::home_counts b = info::homes();
-    return {b.sent - a.sent, b.taken - a.taken, b.refused - a.refused};
+    return homes_since(a);
 }
 
 // A class no task of the suite uses, so the caches start empty of it on fresh threads.
@@ -145,8 +150,7 @@ info::home_counts free_on_a_worker(std::vector<void*>& blocks, bool join_first,
         for (int i = 0; i < 5000 && info::homes().sent - a.sent < sent; ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    const info::home_counts b = info::homes();
-    return {b.sent - a.sent, b.taken - a.taken, b.refused - a.refused};
+    return homes_since(a);
 }
 
 TEST(BlockHome, EveryBlockIsStampedWithTheHomeOfTheThreadThatAllocatedIt) {

@@ -150,13 +150,16 @@ home_id claim_home() noexcept {
     return 0;
 }
 
-void free_chain(returned_block* b) noexcept {
-    while (b) {
+// Frees a chain of returned blocks to the heap; how many.
+std::uint64_t free_chain(returned_block* b) noexcept {
+    std::uint64_t n = 0;
+    for (; b; ++n) {
         returned_block* next = block_home_stack::next(b);
         b->~returned_block();
         ::operator delete(b);
         b = next;
     }
+    return n;
 }
 
 class block_cache {
@@ -174,9 +177,7 @@ public:
         flush_outgoing();
         alive_ = false;  // a block freed later on this thread (static destructors) goes to the heap
         if (home_ != 0 && home_ != unclaimed) {
-            returned_block* b = homes[home_].close();
-            homes_taken.fetch_add(count(b), std::memory_order_relaxed);
-            free_chain(b);
+            homes_taken.fetch_add(free_chain(homes[home_].close()), std::memory_order_relaxed);
             home_owned[home_].store(false, std::memory_order_release);
         }
         home_ = 0;
@@ -258,6 +259,7 @@ public:
             homes_sent.fetch_add(n, std::memory_order_relaxed);
         } else {
             homes_refused.fetch_add(n, std::memory_order_relaxed);
+            // The failed push may have linked the batch's last block to the stack's old head.
             returned_link::of(out_last_).store(nullptr, std::memory_order_relaxed);
             free_chain(out_first_);
         }
@@ -289,11 +291,6 @@ private:
     struct node {
         node* next;
     };
-    static std::uint64_t count(returned_block* b) noexcept {
-        std::uint64_t n = 0;
-        for (; b; b = block_home_stack::next(b)) ++n;
-        return n;
-    }
     // A compare-exchange, not an add undone when over: the count never passes the budget.
     static bool charge(std::size_t b) noexcept {
         std::size_t now = wide_charged.load(std::memory_order_relaxed);

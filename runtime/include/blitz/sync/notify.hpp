@@ -62,12 +62,17 @@ private:
     // the waiters bit is set and cleared only under mu_, by the CAS that also checks for a
     // permit (enqueue), so a notify_one either lands its permit before a waiter enqueues (which
     // then takes it and does not suspend) or sees the bit and wakes that waiter under the lock.
+    // Invariants: at most one permit is stored (more only under the fault); a notify_one with a
+    // task listed wakes exactly one (a woken waiter aborted before it resumed hands it on); the
+    // bit is set whenever the list is not empty (it may stay set while notify_all wakes a
+    // spliced-off list with the lock dropped).
     // Memory ordering: adding a permit is release and taking one acquire (what the notifier
     // wrote before notify_one is visible to the task its permit lets through); the bit's
     // changes are ordered by mu_. Thread-safety: any thread.
     static constexpr unsigned waiters_bit = 1, permit_unit = 2;
     bool take_permit() noexcept;
     bool add_permit() noexcept;  // false if the waiters bit is set (take the lock instead)
+    unsigned with_permit(unsigned s) const noexcept;  // s with a permit stored
     bool enqueue(awaiter& a, detail::task_header* t);
     void abandon(awaiter& a) noexcept;
     void store_permit_locked() noexcept BLITZ_REQUIRES(mu_);
