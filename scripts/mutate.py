@@ -215,6 +215,11 @@ CATALOGUE = [
      "        if (true)",
      "completion drops its references in the same step even when a join waker waits, and "
      "then reads the waker from a task the joiner may have freed (K3, K5)"),
+    ("complete-unshared-ignores-refs", "runtime/src/task/task_header.cpp",
+     "    if (refs_of(state_.load(std::memory_order_acquire)) != 2 &&",
+     "    if (false &&",
+     "a task that ends in its first poll frees its block at once even while its join handle or "
+     "a waker still holds it (K3)"),
     ("lifo-cap-per-tick", "runtime/src/sched/worker.cpp",
      "    if (source_ != poll_source::lifo) lifo_polls_ = 0;\n",
      "",

@@ -52,7 +52,8 @@ scheduler_snapshot scheduler::snapshot() const {
 }
 
 scheduler::scheduler(const config& cfg, scheduler_setup setup)
-    : cfg_(cfg),
+    : task_scheduler(/*unlisted_are_mine=*/true),
+      cfg_(cfg),
       setup_(std::move(setup)),
       nworkers_(setup_.workers),
       first_list_id_(task_list::reserve_ids(std::max(nworkers_, 1u))),

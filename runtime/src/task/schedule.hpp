@@ -37,8 +37,19 @@ public:
     // An exception ended `t` and nobody awaits its result (config::on_unhandled_exception).
     virtual void unhandled_exception(task_header* t) noexcept = 0;
 
+    // Whether release() answers `mine` for every task in no list (the runtime's scheduler:
+    // the reserved list reference is the completer's), so a completion may skip the call for
+    // such a task (task_header::complete_unshared). False where the scheduler keeps it
+    // (unlisted: the model harnesses).
+    bool unlisted_are_mine() const noexcept { return unlisted_are_mine_; }
+
 protected:
+    explicit task_scheduler(bool unlisted_are_mine = false) noexcept
+        : unlisted_are_mine_(unlisted_are_mine) {}
     ~task_scheduler() = default;
+
+private:
+    bool unlisted_are_mine_;
 };
 
 }  // namespace blitz::detail

@@ -457,7 +457,7 @@ task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_s
         yielded = std::exchange(tl_yield_requested, false);
     }
     if (root().done()) {
-        complete(/*cancelled=*/false, 1);
+        if (!complete_unshared()) complete(/*cancelled=*/false, 1);
         return poll_outcome::completed;
     }
     // Lazy listing (issue 45): a task joins a worker's list when a poll first leaves it
@@ -513,6 +513,25 @@ void task_header::complete(bool was_cancelled, std::uint32_t refs) noexcept {
     } else if (theirs) {
         sched_->hand_back(this);
     }
+}
+
+bool task_header::complete_unshared() noexcept {
+    // relaxed: only this thread lists the task (see poll)
+    if (reg_owner_.load(std::memory_order_relaxed) != 0 || has(flag_failed) ||
+        !sched_->unlisted_are_mine())
+        return false;
+    // The frame goes first, as in complete(): its destructors may still drop references (a
+    // waker kept in a local) or take new ones.
+    destroy_frame();
+    // acquire: whoever dropped the last other reference (a join handle detaching on another
+    // thread, a waker's drop) did so with an acq_rel RMW; its writes happen before the free.
+    // Two references, both ours: nobody else holds one, so nobody can take one or read the
+    // state any more.
+    if (refs_of(state_.load(std::memory_order_acquire)) != 2 &&
+        !BLITZ_MODEL_DEFECT(complete_unshared_ignores_refs))
+        return false;
+    release_block(this);
+    return true;
 }
 
 void task_header::cancel_for_shutdown() noexcept {

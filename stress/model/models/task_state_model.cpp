@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <coroutine>
+#include <cstdlib>
 #include <vector>
 
 #include "blitz/cancel.hpp"
@@ -49,12 +50,13 @@ blitz::task<void> never_done() {
 
 // A fresh spawned header in a heap block the last reference frees (release_block), in front of
 // a real frame (the header finds its root there).
-task_header* spawn_header(model_scheduler& s) {
+task_header* spawn_header_on(detail::task_scheduler& s) {
     const std::coroutine_handle<> root = never_done().release();
     task_header* h = detail::header_of_frame(root.address());
     h->init_spawned(&s, root);
     return h;
 }
+task_header* spawn_header(model_scheduler& s) { return spawn_header_on(s); }
 
 // One poll: take the queue entry, run, look at what the wakers wrote, finish the poll.
 // Returns whether the task was rescheduled (its entry kept).
@@ -168,6 +170,62 @@ TEST(ModelTaskState, TheLastReferenceFreesTheBlockOnce) {
 TEST(ModelTaskState, ADetachRacingCompletionFreesTheBlockOnce) {
     make_runtime_statics();
     expect_holds("task state: complete, detach and wake race", options{}, refs_body(true));
+}
+
+// The runtime's scheduler: a task in no list is the completer's whole (release says mine).
+struct listing_scheduler final : detail::task_scheduler {
+    listing_scheduler() noexcept : task_scheduler(/*unlisted_are_mine=*/true) {}
+    void spawn(task_header*) noexcept override {}
+    void schedule(task_header*, bool) noexcept override {}
+    void list(task_header*) noexcept override {}
+    released release(task_header*) noexcept override { return released::mine; }
+    void hand_back(task_header*) noexcept override {}  // never listed here: never called
+    void unhandled_exception(task_header*) noexcept override {}
+};
+
+// A task that finished its first poll takes complete()'s short form, which frees the block
+// without publishing COMPLETE when the runner's two references are the only ones left, while
+// its handle detaches and a waker is dropped on other threads: the block is freed exactly once,
+// by whichever drops the last reference. The control frees it whatever the count says.
+std::function<void()> unshared_body() {
+    return [] {
+        listing_scheduler s;
+        task_header* h = spawn_header_on(s);
+        const auto frees_before = detail::alloc_stats::read().frees;
+        blitz::waker w = h->make_waker();
+        thread completer([&] {
+            h->transition_to_running();
+            if (!h->complete_unshared()) h->complete(false, 1);  // poll's order
+        });
+        thread joiner([&] { h->detach_handle(); });
+        thread waker_thread([&, w = std::move(w)]() mutable { w.reset(); });
+        completer.join();
+        joiner.join();
+        waker_thread.join();
+        BLITZ_MODEL_CHECK(detail::alloc_stats::read().frees == frees_before + 1);
+    };
+}
+
+TEST(ModelTaskState, ACompletionNobodyElseHoldsFreesTheBlockOnce) {
+    make_runtime_statics();
+    expect_holds("task state: unshared completion, detach and a waker's drop race", options{},
+                 unshared_body());
+}
+
+// The explorer runs a failing execution to its end, where the control frees the block a second
+// time (into this thread's block cache, which would then hand it out twice), so the control
+// runs in a child process of its own and reports by its exit code.
+TEST(ModelTaskState, ControlUnsharedCompletionIgnoringReferencesIsCaught) {
+    EXPECT_EXIT(
+        {
+            make_runtime_statics();
+            options o;
+            o.weaken = "complete_unshared_ignores_refs";
+            expect_caught("task state control: the short completion frees a block others hold", o,
+                          unshared_body());
+            std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
+        },
+        ::testing::ExitedWithCode(0), "");
 }
 
 // An abort races a wake and the polls (K4): the cancellation is never lost (the task ends

@@ -35,6 +35,9 @@ class select_scope;
 //      queue reference is released; the task list's goes at once on its owner's thread, or,
 //      when it completed elsewhere, when the owner takes it from its completion inbox.
 //   6. the last reference frees the allocation, destroying the frame first if still alive.
+//   A task that ends in its first poll with no handle, waker or list holding it skips 5 and 6's
+//   RMWs: its runner holds every reference left, so it frees the block without publishing
+//   COMPLETE (complete_unshared).
 //
 // Invariants: at most one queue entry exists per task (only the IDLE -> SCHEDULED edge creates
 // one); refs never underflow; the frame is destroyed exactly once; memory is freed exactly once.
@@ -71,6 +74,13 @@ public:
     // references, plus the owner list's when the scheduler releases the task on this thread.
     // Without a join waiter or an exception, publishing COMPLETE drops them in the same RMW.
     void complete(bool cancelled, std::uint32_t refs) noexcept;
+    // complete()'s short form for a poll that finished the coroutine, when nobody else can see
+    // the task: it is in no list (and its scheduler gives the caller the reserved list
+    // reference), no exception escaped it, and once its frame is destroyed the runner's two
+    // references (queue entry, list) are all there are. No join handle, waker or abort can then
+    // read the state again, so COMPLETE is never published and the block is freed at once.
+    // False (the frame may be gone; nothing else changed) when complete() must run instead.
+    bool complete_unshared() noexcept;
     // Shutdown's form, after the workers stopped: cancels the task if it has not completed
     // (frame, state, join waiter); the caller drops the references it holds.
     void cancel_for_shutdown() noexcept;
