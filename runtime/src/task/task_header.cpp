@@ -520,16 +520,16 @@ bool task_header::complete_unshared() noexcept {
     if (reg_owner_.load(std::memory_order_relaxed) != 0 || has(flag_failed) ||
         !sched_->unlisted_are_mine())
         return false;
-    // The frame goes first, as in complete(): its destructors may still drop references (a
-    // waker kept in a local) or take new ones.
-    destroy_frame();
     // acquire: whoever dropped the last other reference (a join handle detaching on another
     // thread, a waker's drop) did so with an acq_rel RMW; its writes happen before the free.
-    // Two references, both ours: nobody else holds one, so nobody can take one or read the
-    // state any more.
+    // Two references, both ours: nobody else holds one (a waker kept in the frame would be a
+    // third), so nobody can take one or read the state any more, the frame's destructors
+    // included. Checked before the frame goes, so a task still held costs complete() nothing
+    // twice.
     if (refs_of(state_.load(std::memory_order_acquire)) != 2 &&
         !BLITZ_MODEL_DEFECT(complete_unshared_ignores_refs))
         return false;
+    destroy_frame();
     release_block(this);
     return true;
 }

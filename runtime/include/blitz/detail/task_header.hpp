@@ -76,10 +76,10 @@ public:
     void complete(bool cancelled, std::uint32_t refs) noexcept;
     // complete()'s short form for a poll that finished the coroutine, when nobody else can see
     // the task: it is in no list (and its scheduler gives the caller the reserved list
-    // reference), no exception escaped it, and once its frame is destroyed the runner's two
-    // references (queue entry, list) are all there are. No join handle, waker or abort can then
-    // read the state again, so COMPLETE is never published and the block is freed at once.
-    // False (the frame may be gone; nothing else changed) when complete() must run instead.
+    // reference), no exception escaped it, and the runner's two references (queue entry, list)
+    // are all there are. No join handle, waker or abort can then read the state again, so
+    // COMPLETE is never published; the frame is destroyed and the block freed at once. False
+    // (nothing changed) when complete() must run instead.
     bool complete_unshared() noexcept;
     // Shutdown's form, after the workers stopped: cancels the task if it has not completed
     // (frame, state, join waiter); the caller drops the references it holds.
