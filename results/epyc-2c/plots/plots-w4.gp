@@ -5,13 +5,13 @@ set title 'blitz time / peer time at 4 workers: median of the repetition pairs o
 set style fill pattern border -1
 set boxwidth 0.9
 set logscale y
-set yrange [0.01:1000]
-set xrange [-1:185]
+set yrange [0.01:10]
+set xrange [-1:215]
 set ylabel 'blitz time / peer time (ratio, log scale)'
 set xlabel 'workload'
 set grid ytics
 set key outside right top vertical box
-set xtics rotate by 45 right scale 0 ('spawn_many_local' 2, 'spawn_many_remote_idle' 8, 'spawn_many_remote_busy1' 14, 'spawn_many_remote_busy2' 20, 'yield_many' 26, 'ping_pong' 32, 'chained_spawn' 38, 'skynet_1m' 44, 'fib_30' 50, 'mutex' 56, 'mutex_contended' 62, 'rwlock_read' 68, 'rwlock_write' 74, 'rwlock_contended' 80, 'semaphore' 86, 'semaphore_contended' 92, 'channel_send' 98, 'channel_recv' 104, 'channel_roundtrip' 110, 'channel_mpmc' 116, 'oneshot' 122, 'broadcast_4rx' 128, 'watch' 134, 'once_cell_get' 140, 'once_cell_set' 146, 'barrier' 152, 'notify' 158, 'select_ready' 164, 'timeout_ready' 170, 'timer_insert_cancel' 176, 'timer_churn_1m' 182)
+set xtics rotate by 45 right scale 0 ('spawn_many_local' 2, 'spawn_many_remote_idle' 8, 'spawn_many_remote_busy1' 14, 'spawn_many_remote_busy2' 20, 'yield_many' 26, 'ping_pong' 32, 'chained_spawn' 38, 'skynet_1m' 44, 'fib_30' 50, 'mutex' 56, 'mutex_contended' 62, 'rwlock_read' 68, 'rwlock_write' 74, 'rwlock_contended' 80, 'semaphore' 86, 'semaphore_contended' 92, 'channel_send' 98, 'channel_recv' 104, 'channel_roundtrip' 110, 'channel_mpmc' 116, 'oneshot' 122, 'broadcast_4rx' 128, 'watch' 134, 'once_cell_get' 140, 'once_cell_set' 146, 'barrier' 152, 'notify' 158, 'channel_try_send' 164, 'oneshot_try_recv' 170, 'oneshot_cell_try_recv' 176, 'watch_send_borrow' 182, 'barrier_new_1' 188, 'select_ready' 194, 'timeout_ready' 200, 'timer_insert_cancel' 206, 'timer_churn_1m' 212)
 set label 'not run' at 15, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
 set label 'not run' at 18, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
 set label 'not run' at 21, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
@@ -67,10 +67,25 @@ set label 'not run' at 165, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
 set label 'not run' at 169, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
 set label 'not run' at 170, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
 set label 'not run' at 171, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 175, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
 set label 'not run' at 176, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
 set label 'not run' at 177, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 181, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
 set label 'not run' at 182, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
 set label 'not run' at 183, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 187, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 188, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 189, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 193, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 194, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 195, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 199, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 200, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 201, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 206, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 207, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 212, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
+set label 'not run' at 213, 0.0115 rotate by 90 left font ',8' tc rgb 'gray40'
 plot 'results/epyc-2c/plots/ratios-w4.dat' index 0 using 1:2 with boxes fs pattern 0 title 'vs tokio', 'results/epyc-2c/plots/ratios-w4.dat' index 1 using 1:2 with boxes fs pattern 1 title 'vs go', 'results/epyc-2c/plots/ratios-w4.dat' index 2 using 1:2 with boxes fs pattern 2 title 'vs asio', 'results/epyc-2c/plots/ratios-w4.dat' index 3 using 1:2 with boxes fs pattern 3 title 'vs tbb', 'results/epyc-2c/plots/ratios-w4.dat' index 4 using 1:2 with boxes fs pattern 4 title 'vs blitz-noprobes', 1 with lines lw 2 lc rgb 'black' title 'parity (1x)', 0.5 with lines dt 2 lw 2 lc rgb 'red' title 'target (0.5x)'
 unset label
 unset logscale y
@@ -88,4 +103,4 @@ set xlabel 'latency (microseconds, log scale)'
 set ylabel 'fraction of samples'
 set grid
 set key outside right top vertical box
-plot 'results/epyc-2c/plots/latency-w4.dat' index 0 using 1:2 lw 2 dt 1 title 'wake_latency blitz', 'results/epyc-2c/plots/latency-w4.dat' index 1 using 1:2 lw 2 dt 2 title 'wake_latency tokio', 'results/epyc-2c/plots/latency-w4.dat' index 2 using 1:2 lw 2 dt 3 title 'wake_latency go', 'results/epyc-2c/plots/latency-w4.dat' index 3 using 1:2 lw 2 dt 4 title 'wake_latency asio', 'results/epyc-2c/plots/latency-w4.dat' index 4 using 1:2 lw 2 dt 5 title 'wake_latency blitz-noprobes', 'results/epyc-2c/plots/latency-w4.dat' index 5 using 1:2 lw 2 dt 1 title 'sleep_lateness_idle blitz', 'results/epyc-2c/plots/latency-w4.dat' index 6 using 1:2 lw 2 dt 2 title 'sleep_lateness_idle tokio', 'results/epyc-2c/plots/latency-w4.dat' index 7 using 1:2 lw 2 dt 3 title 'sleep_lateness_idle go', 'results/epyc-2c/plots/latency-w4.dat' index 8 using 1:2 lw 2 dt 4 title 'sleep_lateness_idle blitz-noprobes', 'results/epyc-2c/plots/latency-w4.dat' index 9 using 1:2 lw 2 dt 5 title 'sleep_lateness_busy blitz', 'results/epyc-2c/plots/latency-w4.dat' index 10 using 1:2 lw 2 dt 1 title 'sleep_lateness_busy tokio', 'results/epyc-2c/plots/latency-w4.dat' index 11 using 1:2 lw 2 dt 2 title 'sleep_lateness_busy go', 'results/epyc-2c/plots/latency-w4.dat' index 12 using 1:2 lw 2 dt 3 title 'sleep_lateness_busy blitz-noprobes'
+plot 'results/epyc-2c/plots/latency-w4.dat' index 0 using 1:2 lw 2 dt 1 title 'wake_latency blitz', 'results/epyc-2c/plots/latency-w4.dat' index 1 using 1:2 lw 2 dt 2 title 'wake_latency tokio', 'results/epyc-2c/plots/latency-w4.dat' index 2 using 1:2 lw 2 dt 3 title 'wake_latency go', 'results/epyc-2c/plots/latency-w4.dat' index 3 using 1:2 lw 2 dt 4 title 'wake_latency asio', 'results/epyc-2c/plots/latency-w4.dat' index 4 using 1:2 lw 2 dt 5 title 'wake_latency blitz-noprobes', 'results/epyc-2c/plots/latency-w4.dat' index 5 using 1:2 lw 2 dt 1 title 'wake_latency_task blitz', 'results/epyc-2c/plots/latency-w4.dat' index 6 using 1:2 lw 2 dt 2 title 'wake_latency_task tokio', 'results/epyc-2c/plots/latency-w4.dat' index 7 using 1:2 lw 2 dt 3 title 'wake_latency_task go', 'results/epyc-2c/plots/latency-w4.dat' index 8 using 1:2 lw 2 dt 4 title 'wake_latency_task blitz-noprobes', 'results/epyc-2c/plots/latency-w4.dat' index 9 using 1:2 lw 2 dt 5 title 'sleep_lateness_idle blitz', 'results/epyc-2c/plots/latency-w4.dat' index 10 using 1:2 lw 2 dt 1 title 'sleep_lateness_idle tokio', 'results/epyc-2c/plots/latency-w4.dat' index 11 using 1:2 lw 2 dt 2 title 'sleep_lateness_idle go', 'results/epyc-2c/plots/latency-w4.dat' index 12 using 1:2 lw 2 dt 3 title 'sleep_lateness_idle blitz-noprobes', 'results/epyc-2c/plots/latency-w4.dat' index 13 using 1:2 lw 2 dt 4 title 'sleep_lateness_busy blitz', 'results/epyc-2c/plots/latency-w4.dat' index 14 using 1:2 lw 2 dt 5 title 'sleep_lateness_busy tokio', 'results/epyc-2c/plots/latency-w4.dat' index 15 using 1:2 lw 2 dt 1 title 'sleep_lateness_busy go', 'results/epyc-2c/plots/latency-w4.dat' index 16 using 1:2 lw 2 dt 2 title 'sleep_lateness_busy blitz-noprobes'
