@@ -33,21 +33,36 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// Progress on stderr: on a terminal one line rewritten in place; in a log (not a TTY) one line
-// per step, so a CI log shows how far the suite got.
+// Progress on stderr: on a terminal one line rewritten in place; in a log (not a TTY) the ids of
+// the checkers as they start, all on one line, so a CI log shows how far the suite got (a crash
+// or a hang names its checker) while the report that follows, whose first lines name any
+// failure, stays near the top of the test's output: CI shows a failing test's first lines.
 bool progress_tty() {
     static const bool tty = ::isatty(STDERR_FILENO) == 1;
     return tty;
 }
+std::string& progress_last_id() {
+    static std::string last;
+    return last;
+}
 void progress(const std::string& step) {
     if (progress_tty()) {
         std::cerr << "\r[conformance] " << step << "            " << std::flush;
-    } else {
-        std::cerr << "[conformance] " << step << "\n" << std::flush;
+        return;
     }
+    const std::string id = step.substr(0, step.find(' '));
+    std::string& last = progress_last_id();
+    if (id == last) return;
+    std::cerr << (last.empty() ? "[conformance] running:" : "") << " " << id << std::flush;
+    last = id;
 }
 void progress_done() {
-    if (progress_tty()) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
+    if (progress_tty()) {
+        std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
+    } else if (!progress_last_id().empty()) {
+        std::cerr << "\n" << std::flush;
+        progress_last_id().clear();
+    }
 }
 
 // Ends the process when one checker run exceeds its limit: a hang (a lost wakeup with nothing

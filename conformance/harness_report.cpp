@@ -225,6 +225,28 @@ int report_run(const harness_options& o, const suite_run& run) {
     // stdout belongs to a machine-readable output when one was asked for there.
     std::ostream& human =
         o.json_stdout || o.junit == "-" || o.out_dir == "-" ? std::cerr : std::cout;
+    // The failing rows are named first and on the last line: a CI log may keep only the head of
+    // a failing test's output (ctest -j prints it whole in the middle of the log) or only its tail.
+    std::string failed;
+    for (const checker_row& r : run.rows) {
+        if (!r.applicable || r.pass) continue;
+        failed += (failed.empty() ? "" : ", ") + r.c->id + " (";
+        if (r.total.violations) failed += std::to_string(r.total.violations) + " violations";
+        if (r.total.violations && !r.caught) failed += "; ";
+        if (!r.caught) failed += "control not caught";
+        if (r.total.violations == 0 && r.caught) failed += "empty check";
+        failed += ")";
+    }
+    if (!failed.empty()) {
+        human << "FAILED: " << failed << "\n";
+        for (const checker_row& r : run.rows) {
+            if (!r.applicable || r.pass) continue;
+            if (!r.total.detail.empty()) human << "  " << r.c->id << ": " << r.total.detail << "\n";
+            if (!r.caught && !r.control.detail.empty()) {
+                human << "  " << r.c->id << " control: " << r.control.detail << "\n";
+            }
+        }
+    }
     std::ostringstream table_text;
     t.print(table_text);
     human << table_text.str();
@@ -248,17 +270,6 @@ int report_run(const harness_options& o, const suite_run& run) {
                                               [](const checker_row& r) { return !r.applicable; });
     const auto controls_na = std::count_if(run.rows.begin(), run.rows.end(),
                                            [](const checker_row& r) { return r.control_na; });
-    // The failing rows are named on the last line too: CI logs keep a run's tail, not its table.
-    std::string failed;
-    for (const checker_row& r : run.rows) {
-        if (!r.applicable || r.pass) continue;
-        failed += (failed.empty() ? "" : ", ") + r.c->id + " (";
-        if (r.total.violations) failed += std::to_string(r.total.violations) + " violations";
-        if (r.total.violations && !r.caught) failed += "; ";
-        if (!r.caught) failed += "control not caught";
-        if (r.total.violations == 0 && r.caught) failed += "empty check";
-        failed += ")";
-    }
     human << (all_pass
                   ? "all applicable checkers passed, every negative control caught" +
                         (controls_na ? " or n/a here (" + std::to_string(controls_na) + ")"
