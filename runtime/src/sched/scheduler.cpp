@@ -52,7 +52,7 @@ scheduler_snapshot scheduler::snapshot() const {
 }
 
 scheduler::scheduler(const config& cfg, scheduler_setup setup)
-    : task_scheduler(/*unlisted_are_mine=*/true),
+    : task_scheduler(/*unlisted_are_mine=*/true, /*is_runtime_scheduler=*/true),
       cfg_(cfg),
       setup_(std::move(setup)),
       nworkers_(setup_.workers),
@@ -158,7 +158,32 @@ scheduler::~scheduler() {
     }
 }
 
-void scheduler::spawn(task_header* t) noexcept {
+// A worker's own spawns and wakes (L1, I9). Defined here, beside its only caller
+// (schedule_from), so that a spawn compiles into one function from spawn_on to the queues.
+inline void worker::schedule_local(task_header* t, bool is_yield) noexcept {
+    if (collecting_) {
+        if (collected_n_ == collect_capacity) flush_collected();
+        collected_[collected_n_++] = t;
+        return;
+    }
+    if (is_yield) {
+        requeue_given_back(t);
+        return;
+    }
+    if (cfg_.lifo_polls_per_tick == 0) {
+        push_ring(t);
+        if (!BLITZ_FAULT(cfg_.debug.no_wake_on_local_push)) sched_.notify_parked_for_local();
+        return;
+    }
+    bump(c_spawned_local);
+    task_header* prev = std::exchange(lifo_, t);  // L1: newest in the slot, previous to the ring
+    if (prev) {
+        push_ring(prev);  // I9: visible to thieves now, so a parked worker may help
+        if (!BLITZ_FAULT(cfg_.debug.no_wake_on_local_push)) sched_.notify_parked_for_local();
+    }
+}
+
+[[gnu::always_inline]] inline void scheduler::spawn_here(task_header* t) noexcept {
     if (shutting_down()) {
         // Too late to run: complete it as cancelled right away (drop the queue and list
         // references it was given; the join handle keeps its own). Its frame's destructors
@@ -177,6 +202,19 @@ void scheduler::spawn(task_header* t) noexcept {
         foreign_spawned_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
     }
     schedule_from(w, t, /*is_yield=*/false);
+}
+
+void scheduler::spawn(task_header* t) noexcept { spawn_here(t); }
+
+// The runtime's scheduler is called directly (the class is final), not through the vtable, and
+// its spawn is compiled into this function: one call from spawn_on to the worker's queues.
+void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> root) noexcept {
+    t->init_spawned(s, root);
+    if (s->is_runtime_scheduler()) [[likely]] {
+        static_cast<scheduler*>(s)->spawn_here(t);
+        return;
+    }
+    s->spawn(t);  // another task_scheduler (the model harnesses)
 }
 
 void scheduler::schedule(task_header* t, bool is_yield) noexcept {

@@ -144,7 +144,7 @@ inline task_header* worker::fetch_global(bool periodic) noexcept {
     return fetch_global_batch(periodic);
 }
 
-task_header* worker::next_task() noexcept {
+[[gnu::always_inline]] inline task_header* worker::next_task() noexcept {
     task_header* fetched = nullptr;
     if (polls_since_global_ >= interval_ &&
         !BLITZ_FAULT(cfg_.debug.skip_periodic_global_check)) {  // G4: the periodic check comes
@@ -349,7 +349,7 @@ task_header* worker::take_stolen(unsigned victim, const local_queue::steal_resul
     return r.first;
 }
 
-void worker::run_task(task_header* t) noexcept {
+[[gnu::always_inline]] inline void worker::run_task(task_header* t) noexcept {
     if (searching_) {
         // I4: a searcher that found work and was the last one wakes another worker, when more
         // work is visible: with nothing else queued the wake only made a worker search and park
@@ -402,29 +402,6 @@ void worker::flush_collected() noexcept {
     for (unsigned i = 0; i < n; ++i) push_ring(collected_[i]);
     if (n > 1 && !BLITZ_FAULT(cfg_.debug.no_wake_on_local_push)) {
         sched_.notify_parked_for_local();
-    }
-}
-
-void worker::schedule_local(task_header* t, bool is_yield) noexcept {
-    if (collecting_) {
-        if (collected_n_ == collect_capacity) flush_collected();
-        collected_[collected_n_++] = t;
-        return;
-    }
-    if (is_yield) {
-        requeue_given_back(t);
-        return;
-    }
-    if (cfg_.lifo_polls_per_tick == 0) {
-        push_ring(t);
-        if (!BLITZ_FAULT(cfg_.debug.no_wake_on_local_push)) sched_.notify_parked_for_local();
-        return;
-    }
-    bump(c_spawned_local);
-    task_header* prev = std::exchange(lifo_, t);  // L1: newest in the slot, previous to the ring
-    if (prev) {
-        push_ring(prev);  // I9: visible to thieves now, so a parked worker may help
-        if (!BLITZ_FAULT(cfg_.debug.no_wake_on_local_push)) sched_.notify_parked_for_local();
     }
 }
 

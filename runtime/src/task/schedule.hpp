@@ -42,14 +42,19 @@ public:
     // such a task (task_header::complete_unshared). False where the scheduler keeps it
     // (unlisted: the model harnesses).
     bool unlisted_are_mine() const noexcept { return unlisted_are_mine_; }
+    // Whether this is the runtime's scheduler (sched::scheduler), whose spawn a spawn calls
+    // directly instead of through the vtable (submit_spawn, sched/scheduler.cpp).
+    bool is_runtime_scheduler() const noexcept { return is_runtime_scheduler_; }
 
 protected:
-    explicit task_scheduler(bool unlisted_are_mine = false) noexcept
-        : unlisted_are_mine_(unlisted_are_mine) {}
+    explicit task_scheduler(bool unlisted_are_mine = false,
+                            bool is_runtime_scheduler = false) noexcept
+        : unlisted_are_mine_(unlisted_are_mine), is_runtime_scheduler_(is_runtime_scheduler) {}
     ~task_scheduler() = default;
 
 private:
     bool unlisted_are_mine_;
+    bool is_runtime_scheduler_;
 };
 
 }  // namespace blitz::detail

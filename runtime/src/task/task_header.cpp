@@ -314,8 +314,10 @@ private:
 
 thread_local block_cache tl_blocks;
 
-void* cached_alloc(std::size_t bytes) {
-    const std::size_t c = block_cache::class_of(bytes);
+namespace {
+// cached_alloc for a block of class c (block_cache::class_of(bytes)); compiled into the spawn
+// path (allocate_task_frame), which needs the class too.
+[[gnu::always_inline]] inline void* alloc_of_class(std::size_t bytes, std::size_t c) {
     if (!block_cache_on || c >= block_cache::classes) return ::operator new(bytes);
     void* block = tl_blocks.take(c);
     if (!block && tl_blocks.take_home()) block = tl_blocks.take(c);
@@ -323,10 +325,16 @@ void* cached_alloc(std::size_t bytes) {
     *block_cache::stamp_of(block, c) = tl_blocks.home();
     return block;
 }
+}  // namespace
+
+void* cached_alloc(std::size_t bytes) {
+    return alloc_of_class(bytes, block_cache::class_of(bytes));
+}
 
 namespace {
-// Gives back a block of class c (block_cache::classes: one the heap allocated).
-void free_of_class(void* p, std::size_t c) noexcept {
+// Gives back a block of class c (block_cache::classes: one the heap allocated). Compiled into
+// its callers: a task's free (release_block) is on the spawn path too.
+[[gnu::always_inline]] inline void free_of_class(void* p, std::size_t c) noexcept {
     if (block_cache_on && c < block_cache::classes) {
         if (tl_blocks.give(c, p) || tl_blocks.send_home(c, p)) return;
     }
@@ -374,10 +382,11 @@ void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops*
     if (BLITZ_INJECTED_FAILURE(task_alloc)) throw std::bad_alloc();  // faults build only
     const std::size_t slot_bytes = front ? front->slot_bytes : 0;
     const std::size_t total = slot_bytes + header_prefix_size + frame_size;
-    void* block = cached_alloc(total);
+    const std::size_t c = block_cache::class_of(total);
+    void* block = alloc_of_class(total, c);
     auto* h = new (static_cast<std::byte*>(block) + slot_bytes) task_header();
     static_assert(block_cache::classes <= 255, "a class must fit task_header::size_class_");
-    h->size_class_ = static_cast<std::uint8_t>(block_cache::class_of(total));
+    h->size_class_ = static_cast<std::uint8_t>(c);
     if (front) {
         h->void_error_.~exception_ptr();  // a null one: nothing to release
         h->result_ops_ = front;
@@ -422,18 +431,16 @@ task_header* claim_fresh_header(const void* promise) noexcept {
     return h;
 }
 
-void submit_spawn(task_scheduler* s, task_header* t) noexcept { s->spawn(t); }
+#if defined(BLITZ_MODEL_ATOMIC_HEADER)
+// The runtime's submit_spawn is in sched/scheduler.cpp, which the model checker's build does not
+// compile: there every scheduler is a harness, called through the interface.
+void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> root) noexcept {
+    t->init_spawned(s, root);
+    s->spawn(t);
+}
+#endif
 
 // ---- lifecycle ----
-void task_header::init_spawned(task_scheduler* s, std::coroutine_handle<> root) noexcept {
-    sched_ = s;
-    resume_point_ = root;
-    flags_ |= flag_spawned;
-    // join handle + owner's task list + queue entry
-    // relaxed: the task is published later by a queue push (lock or release store)
-    state_.store(3 * ref_one | join_interest | lifecycle_bits(lifecycle::scheduled),
-                 std::memory_order_relaxed);
-}
 
 task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_shield,
                                             bool& stray) noexcept {

@@ -12,7 +12,8 @@ namespace blitz::detail {
 
 class task_scheduler;
 
-void submit_spawn(task_scheduler* s, task_header* t) noexcept;
+// Sets up `t`'s header for `s` (task_header::init_spawned) and queues it: spawn_on's one call.
+void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> root) noexcept;
 [[noreturn]] void throw_no_spawn_target();
 // The current runtime's scheduler (or the draining one's, see current_or_draining_runtime);
 // throws std::logic_error on a plain thread.
@@ -34,8 +35,7 @@ join_handle<T> spawn_on(task_scheduler* s, task<T> t) {
         h.destroy();
         throw std::logic_error("blitz::spawn: the task frame was not heap-allocated");
     }
-    hdr->init_spawned(s, h);
-    submit_spawn(s, hdr);
+    submit_spawn(s, hdr, h);
     return join_handle<T>(hdr);
 }
 }  // namespace blitz::detail

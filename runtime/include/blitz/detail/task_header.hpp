@@ -56,7 +56,16 @@ public:
     task_header& operator=(const task_header&) = delete;
 
     // ---- set by spawn (before the task is published) ----
-    void init_spawned(task_scheduler* s, std::coroutine_handle<> root) noexcept;
+    void init_spawned(task_scheduler* s, std::coroutine_handle<> root) noexcept {
+        sched_ = s;
+        resume_point_ = root;
+        flags_ |= flag_spawned;
+        // join handle + owner's task list + queue entry
+        // relaxed: the task is published later by a queue push (lock or release store)
+        state_.store(3 * state::ref_one | state::join_interest |
+                         state::lifecycle_bits(state::lifecycle::scheduled),
+                     std::memory_order_relaxed);
+    }
 
     // ---- one poll, for the worker that took the task from a queue (states 2 and 3) ----
     enum class poll_outcome { completed, idle, rescheduled };
