@@ -87,8 +87,8 @@ public:
 
     // ---- task_scheduler ----
     void spawn(task_header* t) noexcept override;
-    // spawn's body, compiled into its callers in scheduler.cpp (spawn and submit_spawn).
-    void spawn_here(task_header* t) noexcept;
+    // spawn's body, inline in scheduler.cpp: compiled into spawn and submit_spawn.
+    inline void spawn_here(task_header* t) noexcept;
     void schedule(task_header* t, bool is_yield) noexcept override;
     void list(task_header* t) noexcept override;
     released release(task_header* t) noexcept override;

@@ -72,8 +72,9 @@ public:
     void run();  // the thread body; returns at shutdown
 
     // Places a task (with its queue entry) on this worker: LIFO slot, or the ring tail for a
-    // yield or when the LIFO is disabled (L1). Owner thread only.
-    void schedule_local(task_header* t, bool is_yield) noexcept;
+    // yield or when the LIFO is disabled (L1). Owner thread only. Inline in scheduler.cpp, its
+    // only caller's file (scheduler::schedule_from), so a spawn is one function.
+    inline void schedule_local(task_header* t, bool is_yield) noexcept;
     bool accepts_local() const noexcept {
         return collecting_ || !transitioning_to_park_ || BLITZ_FAULT(cfg_.debug.lifo_while_parking);
     }
@@ -172,7 +173,8 @@ public:
     };
 
 private:
-    task_header* next_task() noexcept;
+    // next_task and run_task are inline in worker.cpp: compiled into the run loop.
+    inline task_header* next_task() noexcept;
     // The global queue's emptiness check (G1: no lock), inline in worker.cpp: a yield's periodic
     // check mostly finds the queue empty. fetch_global_batch takes the batch.
     inline task_header* fetch_global(bool periodic = false) noexcept;
@@ -182,7 +184,7 @@ private:
     bool begin_search() noexcept;
     task_header* steal_tiered(unsigned limit) noexcept;
     task_header* take_stolen(unsigned victim, const local_queue::steal_result& r) noexcept;
-    void run_task(task_header* t) noexcept;
+    inline void run_task(task_header* t) noexcept;
     void push_ring(task_header* t) noexcept;
     // What a worker does as it goes idle (it parks, or busy mode's wait): hands back, trims and
     // returns what a burst left behind.
