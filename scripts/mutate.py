@@ -237,6 +237,16 @@ CATALOGUE = [
      "[[gnu::always_inline]] inline void scheduler::spawn_here(task_header* t) noexcept {\n    if (false) {",
      "a spawn during shutdown (a frame's destructor spawning) is queued where nobody runs or "
      "cancels it (K3)"),
+    ("block-cache-never-closed", "runtime/src/task/task_header.cpp",
+     "    enrolled_ = true;\n    tl_block_closer.armed = true;",
+     "    enrolled_ = true;",
+     "a thread's block cache is never closed at its exit: its blocks, its home and its charge "
+     "against the shared budget leak"),
+    ("block-cache-ready-while-charged", "runtime/src/task/task_header.cpp",
+     "ready_ = enrolled_ && alive_ && home_ != unclaimed && charged_ == 0;",
+     "ready_ = enrolled_ && alive_ && home_ != unclaimed;",
+     "the fast take runs while the thread holds blocks charged to the shared budget, so the "
+     "charge is never refunded"),
     ("no-time-bound", "runtime/src/sched/worker.cpp",
      "        polls_since_global_ = std::max(polls_since_global_, interval_);\n    }\n}",
      "    }\n}",

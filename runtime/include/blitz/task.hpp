@@ -23,7 +23,8 @@ namespace detail {
 // Shared part of every task promise: the header pointer and the continuation.
 class promise_base {
 public:
-    promise_base() noexcept : header_(claim_fresh_header(this)) {}
+    // `frame`: the address of the coroutine frame this promise is built in.
+    explicit promise_base(const void* frame) noexcept : header_(claim_fresh_header(frame)) {}
 
     // Frame allocation (in promise<T>): [result slot | task_header | frame], so a spawned task
     // costs one allocation.
@@ -101,7 +102,10 @@ public:
     }
     static void operator delete(void* p) noexcept { free_task_frame(p); }
 
-    promise() noexcept { place_result_slot<result_slot<T>>(header()); }
+    promise() noexcept
+        : promise_base(std::coroutine_handle<promise>::from_promise(*this).address()) {
+        place_result_slot<result_slot<T>>(header());
+    }
 
     task<T> get_return_object() noexcept;
     template <class U>
@@ -133,7 +137,8 @@ public:
     }
     static void operator delete(void* p) noexcept { free_task_frame(p); }
 
-    promise() noexcept = default;
+    promise() noexcept
+        : promise_base(std::coroutine_handle<promise>::from_promise(*this).address()) {}
 
     task<void> get_return_object() noexcept;
     void return_void() noexcept {}

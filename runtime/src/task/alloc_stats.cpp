@@ -8,7 +8,7 @@ namespace {
 
 struct registry {
     mutex mu;
-    block* head BLITZ_GUARDED_BY(mu) = nullptr;
+    counters* head BLITZ_GUARDED_BY(mu) = nullptr;
     totals retired BLITZ_GUARDED_BY(mu);  // counts of threads that have exited
 };
 registry& reg() {
@@ -18,32 +18,34 @@ registry& reg() {
 
 }  // namespace
 
-block::block() {
+void enlist(counters& c) {
     registry& r = reg();
     lock_guard l(r.mu);
-    next = r.head;
-    if (r.head) r.head->prev = this;
-    r.head = this;
+    c.next = r.head;
+    c.prev = nullptr;
+    if (r.head) r.head->prev = &c;
+    r.head = &c;
 }
 
-block::~block() {
+void retire(counters& c) {
     registry& r = reg();
     lock_guard l(r.mu);
-    r.retired.allocs += allocs.load(std::memory_order_relaxed);
-    r.retired.bytes += bytes.load(std::memory_order_relaxed);
-    r.retired.frees += frees.load(std::memory_order_relaxed);
-    if (prev)
-        prev->next = next;
+    r.retired.allocs += c.allocs.load(std::memory_order_relaxed);
+    r.retired.bytes += c.bytes.load(std::memory_order_relaxed);
+    r.retired.frees += c.frees.load(std::memory_order_relaxed);
+    if (c.prev)
+        c.prev->next = c.next;
     else
-        r.head = next;
-    if (next) next->prev = prev;
+        r.head = c.next;
+    if (c.next) c.next->prev = c.prev;
+    c.next = c.prev = nullptr;
 }
 
 totals read() {
     registry& r = reg();
     lock_guard l(r.mu);
     totals t = r.retired;
-    for (block* b = r.head; b; b = b->next) {
+    for (counters* b = r.head; b; b = b->next) {
         t.allocs += b->allocs.load(std::memory_order_relaxed);  // relaxed: statistics
         t.bytes += b->bytes.load(std::memory_order_relaxed);
         t.frees += b->frees.load(std::memory_order_relaxed);

@@ -11,16 +11,25 @@
 namespace blitz::detail::alloc_stats {
 
 // One thread's counters. Written only by that thread (relaxed load + store, no RMW); summed by
-// read(). A thread's block joins a global list when first used and, when the thread exits, folds
-// its counts into the retired totals.
-struct block {
+// read() while enlisted. Whoever owns a set enlists it before its first count and retires it
+// (its counts folded into the retired totals) before it goes away.
+struct counters {
     detail::atomic<std::uint64_t> allocs{0};
     detail::atomic<std::uint64_t> bytes{0};
     detail::atomic<std::uint64_t> frees{0};
-    block* next = nullptr;  // guarded by the list's mutex (alloc_stats.cpp)
-    block* prev = nullptr;
-    block();
-    ~block();
+    counters* next = nullptr;  // guarded by the registry's mutex (alloc_stats.cpp)
+    counters* prev = nullptr;
+};
+void enlist(counters& c);
+void retire(counters& c);
+
+// The counters of a thread whose task-block cache cannot count (task_header.cpp): enlisted when
+// the thread first uses them, retired when it exits.
+struct block : counters {
+    block() { enlist(*this); }
+    ~block() { retire(*this); }
+    block(const block&) = delete;
+    block& operator=(const block&) = delete;
 };
 
 struct totals {
@@ -39,11 +48,10 @@ inline void bump(detail::atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
     // relaxed: single writer; readers want a recent value, nothing is ordered by it
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
-inline void on_alloc(std::uint64_t bytes) noexcept {
-    block& b = mine();
-    bump(b.allocs, 1);
-    bump(b.bytes, bytes);
+inline void on_alloc(counters& c, std::uint64_t bytes) noexcept {
+    bump(c.allocs, 1);
+    bump(c.bytes, bytes);
 }
-inline void on_free() noexcept { bump(mine().frees, 1); }
+inline void on_free(counters& c) noexcept { bump(c.frees, 1); }
 
 }  // namespace blitz::detail::alloc_stats

@@ -65,6 +65,24 @@ TEST(BlockCache, APlainThreadKeepsABurstOfFreedBlocksBeyondItsBaseAndRefundsItsC
     EXPECT_EQ(info::wide_charged(), charged_before);
 }
 
+// The cache has no destructor of its own (the spawn path reads it with no first-use guard): a
+// thread's first slow path arms its close at exit. A thread that only ever frees blocks others
+// allocated must be closed too, refunding what it was charged beyond its base.
+TEST(BlockCache, AThreadThatOnlyFreesIsClosedAtItsExit) {
+    SKIP_WITHOUT_CACHE();
+    constexpr std::size_t bytes = 128;
+    const std::size_t n = info::base_per_class() + 100;
+    const std::size_t charged_before = info::wide_charged();
+    auto blocks = take_blocks(n, bytes);
+    std::size_t charged_inside = 0;
+    std::thread([&] {
+        give_blocks(blocks, bytes);
+        charged_inside = info::wide_charged();
+    }).join();
+    EXPECT_GE(charged_inside - charged_before, 100 * info::block_size(bytes));
+    EXPECT_EQ(info::wide_charged(), charged_before) << "the thread's exit did not close its cache";
+}
+
 TEST(BlockCache, AWorkerKeepsOnlyItsBase) {
     SKIP_WITHOUT_CACHE();
     constexpr std::size_t bytes = 128, n = 2000;

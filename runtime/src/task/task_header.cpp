@@ -32,8 +32,6 @@ namespace {
 
 using namespace state;
 
-thread_local task_header* tl_fresh_header = nullptr;
-
 // ---- the task waker ----
 void waker_wake(void* p) noexcept {
     auto* t = static_cast<task_header*>(p);
@@ -170,12 +168,21 @@ public:
     static constexpr unsigned batch = 32;  // blocks for one home pushed together
     static constexpr home_id unclaimed = UINT16_MAX;
 
+    // No destructor: the cache is a thread_local the spawn path reads with no first-use guard
+    // (constinit, trivially destructible). enroll() arms the thread's block_cache_closer, whose
+    // destructor calls close() when the thread exits.
     constexpr block_cache() = default;
     block_cache(const block_cache&) = delete;
     block_cache& operator=(const block_cache&) = delete;
-    ~block_cache() {
+
+    // The first use on this thread (a slow path): arms close() for the thread's exit and enlists
+    // the allocation counters. Once only; nothing after close().
+    void enroll() noexcept;
+    // The thread exits: batched blocks go home, the home closes, the cached blocks go back to
+    // the heap. A block freed on this thread later (static destructors) goes to the heap too.
+    void close() noexcept {
         flush_outgoing();
-        alive_ = false;  // a block freed later on this thread (static destructors) goes to the heap
+        alive_ = false;
         if (home_ != 0 && home_ != unclaimed) {
             homes_taken.fetch_add(free_chain(homes[home_].close()), std::memory_order_relaxed);
             home_owned[home_].store(false, std::memory_order_release);
@@ -187,8 +194,57 @@ public:
                 ::operator delete(n);
             }
         }
+        for (auto& n : count_) n = 0;
+        bytes_ = 0;
         if (charged_) wide_charged.fetch_sub(charged_, std::memory_order_relaxed);
+        charged_ = 0;
+#if !defined(BLITZ_MODEL_ATOMIC_HEADER)
+        if (enrolled_) alloc_stats::retire(stats_);
+#endif
+        refresh();
     }
+
+    // ---- the fast paths: only while ready() ----
+    // Ready: enrolled, alive, its home claimed (or none to be had) and nothing charged to the
+    // shared budget, so a take needs no refund, a give no charge and a stamp no claim.
+    bool ready() const noexcept { return ready_; }
+    // A cached block of class c, or nullptr.
+    void* pop(std::size_t c) noexcept {
+        node* n = head_[c];
+        if (!n) return nullptr;
+        head_[c] = n->next;
+        --count_[c];
+        bytes_ -= bytes_of(c);
+        return n;
+    }
+    // Whether the base has room for a block of class c.
+    bool has_room(std::size_t c) const noexcept {
+        return count_[c] < per_class && bytes_ + bytes_of(c) <= max_bytes;
+    }
+    // Keeps p, a block of class c, which must have room (or be charged to the shared budget).
+    void push_unchecked(std::size_t c, void* p) noexcept {
+        head_[c] = ::new (p) node{head_[c]};
+        ++count_[c];
+        bytes_ += bytes_of(c);
+    }
+    // Keeps p (a block of class c) if the base has room.
+    bool push(std::size_t c, void* p) noexcept {
+        if (!has_room(c)) return false;
+        push_unchecked(c, p);
+        return true;
+    }
+    // The home a block handed out is stamped with (ready(): claimed, or 0).
+    home_id claimed_home() const noexcept { return home_; }
+    // This thread's allocation counters (the model checker's build: the plain thread_local's).
+#if defined(BLITZ_MODEL_ATOMIC_HEADER)
+    alloc_stats::counters& stats() noexcept { return alloc_stats::mine(); }
+#else
+    alloc_stats::counters& stats() noexcept { return stats_; }
+#endif
+    bool enrolled() const noexcept { return enrolled_; }
+    bool alive() const noexcept { return alive_; }
+
+    // ---- the slow paths ----
     // The class of a block for `bytes` (classes when too big to cache): the home's stamp counts.
     static std::size_t class_of(std::size_t bytes) noexcept {
         const std::size_t c = (bytes + sizeof(home_id) + step - 1) / step - 1;
@@ -199,38 +255,36 @@ public:
         return reinterpret_cast<home_id*>(static_cast<std::byte*>(block) + bytes_of(c) -
                                           sizeof(home_id));
     }
+    // pop(), refunding what the thread holds beyond its base first.
     void* take(std::size_t c) noexcept {
-        node* n = head_[c];
-        if (!n) return nullptr;
-        head_[c] = n->next;
-        --count_[c];
-        const std::size_t b = bytes_of(c);
-        bytes_ -= b;
-        if (charged_ != 0) [[unlikely]] {  // what the thread holds beyond its base goes first
-            const std::size_t refund = std::min(charged_, b);
+        void* n = pop(c);
+        if (n && charged_ != 0) {
+            const std::size_t refund = std::min(charged_, bytes_of(c));
             charged_ -= refund;
             wide_charged.fetch_sub(refund, std::memory_order_relaxed);
+            refresh();
         }
         return n;
     }
-    // The caller's home, claimed at its first use.
+    // The caller's home, claimed at its first use (by an enrolled thread: its exit frees it).
     home_id home() noexcept {
-        if (home_ == unclaimed) [[unlikely]]
+        if (home_ == unclaimed) [[unlikely]] {
+            enroll();
             home_ = homes_on && alive_ ? claim_home() : 0;
+            refresh();
+        }
         return home_;
     }
     // Keeps p (a block of class c) if the base has room, or else if this thread is not a worker
     // and the shared budget has room.
     bool give(std::size_t c, void* p) noexcept {
         if (!alive_) return false;
+        if (push(c, p)) return true;
         const std::size_t b = bytes_of(c);
-        if (count_[c] >= per_class || bytes_ + b > max_bytes) {
-            if (!wide_thread() || !charge(b)) return false;
-            charged_ += b;
-        }
-        head_[c] = ::new (p) node{head_[c]};
-        ++count_[c];
-        bytes_ += b;
+        if (!wide_thread() || !charge(b)) return false;
+        charged_ += b;
+        push_unchecked(c, p);
+        refresh();
         return true;
     }
     // A block this thread has no room for: batched for its home if another live thread's.
@@ -299,12 +353,18 @@ private:
         } while (!wide_charged.compare_exchange_weak(now, now + b, std::memory_order_relaxed));
         return true;
     }
+    void refresh() noexcept { ready_ = enrolled_ && alive_ && home_ != unclaimed && charged_ == 0; }
     node* head_[classes] = {};
     std::size_t count_[classes] = {};
     std::size_t bytes_ = 0;    // in all classes
     std::size_t charged_ = 0;  // of bytes_, charged to wide_charged (at most bytes_)
+    bool ready_ = false;       // refresh() after any of the four below changes
+    bool enrolled_ = false;
     bool alive_ = true;
     home_id home_ = unclaimed;
+#if !defined(BLITZ_MODEL_ATOMIC_HEADER)
+    alloc_stats::counters stats_;
+#endif
     // The batch for one other thread's home, newest first (linked through returned_link).
     home_id out_home_ = 0;
     unsigned out_n_ = 0;
@@ -312,18 +372,61 @@ private:
     returned_block* out_last_ = nullptr;
 };
 
-thread_local block_cache tl_blocks;
+// The model checker's atomics are not constant-initialized: there the cache has a first-use guard.
+#if !defined(BLITZ_MODEL_ATOMIC_HEADER)
+constinit
+#endif
+    thread_local block_cache tl_blocks;
 
 namespace {
-// cached_alloc for a block of class c (block_cache::class_of(bytes)); compiled into the spawn
-// path (allocate_task_frame), which needs the class too.
-[[gnu::always_inline]] inline void* alloc_of_class(std::size_t bytes, std::size_t c) {
+// Closes the thread's cache when the thread exits (armed by block_cache::enroll).
+struct block_cache_closer {
+    bool armed = false;
+    ~block_cache_closer() {
+        if (armed) tl_blocks.close();
+    }
+};
+thread_local block_cache_closer tl_block_closer;
+}  // namespace
+
+void block_cache::enroll() noexcept {
+    if (enrolled_ || !alive_) return;
+    enrolled_ = true;
+    tl_block_closer.armed = true;
+#if !defined(BLITZ_MODEL_ATOMIC_HEADER)
+    alloc_stats::enlist(stats_);
+#endif
+    refresh();
+}
+
+namespace {
+// The counters a slow path counts in: the cache's, or a plain thread_local's once it closed.
+alloc_stats::counters& slow_counters() noexcept {
+    tl_blocks.enroll();
+    return tl_blocks.enrolled() && tl_blocks.alive() ? tl_blocks.stats() : alloc_stats::mine();
+}
+
+// alloc_of_class when the cache is not ready or has no block of the class: enrolls the thread,
+// takes back what other threads returned, else the heap.
+[[gnu::noinline]] void* alloc_slow(std::size_t bytes, std::size_t c) {
     if (!block_cache_on || c >= block_cache::classes) return ::operator new(bytes);
+    tl_blocks.enroll();
     void* block = tl_blocks.take(c);
     if (!block && tl_blocks.take_home()) block = tl_blocks.take(c);
     if (!block) block = ::operator new(block_cache::bytes_of(c));
     *block_cache::stamp_of(block, c) = tl_blocks.home();
     return block;
+}
+
+// cached_alloc for a block of class c (block_cache::class_of(bytes)).
+[[gnu::always_inline]] inline void* alloc_of_class(std::size_t bytes, std::size_t c) {
+    if (block_cache_on && c < block_cache::classes && tl_blocks.ready()) [[likely]] {
+        if (void* block = tl_blocks.pop(c)) {
+            *block_cache::stamp_of(block, c) = tl_blocks.claimed_home();
+            return block;
+        }
+    }
+    return alloc_slow(bytes, c);
 }
 }  // namespace
 
@@ -332,16 +435,22 @@ void* cached_alloc(std::size_t bytes) {
 }
 
 namespace {
-// Gives back a block of class c (block_cache::classes: one the heap allocated). Compiled into
-// its callers: a task's free (release_block) is on the spawn path too.
-[[gnu::always_inline]] inline void free_of_class(void* p, std::size_t c) noexcept {
+// free_of_class when the cache is not ready or full: enrolls the thread, then the cache beyond
+// its base, the block's home, or the heap.
+[[gnu::noinline]] void free_slow(void* p, std::size_t c) noexcept {
     if (block_cache_on && c < block_cache::classes) {
+        tl_blocks.enroll();
         if (tl_blocks.give(c, p) || tl_blocks.send_home(c, p)) return;
     }
     ::operator delete(p);
 }
-// Where the block of the latest allocate_task_frame on this thread ends (claim_fresh_header).
-thread_local const std::byte* tl_fresh_end = nullptr;
+// Gives back a block of class c (block_cache::classes: one the heap allocated).
+[[gnu::always_inline]] inline void free_of_class(void* p, std::size_t c) noexcept {
+    if (block_cache_on && c < block_cache::classes && tl_blocks.ready() && tl_blocks.push(c, p))
+        [[likely]]
+        return;
+    free_slow(p, c);
+}
 }  // namespace
 
 void cached_free(void* p, std::size_t bytes) noexcept {
@@ -380,38 +489,77 @@ std::uint16_t my_home() noexcept { return tl_blocks.home(); }
 
 void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops* front) {
     if (BLITZ_INJECTED_FAILURE(task_alloc)) throw std::bad_alloc();  // faults build only
-    const std::size_t slot_bytes = front ? front->slot_bytes : 0;
-    const std::size_t total = slot_bytes + header_prefix_size + frame_size;
+    // The header in front of the frame (after the result slot, if any); the frame's address.
+    // (Lambdas here share the function's access to task_header.)
+    static constexpr auto place =
+        [](void* block, std::size_t c,
+           const task_header::result_ops* front) __attribute__((always_inline)) {
+            const std::size_t slot_bytes = front ? front->slot_bytes : 0;
+            auto* h = new (static_cast<std::byte*>(block) + slot_bytes) task_header();
+            static_assert(block_cache::classes <= 255, "a class must fit task_header::size_class_");
+            h->size_class_ = static_cast<std::uint8_t>(c);
+            if (front) {
+                h->void_error_.~exception_ptr();  // a null one: nothing to release
+                h->result_ops_ = front;
+                h->flags_ |= task_header::flag_in_front;
+            }
+            tl_fresh_header = h;
+            return static_cast<void*>(reinterpret_cast<std::byte*>(h) + header_prefix_size);
+        };
+    // Out of line and called last, so the common path below saves no registers.
+    static constexpr auto slow =
+        [](std::size_t c, std::size_t total, const task_header::result_ops* front)
+            __attribute__((noinline)) {
+                void* block = alloc_slow(total, c);
+                alloc_stats::on_alloc(slow_counters(), total);
+                return place(block, c, front);
+            };
+    const std::size_t total = (front ? front->slot_bytes : 0) + header_prefix_size + frame_size;
     const std::size_t c = block_cache::class_of(total);
-    void* block = alloc_of_class(total, c);
-    auto* h = new (static_cast<std::byte*>(block) + slot_bytes) task_header();
-    static_assert(block_cache::classes <= 255, "a class must fit task_header::size_class_");
-    h->size_class_ = static_cast<std::uint8_t>(c);
-    if (front) {
-        h->void_error_.~exception_ptr();  // a null one: nothing to release
-        h->result_ops_ = front;
-        h->flags_ |= task_header::flag_in_front;
+    if (block_cache_on && c < block_cache::classes && tl_blocks.ready()) [[likely]] {
+        if (void* block = tl_blocks.pop(c)) [[likely]] {
+            *block_cache::stamp_of(block, c) = tl_blocks.claimed_home();
+            alloc_stats::on_alloc(tl_blocks.stats(), total);
+            return place(block, c, front);
+        }
     }
-    alloc_stats::on_alloc(total);
-    tl_fresh_header = h;
-    tl_fresh_end = static_cast<const std::byte*>(block) + total;
-    return reinterpret_cast<std::byte*>(h) + header_prefix_size;
+    return slow(c, total, front);
 }
 
-void task_header::release_block(task_header* h) noexcept {
-    void* block = h;
-    if (h->has(flag_in_front)) {
-        if (h->has(flag_slot_built)) h->result_ops_->destroy(h->result_slot());
-        block = reinterpret_cast<std::byte*>(h) - h->result_ops_->slot_bytes;
-    }
+// Not inlined: compiled into complete_unshared, the spawn path took 5 instructions more.
+[[gnu::noinline]] void task_header::release_block(task_header* h) noexcept {
+    // Out of line and called last, so the common path below saves no registers: a header that
+    // holds something to destroy, or a block the cache cannot keep.
+    static constexpr auto slow = [](task_header* h) __attribute__((noinline)) {
+        void* block = h;
+        if (h->has(flag_in_front)) {
+            if (h->has(flag_slot_built)) h->result_ops_->destroy(h->result_slot());
+            block = reinterpret_cast<std::byte*>(h) - h->result_ops_->slot_bytes;
+        }
+        const std::size_t c = h->size_class_;
+        h->~task_header();
+        free_of_class(block, c);
+        alloc_stats::on_free(slow_counters());
+    };
+    // The common case: a task<void> that ended without an exception and with no join waker left
+    // (the header holds nothing to destroy), whose block the cache keeps.
     const std::size_t c = h->size_class_;
-    h->~task_header();
-    free_of_class(block, c);
-    alloc_stats::on_free();
+    if (!h->has(flag_in_front) && !h->void_error_ && !h->join_waker_ && block_cache_on &&
+        c < block_cache::classes && tl_blocks.ready() && tl_blocks.has_room(c)) [[likely]] {
+        h->~task_header();
+        tl_blocks.push_unchecked(c, h);
+        alloc_stats::on_free(tl_blocks.stats());
+        return;
+    }
+    slow(h);
 }
 
 void free_task_frame(void* frame) noexcept {
     task_header* h = header_of_frame(frame);
+    // A frame whose promise was never built (a parameter's copy threw) leaves its header fresh:
+    // forget it, so that no later frame at the same address is taken for it.
+    if (tl_fresh_header == h) [[unlikely]]
+        tl_fresh_header = nullptr;
     if (!h->has(task_header::flag_spawned)) {
         task_header::release_block(h);  // an inline-awaited task: nothing else refers to the header
         return;
@@ -421,15 +569,7 @@ void free_task_frame(void* frame) noexcept {
     h->flags_ |= task_header::flag_frame_dead;
 }
 
-task_header* claim_fresh_header(const void* promise) noexcept {
-    task_header* h = tl_fresh_header;
-    if (!h) return nullptr;  // allocation elided by the compiler: never spawnable
-    auto* frame = reinterpret_cast<const std::byte*>(h) + header_prefix_size;
-    auto* p = static_cast<const std::byte*>(promise);
-    if (p < frame || p >= tl_fresh_end) return nullptr;  // not our frame
-    tl_fresh_header = nullptr;
-    return h;
-}
+constinit thread_local task_header* tl_fresh_header = nullptr;
 
 #if defined(BLITZ_MODEL_ATOMIC_HEADER)
 // The runtime's submit_spawn is in sched/scheduler.cpp, which the model checker's build does not

@@ -190,7 +190,6 @@ private:
                                         ready_hook* hook);
     friend void* allocate_task_frame(std::size_t frame_size, const result_ops* front);
     friend void free_task_frame(void* frame) noexcept;
-    friend task_header* claim_fresh_header(const void* promise) noexcept;
     // Destroys the result slot and the header and gives the block back (the last reference).
     static void release_block(task_header* h) noexcept;
 
@@ -273,7 +272,18 @@ void cached_free(void* p, std::size_t bytes) noexcept;
 // exception slot is in the header).
 void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops* front = nullptr);
 void free_task_frame(void* frame) noexcept;
-// The header made by the latest allocate_task_frame on this thread, if `promise` lies in it.
-task_header* claim_fresh_header(const void* promise) noexcept;
+// The header of the latest allocate_task_frame on this thread, until its promise claims it
+// (nullptr: claimed, or none yet).
+extern constinit thread_local task_header* tl_fresh_header;
+
+// That header, if `frame` (the address of the coroutine frame whose promise is being built) is
+// the frame allocated with it; nullptr when the compiler elided the allocation (the frame lies
+// elsewhere): such a task is only ever awaited inline.
+inline task_header* claim_fresh_header(const void* frame) noexcept {
+    task_header* h = tl_fresh_header;
+    if (reinterpret_cast<const std::byte*>(h) + header_prefix_size != frame) return nullptr;
+    tl_fresh_header = nullptr;
+    return h;
+}
 
 }  // namespace blitz::detail
