@@ -528,9 +528,21 @@ void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops*
 
 // Not inlined: compiled into complete_unshared, the spawn path took 5 instructions more.
 [[gnu::noinline]] void task_header::release_block(task_header* h) noexcept {
-    // Out of line and called last, so the common path below saves no registers: a header that
-    // holds something to destroy, or a block the cache cannot keep.
-    static constexpr auto slow = [](task_header* h) __attribute__((noinline)) {
+    // Gives the block back: to the cache if it is ready and has room, else through free_slow.
+    static constexpr auto give_back = [](void* block,
+                                         std::size_t c) __attribute__((always_inline)) {
+        if (block_cache_on && c < block_cache::classes && tl_blocks.ready() &&
+            tl_blocks.has_room(c)) [[likely]] {
+            tl_blocks.push_unchecked(c, block);
+            alloc_stats::on_free(tl_blocks.stats());
+            return;
+        }
+        free_slow(block, c);
+        alloc_stats::on_free(slow_counters());
+    };
+    // Out of line, so the common path below saves no registers: a header that holds something
+    // to destroy (a result slot in front, an exception, a join waker).
+    static constexpr auto destroy_then_give_back = [](task_header* h) __attribute__((noinline)) {
         void* block = h;
         if (h->has(flag_in_front)) {
             if (h->has(flag_slot_built)) h->result_ops_->destroy(h->result_slot());
@@ -538,20 +550,16 @@ void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops*
         }
         const std::size_t c = h->size_class_;
         h->~task_header();
-        free_of_class(block, c);
-        alloc_stats::on_free(slow_counters());
+        give_back(block, c);
     };
-    // The common case: a task<void> that ended without an exception and with no join waker left
-    // (the header holds nothing to destroy), whose block the cache keeps.
-    const std::size_t c = h->size_class_;
-    if (!h->has(flag_in_front) && !h->void_error_ && !h->join_waker_ && block_cache_on &&
-        c < block_cache::classes && tl_blocks.ready() && tl_blocks.has_room(c)) [[likely]] {
-        h->~task_header();
-        tl_blocks.push_unchecked(c, h);
-        alloc_stats::on_free(tl_blocks.stats());
+    // The common case: a task<void> that ended without an exception and with no join waker left.
+    if (!h->has(flag_in_front) && !h->void_error_ && !h->join_waker_) [[likely]] {
+        const std::size_t c = h->size_class_;
+        h->~task_header();  // nothing to destroy
+        give_back(h, c);
         return;
     }
-    slow(h);
+    destroy_then_give_back(h);
 }
 
 void free_task_frame(void* frame) noexcept {
