@@ -206,12 +206,17 @@ inline void worker::schedule_local(task_header* t, bool is_yield) noexcept {
 
 void scheduler::spawn(task_header* t) noexcept { spawn_here(t); }
 
-// The runtime's scheduler is called directly (the class is final), not through the vtable, and
-// its spawn is compiled into this function: one call from spawn_on to the worker's queues.
+// The runtime's scheduler is called directly (the class is final), not through the vtable. A
+// spawn into the spawning worker's free LIFO slot is compiled into this function, which then
+// calls nothing (so it saves no registers); every other case goes on in scheduler::spawn.
 void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> root) noexcept {
     t->init_spawned(s, root);
     if (s->is_runtime_scheduler()) [[likely]] {
-        static_cast<scheduler*>(s)->spawn_here(t);
+        auto* sc = static_cast<scheduler*>(s);
+        worker* const w = sc->own_worker();
+        if (w != nullptr && !sc->shutting_down() && w->spawn_into_free_slot(t)) [[likely]]
+            return;
+        sc->scheduler::spawn(t);
         return;
     }
     s->spawn(t);  // another task_scheduler (the model harnesses)

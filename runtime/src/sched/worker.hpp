@@ -83,6 +83,19 @@ public:
 
     // Counts a task spawned on this worker (owner thread only).
     void count_spawn() noexcept { bump(c_spawned); }
+    // A spawn's common case, compiled into submit_spawn (owner thread only): the LIFO slot is on
+    // and free, and the worker is neither collecting a driver's wakes nor on its way to park, so
+    // the task takes the slot and nothing is displaced or woken. False, with nothing done, in
+    // every other case (schedule_local then decides).
+    bool spawn_into_free_slot(task_header* t) noexcept {
+        if (lifo_ != nullptr || collecting_ || transitioning_to_park_ ||
+            cfg_.lifo_polls_per_tick == 0)
+            return false;
+        bump(c_spawned);
+        bump(c_spawned_local);
+        lifo_ = t;  // L1
+        return true;
+    }
     // Records a task whose poll on this worker left it suspended in its owned list, with the
     // reference spawn reserved (owner thread only).
     void own(task_header* t) noexcept { owned_.push(t); }
