@@ -256,6 +256,11 @@ CATALOGUE = [
      "if (lifo_ != nullptr || collecting_ || transitioning_to_park_ ||",
      "if (lifo_ != nullptr || collecting_ ||",
      "a spawn on a worker on its way to park takes the LIFO slot it has already emptied (L4)"),
+    ("fresh-header-kept-after-throw", "runtime/src/task/task_header.cpp",
+     "        if (tl_fresh_header == h) [[unlikely]]\n            tl_fresh_header = nullptr;\n",
+     "",
+     "a frame freed because a parameter's copy threw leaves its header fresh, to be claimed by "
+     "a later frame at the same address"),
     ("no-time-bound", "runtime/src/sched/worker.cpp",
      "        polls_since_global_ = std::max(polls_since_global_, interval_);\n    }\n}",
      "    }\n}",

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -258,6 +259,27 @@ TEST(TaskFrame, ParametersGoAtCompletionAndTheResultStays) {
     // completed state is published, so this holds as soon as is_finished() does).
     EXPECT_EQ(token.use_count(), 1);
     EXPECT_EQ(h.join(), "value 7");
+}
+
+// A parameter whose copy into the frame throws (armed) or succeeds.
+struct copy_may_throw {
+    bool armed = false;
+    copy_may_throw() = default;
+    explicit copy_may_throw(bool a) : armed(a) {}
+    copy_may_throw(const copy_may_throw& o) : armed(o.armed) {
+        if (armed) throw std::runtime_error("copy_may_throw");
+    }
+};
+task<int> takes_a_copy(copy_may_throw) { co_return 1; }
+
+// The frame is allocated before its parameters are copied into it and its promise is built:
+// when a copy throws, the frame is freed with its header never claimed, and the header must not
+// stay "fresh" for a later frame that lands at the same address.
+TEST(TaskFrame, AFrameWhoseParameterCopyThrowsLeavesNoFreshHeader) {
+    EXPECT_THROW((void)takes_a_copy(copy_may_throw(true)), std::runtime_error);
+    EXPECT_EQ(detail::tl_fresh_header, nullptr);
+    runtime rt(conformance::fresh(1));
+    EXPECT_EQ(rt.spawn(takes_a_copy(copy_may_throw(false))).join(), 1);
 }
 
 }  // namespace

@@ -564,11 +564,11 @@ void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops*
 
 void free_task_frame(void* frame) noexcept {
     task_header* h = header_of_frame(frame);
-    // A frame whose promise was never built (a parameter's copy threw) leaves its header fresh:
-    // forget it, so that no later frame at the same address is taken for it.
-    if (tl_fresh_header == h) [[unlikely]]
-        tl_fresh_header = nullptr;
     if (!h->has(task_header::flag_spawned)) {
+        // A frame whose promise was never built (a parameter's copy threw) leaves its header
+        // fresh: forget it, so that no later frame at the same address is taken for it.
+        if (tl_fresh_header == h) [[unlikely]]
+            tl_fresh_header = nullptr;
         task_header::release_block(h);  // an inline-awaited task: nothing else refers to the header
         return;
     }
