@@ -5,9 +5,11 @@
 //   blitz_echo_server --workers W --backend epoll|io_uring|automatic [--port P]
 //                     [--mode borrowed|owned|pooled|http] [--io-mode shared|busy]
 //                     [--worker-rings on|off] [--sends readiness|batched]
-//                     [--pin CPU]
+//                     [--pin CPU] [--park-spin NS] [--park-spin-adaptive on|off]
 // --pin binds the workers to that OS CPU (placement list); busy mode needs it. --sends batched
 // sets config io_batched_sends (write_all as SEND operations staged on the worker's ring).
+// --park-spin sets config park_spin (how long an idle worker looks for work, I/O included,
+// before it sleeps) and --park-spin-adaptive its adaptive budget (on by default).
 //
 // borrowed (the default): read and write_all on a buffer in the task's frame (on io_uring with
 // worker rings reads are multishot receives copied out, writes readiness-based unless
@@ -20,6 +22,7 @@
 // driver's counters as one JSON line (for syscalls per request).
 
 #include <blitz/blitz.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -102,6 +105,10 @@ int main(int argc, char** argv) {
             cfg.io_worker_rings = v != "off";
         } else if (a == "--sends") {
             cfg.io_batched_sends = v == "batched";
+        } else if (a == "--park-spin") {
+            cfg.park_spin = std::chrono::nanoseconds(std::stoll(v));
+        } else if (a == "--park-spin-adaptive") {
+            cfg.park_spin_adaptive = v != "off";
         } else if (a == "--backend") {
             cfg.io_backend = v == "epoll"      ? blitz::io_backend_kind::epoll
                              : v == "io_uring" ? blitz::io_backend_kind::io_uring
