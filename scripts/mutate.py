@@ -247,11 +247,6 @@ CATALOGUE = [
      "ready_ = enrolled_ && alive_ && home_ != unclaimed;",
      "the fast take runs while the thread holds blocks charged to the shared budget, so the "
      "charge is never refunded"),
-    ("spawn-fast-path-ignores-shutdown", "runtime/src/sched/scheduler.cpp",
-     "if (w != nullptr && !sc->shutting_down() && w->spawn_into_free_slot(t)) [[likely]]",
-     "if (w != nullptr && w->spawn_into_free_slot(t)) [[likely]]",
-     "a worker's spawn into its free LIFO slot during shutdown is queued instead of cancelled "
-     "(K3)"),
     ("spawn-fast-path-while-parking", "runtime/src/sched/worker.hpp",
      "if (lifo_ != nullptr || collecting_ || transitioning_to_park_ ||",
      "if (lifo_ != nullptr || collecting_ ||",

@@ -209,12 +209,17 @@ void scheduler::spawn(task_header* t) noexcept { spawn_here(t); }
 // The runtime's scheduler is called directly (the class is final), not through the vtable. A
 // spawn into the spawning worker's free LIFO slot is compiled into this function, which then
 // calls nothing (so it saves no registers); every other case goes on in scheduler::spawn.
+// The fast path does not look at shutdown: a worker's spawn lands in its own LIFO slot, which
+// the worker may still poll in its last tick, as it polls the tasks already queued, and which
+// the shutdown drain empties after the workers stopped (K3). Only a spawn where no worker will
+// ever run it (the shutdown thread's, from a frame's destructor) must be cancelled at once,
+// and that one has no worker of its own, so it takes scheduler::spawn.
 void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> root) noexcept {
     t->init_spawned(s, root);
     if (s->is_runtime_scheduler()) [[likely]] {
         auto* sc = static_cast<scheduler*>(s);
         worker* const w = sc->own_worker();
-        if (w != nullptr && !sc->shutting_down() && w->spawn_into_free_slot(t)) [[likely]]
+        if (w != nullptr && w->spawn_into_free_slot(t)) [[likely]]
             return;
         sc->scheduler::spawn(t);
         return;
