@@ -281,7 +281,10 @@ extern constinit thread_local task_header* tl_fresh_header;
 // elsewhere): such a task is only ever awaited inline.
 inline task_header* claim_fresh_header(const void* frame) noexcept {
     task_header* h = tl_fresh_header;
-    if (reinterpret_cast<const std::byte*>(h) + header_prefix_size != frame) return nullptr;
+    // As integers: no pointer arithmetic on a null header.
+    if (reinterpret_cast<std::uintptr_t>(h) + header_prefix_size !=
+        reinterpret_cast<std::uintptr_t>(frame))
+        return nullptr;
     tl_fresh_header = nullptr;
     return h;
 }
