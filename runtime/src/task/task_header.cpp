@@ -241,7 +241,6 @@ public:
 #else
     alloc_stats::counters& stats() noexcept { return stats_; }
 #endif
-    bool enrolled() const noexcept { return enrolled_; }
     bool alive() const noexcept { return alive_; }
 
     // ---- the slow paths ----
@@ -400,10 +399,11 @@ void block_cache::enroll() noexcept {
 }
 
 namespace {
-// The counters a slow path counts in: the cache's, or a plain thread_local's once it closed.
+// The counters a slow path counts in: the cache's (enrolled now, unless it closed), or a plain
+// thread_local's once it closed.
 alloc_stats::counters& slow_counters() noexcept {
     tl_blocks.enroll();
-    return tl_blocks.enrolled() && tl_blocks.alive() ? tl_blocks.stats() : alloc_stats::mine();
+    return tl_blocks.alive() ? tl_blocks.stats() : alloc_stats::mine();
 }
 
 // alloc_of_class when the cache is not ready or has no block of the class: enrolls the thread,
@@ -418,14 +418,19 @@ alloc_stats::counters& slow_counters() noexcept {
     return block;
 }
 
+// The common allocation: a block of class c from the ready cache, stamped with its home; nullptr
+// when alloc_slow must run.
+[[gnu::always_inline]] inline void* alloc_fast(std::size_t c) noexcept {
+    if (!block_cache_on || c >= block_cache::classes || !tl_blocks.ready()) return nullptr;
+    void* block = tl_blocks.pop(c);
+    if (block) *block_cache::stamp_of(block, c) = tl_blocks.claimed_home();
+    return block;
+}
+
 // cached_alloc for a block of class c (block_cache::class_of(bytes)).
 [[gnu::always_inline]] inline void* alloc_of_class(std::size_t bytes, std::size_t c) {
-    if (block_cache_on && c < block_cache::classes && tl_blocks.ready()) [[likely]] {
-        if (void* block = tl_blocks.pop(c)) {
-            *block_cache::stamp_of(block, c) = tl_blocks.claimed_home();
-            return block;
-        }
-    }
+    if (void* block = alloc_fast(c)) [[likely]]
+        return block;
     return alloc_slow(bytes, c);
 }
 }  // namespace
@@ -436,20 +441,27 @@ void* cached_alloc(std::size_t bytes) {
 
 namespace {
 // free_of_class when the cache is not ready or full: enrolls the thread, then the cache beyond
-// its base, the block's home, or the heap.
-[[gnu::noinline]] void free_slow(void* p, std::size_t c) noexcept {
+// its base, the block's home, or the heap; then counts the free if asked to.
+[[gnu::noinline]] void free_slow(void* p, std::size_t c, bool counted) noexcept {
+    bool kept = false;
     if (block_cache_on && c < block_cache::classes) {
         tl_blocks.enroll();
-        if (tl_blocks.give(c, p) || tl_blocks.send_home(c, p)) return;
+        kept = tl_blocks.give(c, p) || tl_blocks.send_home(c, p);
     }
-    ::operator delete(p);
+    if (!kept) ::operator delete(p);
+    if (counted) alloc_stats::on_free(slow_counters());
 }
-// Gives back a block of class c (block_cache::classes: one the heap allocated).
-[[gnu::always_inline]] inline void free_of_class(void* p, std::size_t c) noexcept {
+// Gives back a block of class c (block_cache::classes: one the heap allocated), counting it as
+// a task's free when `counted`. The slow path is called last, so the common one saves no
+// registers.
+[[gnu::always_inline]] inline void free_of_class(void* p, std::size_t c,
+                                                 bool counted = false) noexcept {
     if (block_cache_on && c < block_cache::classes && tl_blocks.ready() && tl_blocks.push(c, p))
-        [[likely]]
+        [[likely]] {
+        if (counted) alloc_stats::on_free(tl_blocks.stats());
         return;
-    free_slow(p, c);
+    }
+    free_slow(p, c, counted);
 }
 }  // namespace
 
@@ -516,30 +528,15 @@ void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops*
             };
     const std::size_t total = (front ? front->slot_bytes : 0) + header_prefix_size + frame_size;
     const std::size_t c = block_cache::class_of(total);
-    if (block_cache_on && c < block_cache::classes && tl_blocks.ready()) [[likely]] {
-        if (void* block = tl_blocks.pop(c)) [[likely]] {
-            *block_cache::stamp_of(block, c) = tl_blocks.claimed_home();
-            alloc_stats::on_alloc(tl_blocks.stats(), total);
-            return place(block, c, front);
-        }
+    if (void* block = alloc_fast(c)) [[likely]] {
+        alloc_stats::on_alloc(tl_blocks.stats(), total);
+        return place(block, c, front);
     }
     return slow(c, total, front);
 }
 
 // Not inlined: compiled into complete_unshared, the spawn path took 5 instructions more.
 [[gnu::noinline]] void task_header::release_block(task_header* h) noexcept {
-    // Gives the block back: to the cache if it is ready and has room, else through free_slow.
-    static constexpr auto give_back = [](void* block,
-                                         std::size_t c) __attribute__((always_inline)) {
-        if (block_cache_on && c < block_cache::classes && tl_blocks.ready() &&
-            tl_blocks.has_room(c)) [[likely]] {
-            tl_blocks.push_unchecked(c, block);
-            alloc_stats::on_free(tl_blocks.stats());
-            return;
-        }
-        free_slow(block, c);
-        alloc_stats::on_free(slow_counters());
-    };
     // Out of line, so the common path below saves no registers: a header that holds something
     // to destroy (a result slot in front, an exception, a join waker).
     static constexpr auto destroy_then_give_back = [](task_header* h) __attribute__((noinline)) {
@@ -550,13 +547,13 @@ void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops*
         }
         const std::size_t c = h->size_class_;
         h->~task_header();
-        give_back(block, c);
+        free_of_class(block, c, /*counted=*/true);
     };
     // The common case: a task<void> that ended without an exception and with no join waker left.
     if (!h->has(flag_in_front) && !h->void_error_ && !h->join_waker_) [[likely]] {
         const std::size_t c = h->size_class_;
         h->~task_header();  // nothing to destroy
-        give_back(h, c);
+        free_of_class(h, c, /*counted=*/true);
         return;
     }
     destroy_then_give_back(h);
