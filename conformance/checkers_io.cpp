@@ -1574,6 +1574,98 @@ outcome check_o15(const run_params& p, bool faulty) {
 
 }  // namespace
 
+// ---- O16 ------------------------------------------------------------------------------------
+
+// O16: a reader's clear never erases a newer edge, driven step by step on a Unix stream pair
+// under edge-triggered epoll with two workers. The reader reads the peer's first byte into a
+// one-byte buffer (a full read: its readable bit stays set), then reads again and meets EAGAIN.
+// In that window (the runtime's `io_after_eagain` hook, on the reader's worker) the peer writes
+// a byte and the hook waits until the other worker's driver turn has delivered its edge (the
+// descriptor's event count moved). Then the reader clears its bit and waits: it must find the
+// newer edge and read the byte. A reader still waiting once the runtime is at rest (both
+// workers parked, or in busy mode spinning) waits with a byte in the socket, which
+// edge-triggered epoll reports only once: a violation, decided by that state and not by a
+// clock. A further byte then ends the round. Not run on io_uring: its readiness waits are
+// one-shot polls armed when a task waits, which report data already there, and with worker
+// rings stream reads are completions. Control: the clear skips the count check.
+outcome check_o16(const run_params& p, bool faulty) {
+    outcome o;
+    config c = io_config(2, io_backend_kind::epoll);
+    const bool busy = c.io_mode == io_mode_kind::busy;
+    c.park_timeout = io_long_park;
+    c.debug.io_clear_ignores_seq = faulty;
+    std::atomic<int> peer{-1};
+    std::atomic<bool> armed{false};
+    std::atomic<int> window{0};  // 1: the edge landed in the window, 2: it was never delivered
+    c.debug.io_after_eagain = [&](const std::function<std::uint32_t()>& delivered) {
+        if (!armed.exchange(false)) return;
+        const std::uint32_t before = delivered();
+        const bool sent = ::send(peer.load(), "x", 1, MSG_NOSIGNAL) == 1;
+        window.store(sent && io_settled_within([&] { return delivered() != before; }) ? 1 : 2);
+    };
+    runtime rt(c);
+    o.note = "epoll, 2 workers (io_uring's readiness polls are one-shot, armed at the wait)";
+    for (int round = 0; round < (p.quick ? 50 : 500); ++round) {
+        ++o.runs;
+        ++o.events;
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) {
+            forbid(o, "socketpair failed");
+            return o;
+        }
+        peer.store(sv[1]);
+        window.store(0);
+        // 0: reading, 1: both bytes read, negative: a read failed
+        std::atomic<int> stage{0};
+        auto reader =
+            rt.spawn([](int fd, std::atomic<bool>& armed, std::atomic<int>& stage) -> task<void> {
+                tcp_stream s(fd);
+                std::array<std::byte, 1> one;
+                auto first = co_await s.read(one);
+                if (!first || *first != 1) {
+                    stage.store(-1);
+                    co_return;
+                }
+                armed.store(true);
+                auto second = co_await s.read(one);  // EAGAIN first: the hook lands the edge
+                stage.store(second && *second == 1 ? 1 : -2);
+            }(sv[0], armed, stage));
+        if (::send(sv[1], "a", 1, MSG_NOSIGNAL) != 1) forbid(o, "the first write failed");
+        // The window passes, then the reader finishes or the runtime comes to rest without it.
+        const bool windowed =
+            io_settled_within([&] { return window.load() != 0 || stage.load() != 0; });
+        runtime_metrics since = rt.metrics();
+        bool stranded = false;
+        const bool over = io_settled_within([&] {
+            if (stage.load() != 0) return true;
+            const runtime_metrics m = rt.metrics();
+            const bool rest = busy ? spinning_since(m, since) : m.num_parked == 2;
+            stranded = rest && stage.load() == 0;
+            return stranded;
+        });
+        if (stranded) {
+            forbid(o,
+                   "a reader waited with a byte in the socket: its clear after EAGAIN erased "
+                   "the edge the driver delivered after its syscall");
+            (void)::send(sv[1], "y", 1, MSG_NOSIGNAL);  // a new edge ends the round
+        }
+        if (windowed && window.load() == 0) {
+            forbid(o, "the second read never met EAGAIN: the window was not driven");
+        } else if (!windowed || window.load() == 2) {
+            forbid(o, "the second worker's driver did not deliver the peer's edge within " +
+                          std::to_string(io_stall.count()) + " s");
+        } else if (!over) {
+            forbid(o, "the reader neither finished nor came to rest within " +
+                          std::to_string(io_stall.count()) + " s");
+        }
+        ::close(sv[1]);  // whatever happened, the reader sees the end
+        reader.join();
+        if (stage.load() < 0) forbid(o, "a read failed");
+        if (o.violations && faulty) break;  // one stranded reader shows the control
+    }
+    return o;
+}
+
 int run_child(const std::vector<std::string>& args) {
     auto arg = [&](std::size_t i) { return i < args.size() ? args[i] : std::string(); };
     const unsigned workers = static_cast<unsigned>(std::stoul(arg(2).empty() ? "1" : arg(2)));
@@ -1647,6 +1739,10 @@ std::vector<checker> io_checkers() {
          "at most one driver syscall per request (epoll_wait/epoll_ctl, io_uring_enter, eventfd) "
          "at 64 connections: submissions go out once per tick",
          "every completion operation submitted alone", check_o15},
+        {"O16",
+         "a reader's clear after EAGAIN never erases an edge the driver delivered after its "
+         "syscall (edge-triggered epoll, the race driven step by step)",
+         "the clear skips the event-count check", check_o16, false, /*busy_control=*/true},
     };
 }
 

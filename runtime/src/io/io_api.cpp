@@ -114,6 +114,17 @@ bool fault_io_leak_at_shutdown() noexcept {
 bool fault_io_eof_as_error() noexcept {
     return io_fault(&testing::runtime_faults::io_eof_as_error);
 }
+void fault_io_after_eagain(io_driver& d, scheduled_io* s) {
+    const runtime_context* r = current_runtime();
+    if (!r || !r->cfg || !r->cfg->debug.io_after_eagain) return;
+    r->cfg->debug.io_after_eagain([&d, s] {
+        if (d.try_lock()) {
+            (void)d.turn(std::chrono::nanoseconds(0));
+            d.unlock();
+        }
+        return s->poll(io_direction::read).seq;
+    });
+}
 #endif
 
 }  // namespace blitz::detail

@@ -192,6 +192,9 @@ long recv_op::attempt() const noexcept {
     }
 #if BLITZ_FAULTS
     if (r == 0 && n > 0 && blitz::detail::fault_io_eof_as_error()) return -ECONNRESET;  // O10
+    if (r == -EAGAIN && from_socket && driver) {
+        blitz::detail::fault_io_after_eagain(*driver, sio);  // O16's window
+    }
 #endif
     return r;
 }

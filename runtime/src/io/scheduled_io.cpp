@@ -11,6 +11,7 @@
 #include "blitz/buffer.hpp"
 #include "io/backend.hpp"
 #include "io/buffer_pool.hpp"
+#include "io/io_driver.hpp"
 
 namespace blitz::detail {
 
@@ -54,6 +55,12 @@ void scheduled_io::clear(io_ready_event ev) noexcept {
     // Only the plain readable/writable bits: closed, error and shutdown stay.
     const std::uint32_t drop = ev.ready & (io_readable | io_writable);
     if (!drop) return;
+#if BLITZ_FAULTS
+    if (io_fault(&testing::runtime_faults::io_clear_ignores_seq)) {  // O16's control
+        word_.fetch_and(~std::uint64_t{drop}, std::memory_order_relaxed);
+        return;
+    }
+#endif
     std::uint64_t cur = word_.load(std::memory_order_relaxed);
     // (Modelled: stress/model/models/readiness_model.cpp, whose control drops the count check.)
     while (seq_of(cur) == ev.seq || BLITZ_MODEL_DEFECT(scheduled_io_clear_ignores_seq)) {

@@ -168,6 +168,9 @@ long io_accept_attempt(io_driver& d, scheduled_io* s, int fd) noexcept;
 bool fault_io_drop_orphan_data() noexcept;
 bool fault_io_no_msg_nosignal() noexcept;
 bool fault_io_eof_as_error() noexcept;
+// O16's window: runs the runtime's io_after_eagain hook, if any, for a read of `s` (registered
+// with `d`) that met EAGAIN on the socket.
+void fault_io_after_eagain(io_driver& d, scheduled_io* s);
 // O12's control: true while the calling thread destroys frames of a runtime that shuts down
 // with io_leak_at_shutdown set.
 bool fault_io_leak_at_shutdown() noexcept;

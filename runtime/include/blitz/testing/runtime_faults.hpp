@@ -4,6 +4,7 @@
 // breaks one invariant of docs/INVARIANTS.md on purpose, so its checker is seen to fail.
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 
 #include "blitz/detail/faults.hpp"
@@ -146,12 +147,21 @@ struct runtime_faults {
     bool io_eof_as_error = false;
     // O12: a socket destroyed while its runtime shuts down is deregistered but not closed.
     bool io_leak_at_shutdown = false;
+    // O16: a reader's clear after EAGAIN erases the readable bit even when the driver delivered
+    // a newer edge after the reader's syscall (the event-count check skipped).
+    bool io_clear_ignores_seq = false;
     // Makes io_uring setup fail with this errno (0: off), for tests of automatic selection on
     // machines where io_uring works.
     int io_uring_setup_errno = 0;
     // Runs on a worker right before it publishes itself as parked (after its own queues were
     // found empty); tests use it to land work in exactly that window.
     std::function<void(unsigned worker)> before_park_commit;
+    // Runs in a stream read on a worker right after its recv(2) met EAGAIN, before it clears
+    // the readable bit: O16's window. `delivered()` turns the I/O driver without waiting when no
+    // other thread holds it (one that does is woken by the edge itself) and reads the
+    // descriptor's count of delivered events: the checker lands a new edge in the window and
+    // calls it until the edge is delivered.
+    std::function<void(const std::function<std::uint32_t()>& delivered)> io_after_eagain;
     // Runs on the last searcher as it starts spinning before parking (config::park_spin), before
     // its first look; tests use it to queue work while it spins.
     std::function<void(unsigned worker)> on_park_spin;
