@@ -32,8 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (id, file, find, replace, what the defect is)
 CATALOGUE = [
     ("lifo-cap-off-by-one", "runtime/src/sched/worker.cpp",
-     "if (lifo_polls_ < cfg_.lifo_polls_per_tick) {",
-     "if (lifo_polls_ <= cfg_.lifo_polls_per_tick) {",
+     "if (lifo_polls_ < lifo_cap_) {",
+     "if (lifo_polls_ <= lifo_cap_) {",
      "the LIFO cap allows one poll too many per tick (L2)"),
     ("batch-reused-while-queued", "runtime/src/sched/local_queue.cpp",
      "if (pool_size_ != 0 && pool_[pool_head_]->reusable()) {",
@@ -220,13 +220,14 @@ CATALOGUE = [
      "    if (false &&",
      "a task that ends in its first poll frees its block at once even while its join handle or "
      "a waker still holds it (K3)"),
-    ("lifo-cap-per-tick", "runtime/src/sched/worker.cpp",
-     "    if (source_ != poll_source::lifo) lifo_polls_ = 0;\n",
-     "",
-     "the LIFO cap counts per tick again, not per run of LIFO polls (L2)"),
+    ("lifo-cap-per-tick", "runtime/src/sched/worker.hpp",
+     "        source_ = s;\n        lifo_polls_ = 0;\n",
+     "        source_ = s;\n",
+     "a task from the ring, the global queue or a steal no longer starts the LIFO count again: "
+     "the cap counts LIFO polls per tick, not in a row (L2)"),
     ("lifo-cap-never-reached", "runtime/src/sched/worker.cpp",
-     "    if (source_ != poll_source::lifo) lifo_polls_ = 0;\n",
-     "    lifo_polls_ = 0;\n",
+     "            ++lifo_polls_;\n",
+     "            lifo_polls_ = 0;\n",
      "the LIFO count restarts at every poll, so the cap is never reached (L2, L3)"),
     ("unlisted-not-cancelled", "runtime/src/sched/scheduler.cpp",
      "if (!task_list::listed(t) && !t->is_complete()) {",

@@ -24,6 +24,10 @@ worker::worker(scheduler& s, unsigned index, std::uint64_t seed, std::uint16_t l
       index_(index),
       busy_(s.cfg().io_mode == io_mode_kind::busy),
       clock_(cycle_clock::process()),
+      budget_per_tick_(s.cfg().budget_per_tick),
+      lifo_cap_(s.cfg().lifo_polls_per_tick),
+      poll_budget_(s.cfg().coop_budget_per_poll ? static_cast<int>(s.cfg().coop_budget_per_poll)
+                                                : -1),
       spin_(s.cfg().park_spin, s.cfg().park_spin_adaptive),
       avg_poll_ns_(static_cast<double>(s.cfg().initial_avg_poll.count())),
       rng_(seed),
@@ -69,7 +73,7 @@ void worker::run() {
         flush_collected();
         if (fired) BLITZ_PROBE(*this, probe_kind::timer_fire, 0, fired);
         unsigned polls = 0;
-        while (polls < cfg_.budget_per_tick) {
+        while (polls < budget_per_tick_) {
             task_header* t = next_task();
             if (!t) t = search();
             if (!t) break;
@@ -77,7 +81,7 @@ void worker::run() {
             ++polls;
             if (polls % 8 == 0) note_time(clock_.now());  // G8: the clock every 8 polls
         }
-        if (polls == cfg_.budget_per_tick) bump(c_budget_exhaustions);
+        if (polls == budget_per_tick_) bump(c_budget_exhaustions);
         if (polls > 0) sched_.driver().end_tick();
         if (polls > 0) {
             if (woke_by_timeout_) bump(c_timeout_wakes_found_work);
@@ -131,7 +135,7 @@ std::uint64_t worker::end_tick(unsigned polls, std::int64_t start) noexcept {
 }
 
 std::uint64_t worker::own_sources() const noexcept {
-    return (lifo_ && lifo_polls_ < cfg_.lifo_polls_per_tick ? choice_lifo : 0) |
+    return (lifo_ && lifo_polls_ < lifo_cap_ ? choice_lifo : 0) |
            (!ring_.empty() ? choice_ring : 0);
 }
 
@@ -145,25 +149,26 @@ inline task_header* worker::fetch_global(bool periodic) noexcept {
 }
 
 [[gnu::always_inline]] inline task_header* worker::next_task() noexcept {
-    task_header* fetched = nullptr;
-    if (polls_since_global_ >= interval_ &&
-        !BLITZ_FAULT(cfg_.debug.skip_periodic_global_check)) {  // G4: the periodic check comes
-                                                                // first when due
+    // G4: the periodic check comes first when due.
+    if (polls_since_global_ >= interval_ && !BLITZ_FAULT(cfg_.debug.skip_periodic_global_check))
+        [[unlikely]] {
         polls_since_global_ = 0;
         global_checked_at_ = last_clock_;  // at most 8 polls old: errs toward checking early
         bump(c_global_periodic);
         BLITZ_PROBE(*this, probe_kind::periodic_check);
         note_choice(choice_periodic);
-        fetched = fetch_global(/*periodic=*/true);
+        task_header* fetched = fetch_global(/*periodic=*/true);
+        flush_given_back();  // behind what the periodic check fetched
+        if (fetched) return fetched;
+    } else {
+        flush_given_back();
     }
-    flush_given_back();  // behind what the periodic check fetched
-    if (fetched) return fetched;
     note_choice();
 #if BLITZ_FAULTS
     if (!hidden_batch_.empty()) {
         task_header* t = hidden_batch_.front();
         hidden_batch_.erase(hidden_batch_.begin());
-        source_ = poll_source::global;
+        from_source(poll_source::global);
         return t;
     }
 #endif
@@ -171,12 +176,12 @@ inline task_header* worker::fetch_global(bool periodic) noexcept {
             cfg_.debug.ring_before_lifo)) {  // G3's negative control: the ring jumps the LIFO slot
         if (task_header* t = ring_.pop()) {
             bump(c_ring_pops);
-            source_ = poll_source::ring;
+            from_source(poll_source::ring);
             return t;
         }
     }
     if (lifo_) {
-        if (lifo_polls_ < cfg_.lifo_polls_per_tick) {
+        if (lifo_polls_ < lifo_cap_) {
             ++lifo_polls_;
             bump(c_lifo_hits);
             source_ = poll_source::lifo;
@@ -190,7 +195,7 @@ inline task_header* worker::fetch_global(bool periodic) noexcept {
     note_choice();
     if (task_header* t = ring_.pop()) {
         bump(c_ring_pops);
-        source_ = poll_source::ring;
+        from_source(poll_source::ring);
         return t;
     }
     note_choice();
@@ -231,7 +236,7 @@ task_header* worker::fetch_global_batch(bool periodic) noexcept {
                                         cfg_.global_batch_max, &len_seen);
     if (n == 0) return nullptr;
     BLITZ_PROBE(*this, probe_kind::global_fetch, (periodic ? 1u : 0u) | ring_len << 1, n, len_seen);
-    source_ = poll_source::global;
+    from_source(poll_source::global);
     bump(c_global_fetch_ops);
     bump(c_global_fetched, n);
 #if BLITZ_FAULTS
@@ -345,7 +350,7 @@ task_header* worker::take_stolen(unsigned victim, const local_queue::steal_resul
         bump(by_distance[distance_to_[victim]]);
     }
     BLITZ_PROBE(*this, probe_kind::steal, victim, r.available, r.taken);
-    source_ = poll_source::steal;
+    from_source(poll_source::steal);
     return r.first;
 }
 
@@ -368,18 +373,12 @@ task_header* worker::take_stolen(unsigned victim, const local_queue::steal_resul
             BLITZ_PROBE(*this, probe_kind::notify, woke ? 1 : more ? 0 : 2);
         }
     }
-    // L2: the LIFO cap counts polls in a row; a task from anywhere else starts the count again
-    // (as Tokio counts its LIFO polls after each task it takes from its queues). A message
-    // exchange between a task and the one it woke stays in the slot, while a task queued in the
-    // ring still runs after at most the cap's polls of such an exchange (L3).
-    if (source_ != poll_source::lifo) lifo_polls_ = 0;
     bump(c_polls);
     BLITZ_PROBE(*this, probe_kind::poll, static_cast<std::uint32_t>(source_),
                 reinterpret_cast<std::uintptr_t>(t), choice_);
     ++polls_since_global_;
     bool stray = false;
-    const int budget = cfg_.coop_budget_per_poll ? static_cast<int>(cfg_.coop_budget_per_poll) : -1;
-    const auto outcome = t->poll(budget, BLITZ_FAULT(cfg_.debug.abort_ignores_shield), stray);
+    const auto outcome = t->poll(poll_budget_, BLITZ_FAULT(cfg_.debug.abort_ignores_shield), stray);
     if (stray) bump(c_stray_wakes);
     if (outcome == task_header::poll_outcome::rescheduled) {
         // Woken while running (or yielded, or cancellation became due): back of the ring.

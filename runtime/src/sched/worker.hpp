@@ -88,8 +88,7 @@ public:
     // the task takes the slot and nothing is displaced or woken. False, with nothing done, in
     // every other case (schedule_local then decides).
     bool spawn_into_free_slot(task_header* t) noexcept {
-        if (lifo_ != nullptr || collecting_ || transitioning_to_park_ ||
-            cfg_.lifo_polls_per_tick == 0)
+        if (lifo_ != nullptr || collecting_ || transitioning_to_park_ || lifo_cap_ == 0)
             return false;
         bump(c_spawned);
         bump(c_spawned_local);
@@ -259,6 +258,12 @@ private:
     const unsigned index_;
     const bool busy_;          // config io_mode busy: spin instead of parking (busy_wait)
     const cycle_clock clock_;  // G5's tick durations and G8's time bound
+    // The configuration the run loop reads at every poll, kept here so that a poll reads it
+    // without going through cfg_: budget_per_tick, lifo_polls_per_tick, and the cooperative
+    // budget a poll starts with (coop_budget_per_poll, -1 for none when that is 0).
+    const unsigned budget_per_tick_;
+    const unsigned lifo_cap_;
+    const int poll_budget_;
 
     // ---- owner-thread state ----
     task_header* lifo_ = nullptr;
@@ -289,6 +294,16 @@ private:
     std::int64_t global_checked_at_ = std::numeric_limits<std::int64_t>::min() / 2;
     fast_rng rng_;
     poll_source source_ = poll_source::ring;  // where the task about to run came from
+    // The task about to run came from `s`, not the LIFO slot. L2: the LIFO cap counts polls in a
+    // row, so a task from anywhere else starts the count again (as Tokio counts its LIFO polls
+    // after each task it takes from its queues); a message exchange between a task and the one
+    // it woke stays in the slot, while a task queued in the ring still runs after at most the
+    // cap's polls of such an exchange (L3). Set where the task is taken, so that the LIFO path,
+    // the common one, pays nothing for it at the poll.
+    void from_source(poll_source s) noexcept {
+        source_ = s;
+        lifo_polls_ = 0;
+    }
     std::uint64_t choice_ = 0;  // own_sources() at the last choice (probes only; see probe.hpp)
     std::unique_ptr<probe_ring> probes_;  // null when config::probes is off
     task_list owned_;      // tasks a poll here first left suspended, until they complete
