@@ -161,7 +161,7 @@ scheduler::~scheduler() {
 // A worker's own spawns and wakes (L1, I9). Defined here, beside its only caller
 // (schedule_from), so that a spawn compiles into one function from spawn_on to the queues.
 inline void worker::schedule_local(task_header* t, bool is_yield) noexcept {
-    if (collecting_) {
+    if (collecting()) {
         if (collected_n_ == collect_capacity) flush_collected();
         collected_[collected_n_++] = t;
         return;

@@ -33,6 +33,7 @@ worker::worker(scheduler& s, unsigned index, std::uint64_t seed, std::uint16_t l
       rng_(seed),
       owned_(list_id) {
     for (auto& c : counters_) c.store(0, std::memory_order_relaxed);  // relaxed: not shared yet
+    set_closed(closed_no_lifo, lifo_cap_ == 0);
 #if BLITZ_PROBES
     if (cfg_.probes) probes_ = std::make_unique<probe_ring>(cfg_.probe_capacity);
 #endif
@@ -67,9 +68,9 @@ void worker::run() {
         // with the I/O driver.
         const bool skip_maintain = BLITZ_FAULT(cfg_.debug.timers_only_when_idle) &&
                                    (lifo_ || given_back_ || !ring_.empty());
-        collecting_ = true;
+        set_closed(closed_collecting, true);
         const std::size_t fired = skip_maintain ? 0 : sched_.driver().maintain();
-        collecting_ = false;
+        set_closed(closed_collecting, false);
         flush_collected();
         if (fired) BLITZ_PROBE(*this, probe_kind::timer_fire, 0, fired);
         unsigned polls = 0;
@@ -437,17 +438,17 @@ void worker::park() noexcept {
     // spin saw work, the final check found some) comes back as an ordinary worker.
     woke_by_timeout_ = false;
     tidy_for_idle();
-    transitioning_to_park_ = true;  // L4: wakes from this thread now go to the global queue
+    set_closed(closed_parking, true);  // L4: wakes from this thread now go to the global queue
     if (lifo_) push_ring(std::exchange(lifo_, nullptr));
     if (!ring_.empty() || !sched_.global().empty() || has_hidden_batch()) {
-        transitioning_to_park_ = false;
+        set_closed(closed_parking, false);
         return;
     }
     // The idle spell starts here: the adaptive spin budget learns how long spells last (a fixed
     // or disabled spin reads no clock).
     const std::int64_t idle_from = spin_.learns() ? clock_.now() : 0;
     if (spin_.budget_ns() > 0 && searching_ && spin_as_last_searcher()) {
-        transitioning_to_park_ = false;  // the spin caught the work: the budget stays
+        set_closed(closed_parking, false);  // the spin caught the work: the budget stays
         return;
     }
 #if BLITZ_FAULTS
@@ -483,15 +484,15 @@ void worker::park() noexcept {
             // the other while the others slept (the idle model: two tasks, two workers).
             (void)begin_search();
         }
-        transitioning_to_park_ = false;
+        set_closed(closed_parking, false);
         return;
     }
     // I5: no longer than the park timeout, nor past the next timer expiry (the driver's part).
     // Asleep in the I/O driver, this worker dispatches events; their tasks are collected.
-    collecting_ = true;
+    set_closed(closed_collecting, true);
     const park_wake why = sched_.driver().park(
         index_, parker_, std::chrono::duration_cast<std::chrono::nanoseconds>(cfg_.park_timeout));
-    collecting_ = false;
+    set_closed(closed_collecting, false);
     const bool got_token = why == park_wake::token;
     // The spell ended with work if a producer claimed this worker or I/O woke it; a timeout
     // (or shutdown's unpark) counts as a spell longer than any spin.
@@ -522,7 +523,7 @@ void worker::park() noexcept {
         BLITZ_PROBE(*this, probe_kind::unpark, 0, idle.bitmap_of(index_));
     }
     if (spin_.learns()) end_idle_spell(idle_from, found_work && !sched_.shutting_down());
-    transitioning_to_park_ = false;
+    set_closed(closed_parking, false);
     flush_collected();  // what the I/O driver woke, now that this worker is back
 }
 
@@ -567,9 +568,9 @@ bool worker::queues_show_work() const noexcept {
 }
 
 bool worker::driver_look(bool busy) noexcept {
-    collecting_ = true;
+    set_closed(closed_collecting, true);
     const std::size_t fired = busy ? sched_.driver().busy_poll() : sched_.driver().maintain();
-    collecting_ = false;
+    set_closed(closed_collecting, false);
     const bool woke = collected_n_ > 0 || fired > 0;
     flush_collected();
     return woke;

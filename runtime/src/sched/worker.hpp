@@ -60,7 +60,7 @@ inline worker* current_worker() noexcept { return tl_current_worker; }
 //
 // Invariants: the LIFO slot and all plain fields are touched only by this worker's
 // thread (or by the shutdown thread after the worker has been joined). No task is pushed into
-// the LIFO slot while transitioning_to_park_ is set (L4).
+// the LIFO slot while transitioning_to_park() holds (L4).
 // Thread-safety: owner thread only, except ring() (thieves call steal_into), unpark() and
 // snapshot() (any thread).
 class alignas(cache_line) worker {
@@ -76,7 +76,8 @@ public:
     // only caller's file (scheduler::schedule_from), so a spawn is one function.
     inline void schedule_local(task_header* t, bool is_yield) noexcept;
     bool accepts_local() const noexcept {
-        return collecting_ || !transitioning_to_park_ || BLITZ_FAULT(cfg_.debug.lifo_while_parking);
+        return collecting() || !transitioning_to_park() ||
+               BLITZ_FAULT(cfg_.debug.lifo_while_parking);
     }
     // The LIFO slot's occupant. Owner thread only (tests check L1 with it).
     const task_header* lifo_peek() const noexcept { return lifo_; }
@@ -88,8 +89,7 @@ public:
     // the task takes the slot and nothing is displaced or woken. False, with nothing done, in
     // every other case (schedule_local then decides).
     bool spawn_into_free_slot(task_header* t) noexcept {
-        if (lifo_ != nullptr || collecting_ || transitioning_to_park_ || lifo_cap_ == 0)
-            return false;
+        if (lifo_ != nullptr || slot_closed_ != 0) return false;
         bump(c_spawned);
         bump(c_spawned_local);
         lifo_ = t;  // L1
@@ -272,8 +272,17 @@ private:
     // defers a yielded task behind injected work. Empty outside the gap between that poll and
     // the next pick.
     task_header* given_back_ = nullptr;
-    bool transitioning_to_park_ = false;
-    bool collecting_ = false;  // wakes from this thread go to collected_ (driver work)
+    // Why a spawn on this thread cannot simply take a free LIFO slot, a bit each: the worker is
+    // on its way to park (L4: wakes from this thread go to the global queue), it is collecting
+    // a driver's wakes (they go to collected_), or the slot is off (lifo_polls_per_tick 0, set
+    // once). One byte, so that the spawn's common case tests all three at once.
+    static constexpr std::uint8_t closed_parking = 1, closed_collecting = 2, closed_no_lifo = 4;
+    std::uint8_t slot_closed_ = 0;
+    bool transitioning_to_park() const noexcept { return slot_closed_ & closed_parking; }
+    bool collecting() const noexcept { return slot_closed_ & closed_collecting; }
+    void set_closed(std::uint8_t why, bool on) noexcept {
+        slot_closed_ = on ? slot_closed_ | why : slot_closed_ & ~why;
+    }
     static constexpr unsigned collect_capacity = 64;
     // G7: below this many ring tasks the periodic global check fills the ring up to it.
     static constexpr std::uint32_t periodic_fill = 64;  // a quarter of local_queue::capacity
