@@ -114,6 +114,9 @@ bool fault_io_leak_at_shutdown() noexcept {
 bool fault_io_eof_as_error() noexcept {
     return io_fault(&testing::runtime_faults::io_eof_as_error);
 }
+bool fault_io_clear_ignores_seq() noexcept {
+    return io_fault(&testing::runtime_faults::io_clear_ignores_seq);
+}
 void fault_io_after_eagain(io_driver& d, scheduled_io* s) {
     const runtime_context* r = current_runtime();
     if (!r || !r->cfg || !r->cfg->debug.io_after_eagain) return;

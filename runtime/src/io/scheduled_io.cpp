@@ -11,7 +11,6 @@
 #include "blitz/buffer.hpp"
 #include "io/backend.hpp"
 #include "io/buffer_pool.hpp"
-#include "io/io_driver.hpp"
 
 namespace blitz::detail {
 
@@ -56,7 +55,7 @@ void scheduled_io::clear(io_ready_event ev) noexcept {
     const std::uint32_t drop = ev.ready & (io_readable | io_writable);
     if (!drop) return;
 #if BLITZ_FAULTS
-    if (io_fault(&testing::runtime_faults::io_clear_ignores_seq)) {  // O16's control
+    if (fault_io_clear_ignores_seq()) {  // O16's control
         word_.fetch_and(~std::uint64_t{drop}, std::memory_order_relaxed);
         return;
     }

@@ -170,7 +170,7 @@ inline void worker::schedule_local(task_header* t, bool is_yield) noexcept {
         requeue_given_back(t);
         return;
     }
-    if (cfg_.lifo_polls_per_tick == 0) {
+    if (lifo_cap_ == 0) {
         push_ring(t);
         if (!BLITZ_FAULT(cfg_.debug.no_wake_on_local_push)) sched_.notify_parked_for_local();
         return;

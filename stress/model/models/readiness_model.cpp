@@ -11,15 +11,14 @@
 #include <gtest/gtest.h>
 
 #include "blitz/detail/wait_list.hpp"
-#include "io/io_driver.hpp"
 #include "io/scheduled_io.hpp"
 #include "model.hpp"
 #include "model_report.hpp"
 
-// scheduled_io.cpp's runtime negative controls (O16's `io_clear_ignores_seq`) ask the calling
-// worker's runtime, which the model has none of: here they are always off (the model's own
-// control is BLITZ_MODEL_DEFECT).
-bool blitz::detail::io_fault(bool ::blitz::testing::runtime_faults::*) noexcept { return false; }
+// scheduled_io.cpp's runtime negative control (O16's `io_clear_ignores_seq`) asks the calling
+// worker's runtime, which the model has none of: here it is always off (the model's own control
+// is BLITZ_MODEL_DEFECT).
+bool blitz::detail::fault_io_clear_ignores_seq() noexcept { return false; }
 
 namespace blitz::model {
 namespace {

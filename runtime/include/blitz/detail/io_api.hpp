@@ -168,6 +168,7 @@ long io_accept_attempt(io_driver& d, scheduled_io* s, int fd) noexcept;
 bool fault_io_drop_orphan_data() noexcept;
 bool fault_io_no_msg_nosignal() noexcept;
 bool fault_io_eof_as_error() noexcept;
+bool fault_io_clear_ignores_seq() noexcept;
 // O16's window: runs the runtime's io_after_eagain hook, if any, for a read of `s` (registered
 // with `d`) that met EAGAIN on the socket.
 void fault_io_after_eagain(io_driver& d, scheduled_io* s);
