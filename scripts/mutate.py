@@ -31,6 +31,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # (id, file, find, replace, what the defect is)
 CATALOGUE = [
+    ("poll-budget-never-set", "runtime/src/sched/worker.cpp",
+     "      poll_budget_(s.cfg().coop_budget_per_poll ? static_cast<int>(s.cfg().coop_budget_per_poll)",
+     "      poll_budget_(false ? static_cast<int>(s.cfg().coop_budget_per_poll)",
+     "the budget a worker keeps for its polls is always 'none': an always-ready await never "
+     "yields (B2, O14)"),
+    ("tick-budget-never-set", "runtime/src/sched/worker.cpp",
+     "      budget_per_tick_(s.cfg().budget_per_tick),",
+     "      budget_per_tick_(~0u),",
+     "the tick budget a worker keeps is unbounded: a tick never ends while work is queued, so "
+     "timers and I/O wait behind it (B1)"),
     ("lifo-cap-off-by-one", "runtime/src/sched/worker.cpp",
      "if (lifo_polls_ < lifo_cap_) {",
      "if (lifo_polls_ <= lifo_cap_) {",
