@@ -4,6 +4,7 @@
 // blitz::config: every tunable of the runtime, defaulting to the reference design's constants.
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "blitz/detail/faults.hpp"
+#include "blitz/stall.hpp"
 #if BLITZ_FAULTS
 #include "blitz/testing/runtime_faults.hpp"
 #endif
@@ -164,6 +166,25 @@ struct config {
     std::function<void(std::exception_ptr)> on_unhandled_exception;
     // After the handler (or the print), std::abort() the process.
     bool abort_on_unhandled_exception = false;
+    // Stall detector (issue 46): a watchdog thread samples the workers and reports a worker
+    // whose current poll has run at least this long (stuck in user code, in a blocking call, or
+    // spinning in busy mode), once per stall, with the task, its spawn site and the worker's
+    // native stack (stall_report). It samples every stall_threshold / 8 (at least 1 ms), so a
+    // stall is reported within stall_threshold plus one sample period and the stack signal's
+    // round trip. It reads only the counters a poll already keeps; nothing is added to the
+    // poll. 0 turns it off (no thread). Range 0 or [1 ms, 1 h].
+    std::chrono::nanoseconds stall_threshold = std::chrono::milliseconds(50);
+    // Where reports go, on the watchdog thread (exceptions it throws are ignored). Empty (the
+    // default): stall_report::to_string() to stderr. Rate-limited either way: 16 reports at
+    // once, then one a second; dropped reports are counted (runtime_metrics::stalls_suppressed,
+    // and the next report's suppressed_before).
+    std::function<void(const stall_report&)> on_stall;
+    // The signal sent to a stalled worker to take its stack (its handler only copies frames and
+    // chains to any handler installed before it for other threads). SIGURG by default, as Go's
+    // preemption uses: the kernel sends it only for TCP urgent data to an owner set with
+    // F_SETOWN, and its default action is to ignore it. 0: no stacks (and no task ids).
+    // Range 0 or [1, SIGRTMAX], not SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT.
+    int stall_signal = SIGURG;
     // Blocking pool (spawn_blocking, X1): threads are created on demand up to this cap and exit
     // after keep-alive without work. Cap in [1, 65536]; keep-alive in [1 ms, 1 h].
     unsigned blocking_threads_max = 512;

@@ -25,6 +25,13 @@ void abort_task(task_header* t) noexcept;
 void wait_blocking(task_header* t);
 }  // namespace detail
 
+// The id of the task being polled on this thread (the one join_handle::id() returns for it), or
+// 0 outside a task.
+inline std::uint64_t this_task_id() noexcept {
+    const detail::task_header* t = detail::current_task();
+    return t ? t->id() : 0;
+}
+
 // The handle spawn() returns. It holds one reference to the task, never the task's life:
 // dropping the handle (or detach()) lets the task run on, unobserved.
 //
@@ -53,6 +60,9 @@ public:
     ~join_handle() { release(); }
 
     bool valid() const noexcept { return h_ != nullptr; }
+    // The task's id (unique in the process, never 0; 0 for an empty handle), as stall reports
+    // and blitz::this_task_id() name it.
+    std::uint64_t id() const noexcept { return h_ ? h_->id() : 0; }
     bool is_finished() const noexcept { return h_ && h_->is_complete(); }
     // True once the task has completed as cancelled.
     bool is_cancelled() const noexcept { return is_finished() && h_->is_cancelled_result(); }

@@ -58,6 +58,8 @@ struct worker_metrics {
     std::uint64_t park_spins = 0;
     std::uint64_t park_spin_hits = 0;
     std::uint64_t park_spin_budget_ns = 0;
+    // Stalls the stall detector found on this worker (config::stall_threshold).
+    std::uint64_t stalls = 0;
 };
 
 // A snapshot of the whole runtime.
@@ -82,6 +84,14 @@ struct runtime_metrics {
     unsigned num_parked = 0;
     // The parked bitmap, a word per 64 workers: bit i % 64 of word i / 64 is worker i's (I2).
     std::vector<std::uint64_t> parked_bitmap;
+    // The stall detector (config::stall_threshold; all 0 when it is off): samples it took of
+    // the workers, stalls it found (reported or dropped by the rate limit), those dropped, and
+    // the longest stall that has ended (ns, a lower bound: it ended within one sample period
+    // after the last sample that saw it).
+    std::uint64_t stall_samples = 0;
+    std::uint64_t stalls = 0;
+    std::uint64_t stalls_suppressed = 0;
+    std::uint64_t longest_stall_ns = 0;
     std::uint64_t timers_fired = 0;    // timers whose wakers were called
     std::uint64_t timers_pending = 0;  // timers armed and not yet fired
     std::uint64_t timer_cascades = 0;  // higher-level wheel slots re-inserted lower down

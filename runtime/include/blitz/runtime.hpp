@@ -67,8 +67,8 @@ public:
     runtime& operator=(const runtime&) = delete;
 
     template <class T>
-    join_handle<T> spawn(task<T> t) {
-        return detail::spawn_on(sched_, std::move(t));
+    join_handle<T> spawn(task<T> t, std::source_location site = std::source_location::current()) {
+        return detail::spawn_on(sched_, std::move(t), site);
     }
 
     // Runs f() on the blocking pool (X1); see blitz::spawn_blocking. Include blitz/blocking.hpp
@@ -84,8 +84,8 @@ public:
     // Runs `t` on the workers and blocks the calling plain thread until it finishes; returns its
     // value or rethrows its exception. Throws std::logic_error when called from a worker.
     template <class T>
-    T block_on(task<T> t) {
-        return spawn(std::move(t)).join();
+    T block_on(task<T> t, std::source_location site = std::source_location::current()) {
+        return spawn(std::move(t), site).join();
     }
     // The same for any other awaitable (a select, a timeout, a channel recv): awaited inside a
     // task made for it. The awaitable lives in the caller's expression, which outlasts the wait.
@@ -126,8 +126,8 @@ private:
 // Spawns onto the runtime running the calling task (L1: it lands in this worker's LIFO slot).
 // Throws std::logic_error outside a runtime worker; use runtime::spawn there.
 template <class T>
-join_handle<T> spawn(task<T> t) {
-    return detail::spawn_on(detail::spawn_target(), std::move(t));
+join_handle<T> spawn(task<T> t, std::source_location site = std::source_location::current()) {
+    return detail::spawn_on(detail::spawn_target(), std::move(t), site);
 }
 
 }  // namespace blitz

@@ -192,17 +192,19 @@ public:
     ~task_scope();
 
     template <class T>
-    void spawn(task<T> t) {
-        (void)spawn_with_handle(std::move(t));
+    void spawn(task<T> t, std::source_location site = std::source_location::current()) {
+        (void)spawn_with_handle(std::move(t), site);
     }
     template <class T>
-    join_handle<T> spawn_with_handle(task<T> t) {
+    join_handle<T> spawn_with_handle(task<T> t,
+                                     std::source_location site = std::source_location::current()) {
         {
             detail::lock_guard l(s_->mu);
             ++s_->live;  // before the task can finish
         }
-        auto h = blitz::spawn(detail::scope_task(
-            detail::scoped_task_parts<T>{detail::scope_guard(s_), std::move(t)}));
+        auto h = blitz::spawn(
+            detail::scope_task(detail::scoped_task_parts<T>{detail::scope_guard(s_), std::move(t)}),
+            site);
         detail::task_header* hdr = h.header_for_scope();
         hdr->ref();
         detail::lock_guard l(s_->mu);
@@ -316,12 +318,13 @@ public:
     task_tracker& operator=(const task_tracker&) = delete;
 
     template <class T>
-    void spawn(task<T> t) {
-        (void)spawn_with_handle(std::move(t));
+    void spawn(task<T> t, std::source_location site = std::source_location::current()) {
+        (void)spawn_with_handle(std::move(t), site);
     }
     template <class T>
-    join_handle<T> spawn_with_handle(task<T> t) {
-        return blitz::spawn(track(std::move(t)));
+    join_handle<T> spawn_with_handle(task<T> t,
+                                     std::source_location site = std::source_location::current()) {
+        return blitz::spawn(track(std::move(t)), site);
     }
     template <class T>
     task<T> track(task<T> t) {

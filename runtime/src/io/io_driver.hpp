@@ -207,6 +207,10 @@ public:
     // "a ring per worker (...)" for io_rings, or why there is none; empty when not asked for.
     const std::string& worker_rings_text() const noexcept { return rings_.text(); }
     bool has_worker_rings() const noexcept { return rings_.count() != 0; }
+    // Operations in flight on worker `index`'s own ring (0 without one); any thread.
+    std::uint64_t worker_ops_in_flight(unsigned index) const noexcept {
+        return index < rings_.count() ? rings_.in_flight(index) : 0;
+    }
 
     // Signal streams (blitz/signal.hpp): registers a duplicate of the signal eventfd once, so a
     // delivery wakes this driver (and a runtime parked in it). Throws std::system_error.

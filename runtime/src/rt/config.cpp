@@ -2,6 +2,7 @@
 #include "blitz/config.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -56,6 +57,22 @@ void config::validate() const {
     check("probe_capacity", probe_capacity, 1024u, 1u << 24);
     check("coop_budget_per_poll", coop_budget_per_poll, 0u, 65536u);
     check("blocking_threads_max", blocking_threads_max, 1u, 65536u);
+    if (stall_threshold.count() != 0) {
+        check("stall_threshold (ns)", stall_threshold.count(), std::int64_t{1'000'000},
+              std::int64_t{3'600'000'000'000}, "0 turns the stall detector off");
+    }
+    if (stall_signal != 0) {
+        check("stall_signal", stall_signal, 1, SIGRTMAX, "0 takes no stacks");
+        for (int bad : {SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+            if (stall_signal == bad) {
+                throw config_error("blitz::config: stall_signal = " + std::to_string(bad) + " (" +
+                                   strsignal(bad) +
+                                   ") cannot carry the stall detector's stack request; use 0 "
+                                   "(no stacks), SIGURG (the default) or a real-time signal");
+            }
+        }
+    }
+
     check("blocking_keep_alive (ns)", blocking_keep_alive.count(), std::int64_t{1'000'000},
           std::int64_t{3'600'000'000'000});
     const topology_options& t = topology;

@@ -36,6 +36,10 @@ void driver_stack::worker_stopping(unsigned index) noexcept {
 
 bool driver_stack::busy_must_spin() noexcept { return io_ && io_->own_ring_busy(); }
 
+std::uint64_t driver_stack::worker_ops_in_flight(unsigned index) const noexcept {
+    return io_ ? io_->worker_ops_in_flight(index) : 0;
+}
+
 std::size_t driver_stack::maintain() noexcept {
     const std::size_t fired = timers_.fire_due();
     // Busy mode's own ring (a no-op elsewhere): its owner is the only one that can reap it.

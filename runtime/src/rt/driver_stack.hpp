@@ -71,6 +71,7 @@ public:
     void worker_started(unsigned index) noexcept override;
     void worker_stopping(unsigned index) noexcept override;
     bool busy_must_spin() noexcept override;
+    std::uint64_t worker_ops_in_flight(unsigned index) const noexcept override;
     park_wake park(unsigned index, parker& p, std::chrono::nanoseconds max) noexcept override;
     void unpark(unsigned index, parker& p) noexcept override;
     void end_tick() noexcept override;

@@ -39,6 +39,9 @@ public:
     virtual void worker_stopping(unsigned /*index*/) noexcept {}
     // True while the calling busy worker must not park (I/O only it can reap is in flight).
     virtual bool busy_must_spin() noexcept { return false; }
+    // Completion operations in flight on worker `index`'s own ring (only it reaps them); any
+    // thread (the stall detector reads it).
+    virtual std::uint64_t worker_ops_in_flight(unsigned /*index*/) const noexcept { return 0; }
 
 protected:
     ~park_driver() = default;

@@ -85,6 +85,16 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
         shutdown();
         throw;
     }
+    if (cfg_.stall_threshold.count() > 0 && nworkers_ > 0) {
+        watchdog_ = std::make_unique<stall_watchdog>(*this);
+        try {
+            watchdog_->start();
+        } catch (...) {
+            watchdog_.reset();
+            shutdown();
+            throw;
+        }
+    }
     live_registry& r = live();
     lock_guard l(r.mu);
     r.all.push_back(this);
@@ -214,8 +224,9 @@ void scheduler::spawn(task_header* t) noexcept { spawn_here(t); }
 // the shutdown drain empties after the workers stopped (K3). Only a spawn where no worker will
 // ever run it (the shutdown thread's, from a frame's destructor) must be cancelled at once,
 // and that one has no worker of its own, so it takes scheduler::spawn.
-void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> root) noexcept {
-    t->init_spawned(s, root);
+void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> root,
+                  std::source_location site) noexcept {
+    t->init_spawned(s, root, site);
     if (s->is_runtime_scheduler()) [[likely]] {
         auto* sc = static_cast<scheduler*>(s);
         worker* const w = sc->own_worker();
@@ -317,6 +328,9 @@ void scheduler::shutdown() {
         if (th.joinable()) th.join();
     }
     joined_ = true;
+    // The watchdog watched the shutdown too (a worker stuck in a poll holds it up); it stops
+    // once every worker left its run loop, so it never signals a thread that has exited.
+    if (watchdog_) watchdog_->stop();
     cancel_all_and_drain();
 }
 
@@ -382,6 +396,13 @@ runtime_metrics scheduler::metrics() const {
     m.num_parked = idle_.num_parked();
     m.parked_bitmap.resize(idle_.bitmap_words());
     for (unsigned k = 0; k < idle_.bitmap_words(); ++k) m.parked_bitmap[k] = idle_.bitmap_word(k);
+    if (watchdog_) {
+        m.stall_samples = watchdog_->samples();
+        m.stalls = watchdog_->detected();
+        m.stalls_suppressed = watchdog_->suppressed();
+        m.longest_stall_ns = watchdog_->longest_ns();
+        for (unsigned i = 0; i < nworkers_; ++i) m.workers[i].stalls = watchdog_->detected_on(i);
+    }
     return m;
 }
 

@@ -172,6 +172,7 @@ private:
     atomic<bool> shutdown_{false};
     std::vector<std::thread> threads_;
     bool joined_ = false;
+    std::unique_ptr<stall_watchdog> watchdog_;  // config::stall_threshold > 0
 };
 
 }  // namespace blitz::detail

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
@@ -49,6 +50,9 @@ void worker::run() {
     name.resize(std::min<std::size_t>(name.size(), 15));  // the kernel's limit
     pthread_setname_np(pthread_self(), name.c_str());
     tl_current_worker = this;
+    // The stall detector may signal this thread from here until the run loop ends.
+    set_thread_stall_probe(&stall_);
+    stall_.tid.store(static_cast<int>(::gettid()), std::memory_order_release);
     sched_.on_worker_start(index_);  // the runtime's context, and the placed PU first (N1)
     sched_.driver().worker_started(index_);
 
@@ -107,6 +111,8 @@ void worker::run() {
     // what the completions wake lands in the queues the shutdown drains.
     sched_.driver().worker_stopping(index_);
     sched_.on_worker_stop();
+    stall_.tid.store(0, std::memory_order_release);
+    set_thread_stall_probe(nullptr);
     tl_current_worker = nullptr;
 }
 

@@ -18,6 +18,7 @@
 #include "sched/local_queue.hpp"
 #include "sched/parker.hpp"
 #include "sched/spin_budget.hpp"
+#include "sched/stall_watchdog.hpp"
 #include "sched/task_list.hpp"
 #include "sched/victim_tiers.hpp"
 
@@ -129,6 +130,12 @@ public:
     local_queue& ring() noexcept { return ring_; }
     void unpark() noexcept;
     worker_metrics snapshot() const noexcept;
+    // Any thread: one counter's recent value (the stall detector's samples).
+    std::uint64_t counter_value(unsigned c) const noexcept {
+        return counters_[c].load(std::memory_order_relaxed);
+    }
+    // What this worker's signal handler answers the stall detector with (stall_probe).
+    stall_probe& stall_probe_slot() noexcept { return stall_; }
 
     // Shutdown only, after the thread was joined: hands every queued task to `f`.
     template <class F>
@@ -331,6 +338,7 @@ private:
     // Tasks of owned_ that completed on other threads (on its own 128-byte line).
     completion_inbox<task_header, task_list::inbox_link> returned_;
     parker parker_;
+    alignas(cache_line) stall_probe stall_;  // the watchdog's and this thread's handler's
 };
 
 }  // namespace blitz::detail

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <source_location>
 
 #include "blitz/detail/atomic.hpp"
 #include "blitz/detail/context.hpp"
@@ -18,6 +19,17 @@ namespace blitz::detail {
 class task_scheduler;
 class task_list;
 class select_scope;
+
+// Task ids (task_header::id): each thread hands out ids from a block of its own, taken from one
+// process-wide counter when its block runs out, so a spawn pays no RMW for its id.
+inline constinit thread_local std::uint64_t tl_task_id_next = 0;
+inline constinit thread_local std::uint64_t tl_task_id_end = 0;
+std::uint64_t refill_task_ids() noexcept;  // takes a new block; returns its first id
+inline std::uint64_t next_task_id() noexcept {
+    if (tl_task_id_next == tl_task_id_end) [[unlikely]]
+        return refill_task_ids();
+    return tl_task_id_next++;
+}
 
 // The header of a spawned task. It sits in front of the coroutine frame in the same allocation
 // (task<T>::promise_type::operator new places it there), so a spawn costs one allocation.
@@ -56,9 +68,12 @@ public:
     task_header& operator=(const task_header&) = delete;
 
     // ---- set by spawn (before the task is published) ----
-    void init_spawned(task_scheduler* s, std::coroutine_handle<> root) noexcept {
+    void init_spawned(task_scheduler* s, std::coroutine_handle<> root,
+                      std::source_location site = {}) noexcept {
         sched_ = s;
         resume_point_ = root;
+        site_ = site;
+        id_ = next_task_id();
         flags_ |= flag_spawned;
         // join handle + owner's task list + queue entry
         // relaxed: the task is published later by a queue push (lock or release store)
@@ -133,6 +148,12 @@ public:
     // The join handle lets go: its reference, and its join interest unless it detached first.
     void drop_handle(bool interested) noexcept;
 
+    // Who the task is, for the stall detector and the dump (issue 46): an id unique in the
+    // process (never 0, never reused) and where it was spawned (an empty location when the
+    // spawn came through an internal path without one). Set before the task is published.
+    std::uint64_t id() const noexcept { return id_; }
+    const std::source_location& spawn_site() const noexcept { return site_; }
+
     std::uint64_t load_state(std::memory_order mo = std::memory_order_acquire) const noexcept {
         return state_.load(mo);
     }
@@ -193,7 +214,7 @@ private:
     // Destroys the result slot and the header and gives the block back (the last reference).
     static void release_block(task_header* h) noexcept;
 
-    // ---- fields (80 bytes: the header and an empty frame fill a 128-byte block) ----
+    // ---- fields (96 bytes: the header and an empty frame fill a 144-byte block) ----
     detail::atomic<std::uint64_t> state_{0};
     task_scheduler* sched_ = nullptr;         // whoever runs it (task/schedule.hpp)
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
@@ -219,6 +240,9 @@ private:
     // The block's size class (block_cache; block_cache::classes: from the heap), at allocation.
     std::uint8_t size_class_ = 0;
     std::uint8_t flags_ = 0;  // the bits below; written only by whoever owns the frame
+    // Set by init_spawned; read by the dump and the stall detector (see id()).
+    std::uint64_t id_ = 0;
+    std::source_location site_{};
     static constexpr std::uint8_t flag_spawned = 1;     // handed to a scheduler
     static constexpr std::uint8_t flag_frame_dead = 2;  // the frame was destroyed
     static constexpr std::uint8_t flag_failed = 4;      // an exception escaped the coroutine

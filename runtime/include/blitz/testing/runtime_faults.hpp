@@ -150,6 +150,8 @@ struct runtime_faults {
     // O16: a reader's clear after EAGAIN erases the readable bit even when the driver delivered
     // a newer edge after the reader's syscall (the event-count check skipped).
     bool io_clear_ignores_seq = false;
+    // D1: the stall detector samples the workers but never finds one stalled (no report).
+    bool stall_detector_blind = false;
     // Makes io_uring setup fail with this errno (0: off), for tests of automatic selection on
     // machines where io_uring works.
     int io_uring_setup_errno = 0;
