@@ -31,6 +31,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # (id, file, find, replace, what the defect is)
 CATALOGUE = [
+    ("stall-never-suspected", "runtime/src/sched/stall_watchdog.cpp",
+     "if (now - w.first >= threshold_ && !BLITZ_FAULT(cfg_.debug.stall_detector_blind)) {",
+     "if (now - w.first >= threshold_ * 1000 && !BLITZ_FAULT(cfg_.debug.stall_detector_blind)) {",
+     "the stall detector waits a thousand thresholds before it suspects a worker: stalls go "
+     "unreported (D1)"),
+    ("stall-reported-every-sample", "runtime/src/sched/stall_watchdog.cpp",
+     "    w.ph = phase::reported;",
+     "    w.ph = phase::watching;",
+     "a reported stall is not remembered: it is reported again at every threshold it lasts (D1)"),
+    ("stall-handler-sees-no-task", "runtime/src/sched/stall_watchdog.cpp",
+     "    p->polling = t != nullptr;",
+     "    p->polling = false;",
+     "the stack signal's handler never finds the running task, so the watchdog takes every "
+     "stalled worker for an idle one and reports nothing (D1)"),
     ("poll-budget-never-set", "runtime/src/sched/worker.cpp",
      "      poll_budget_(s.cfg().coop_budget_per_poll ? static_cast<int>(s.cfg().coop_budget_per_poll)",
      "      poll_budget_(false ? static_cast<int>(s.cfg().coop_budget_per_poll)",

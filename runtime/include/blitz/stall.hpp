@@ -37,8 +37,10 @@ struct stall_report {
     std::uint64_t io_in_flight = 0;
     // Reports dropped by the rate limit since the previous report.
     std::uint64_t suppressed_before = 0;
-    // The detector's sample count when it made this report (runtime_metrics::stall_samples
-    // counts the same samples): a bound in samples, not in time, for tests.
+    // The detector's sample count (runtime_metrics::stall_samples counts the same samples)
+    // when it found the stall, and when it made this report (after the worker's answer to the
+    // stack signal, at most answer-wait samples later): bounds in samples, not in time.
+    std::uint64_t detected_sample = 0;
     std::uint64_t sample = 0;
 
     // The block the default hook writes to stderr.

@@ -193,10 +193,10 @@ void stall_watchdog::sample() {
         switch (w.ph) {
             case phase::watching:
                 if (now - w.first >= threshold_ && !BLITZ_FAULT(cfg_.debug.stall_detector_blind)) {
+                    w.asked_at = n;
                     if (cfg_.stall_signal == 0) {
                         report(i, w, now, /*answered=*/false);
                     } else {
-                        w.asked_at = n;
                         ask(i, w);
                     }
                 }
@@ -255,6 +255,7 @@ void stall_watchdog::report(unsigned i, watch& w, std::chrono::steady_clock::tim
     stall_report r;
     r.worker = i;
     r.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(now - w.first);
+    r.detected_sample = w.asked_at;
     r.sample = samples_.load(std::memory_order_relaxed);
     r.suppressed_before = std::exchange(suppressed_since_, 0);
     r.io_in_flight = sched_.driver().worker_ops_in_flight(i);
