@@ -164,8 +164,11 @@ TEST(StallDetector, ReportsAWorkerBlockedInASyscallAndTheCallResumes) {
     EXPECT_EQ(reports[0].worker, 0u);
     EXPECT_NE(reports[0].task_id, 0u) << reports[0].to_string();
     ASSERT_FALSE(reports[0].stack.empty());
-    EXPECT_NE(reports[0].stack[0].find("read"), std::string::npos)
-        << "the stack starts in the interrupted call: " << reports[0].to_string();
+    // (Under ThreadSanitizer its own signal wrapper runs our handler, one frame further in.)
+    if (!tsan) {
+        EXPECT_NE(reports[0].stack[0].find("read"), std::string::npos)
+            << "the stack starts in the interrupted call: " << reports[0].to_string();
+    }
     EXPECT_TRUE(has_frame(reports[0], "read_one_byte")) << reports[0].to_string();
 }
 
