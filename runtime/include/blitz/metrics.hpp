@@ -10,6 +10,60 @@
 
 namespace blitz {
 
+// A latency histogram (issue 46): log-bucketed, fixed size. Bucket 0 holds values below 64 ns;
+// above that every power of two is cut in 4 buckets (25% wide at most), up to bucket
+// `buckets - 1`, which also holds everything from 2^39 ns (about 9 minutes) up.
+struct latency_histogram_data {
+    static constexpr unsigned sub_bits = 2;
+    static constexpr unsigned min_shift = 6;   // 64 ns
+    static constexpr unsigned max_shift = 39;  // the last power of two cut into buckets
+    static constexpr unsigned buckets = (max_shift - min_shift + 1) * (1u << sub_bits) + 1;
+    static constexpr unsigned bucket_of(std::uint64_t ns) noexcept {
+        if (ns < (std::uint64_t{1} << min_shift)) return 0;
+        const unsigned e = 63u - static_cast<unsigned>(std::countl_zero(ns));
+        if (e > max_shift) return buckets - 1;
+        const unsigned m = static_cast<unsigned>(ns >> (e - sub_bits)) & ((1u << sub_bits) - 1);
+        return 1 + (e - min_shift) * (1u << sub_bits) + m;
+    }
+    // The smallest value bucket b holds (0 for bucket 0).
+    static constexpr std::uint64_t lower_ns(unsigned b) noexcept {
+        if (b == 0) return 0;
+        const unsigned e = (b - 1) / (1u << sub_bits) + min_shift;
+        const std::uint64_t m = (b - 1) % (1u << sub_bits);
+        return ((std::uint64_t{1} << sub_bits) + m) << (e - sub_bits);
+    }
+    // The first value above bucket b (its exclusive upper bound).
+    static constexpr std::uint64_t upper_ns(unsigned b) noexcept {
+        return b + 1 < buckets ? lower_ns(b + 1) : ~std::uint64_t{0};
+    }
+
+    std::vector<std::uint64_t> counts;  // by bucket (empty: nothing recorded)
+
+    std::uint64_t count() const noexcept {
+        std::uint64_t n = 0;
+        for (auto c : counts) n += c;
+        return n;
+    }
+    // An upper bound of the q-quantile (0 <= q <= 1): the upper end of the bucket that holds
+    // it (0 when empty).
+    std::uint64_t quantile_ns(double q) const noexcept {
+        const std::uint64_t n = count();
+        if (n == 0) return 0;
+        const double want = q * static_cast<double>(n);
+        std::uint64_t seen = 0;
+        for (unsigned b = 0; b < counts.size(); ++b) {
+            seen += counts[b];
+            if (static_cast<double>(seen) >= want && counts[b] != 0) return upper_ns(b);
+        }
+        return upper_ns(buckets - 1);
+    }
+    void merge(const latency_histogram_data& o) {
+        if (o.counts.empty()) return;
+        if (counts.size() < o.counts.size()) counts.resize(o.counts.size(), 0);
+        for (std::size_t b = 0; b < o.counts.size(); ++b) counts[b] += o.counts[b];
+    }
+};
+
 // One worker's counters. Each is written by its worker only (relaxed), so reading them from
 // another thread gives a recent, not an atomic, snapshot.
 struct worker_metrics {
@@ -60,6 +114,16 @@ struct worker_metrics {
     std::uint64_t park_spin_budget_ns = 0;
     // Stalls the stall detector found on this worker (config::stall_threshold).
     std::uint64_t stalls = 0;
+    // Latency histograms (issue 46), sampled so that a poll pays almost nothing for them:
+    //   poll_ns      how long a poll ran: one poll in 16 is timed
+    //   schedule_ns  from a wake to the poll that follows, for tasks woken by this worker's own
+    //                thread (a task's wake or a driver's wake run here) and polled here: one
+    //                such wake in 16 is followed, one at a time
+    //   io_ns        from the moment this worker's I/O driver work reaped a readiness event or
+    //                a completion to the poll of the task it woke: one event followed at a time
+    latency_histogram_data poll_ns;
+    latency_histogram_data schedule_ns;
+    latency_histogram_data io_ns;
 };
 
 // A snapshot of the whole runtime.
@@ -171,6 +235,17 @@ struct runtime_metrics {
         for (const std::uint64_t w : parked_bitmap) n += static_cast<unsigned>(std::popcount(w));
         return n;
     }
+    // One histogram over all workers, e.g. merged(&worker_metrics::poll_ns).
+    latency_histogram_data merged(latency_histogram_data worker_metrics::* field) const {
+        latency_histogram_data h;
+        for (const auto& w : workers) h.merge(w.*field);
+        return h;
+    }
+    // The snapshot in the OpenMetrics text format (Prometheus's exposition format), ready for
+    // a scraper: counters as `blitz_*_total`, gauges, and the three latency histograms with
+    // cumulative `_bucket{le="..."}` lines in seconds, per worker (label `worker`).
+    std::string to_openmetrics() const;
+
     // Tasks moved across the ring/global boundary: overflowed out of a ring plus fetched from
     // the global queue (an injected task counts once, when fetched). Per task, it shows how
     // often queued work is shuffled instead of run (issue 15's overflow churn).

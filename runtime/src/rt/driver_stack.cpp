@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "blitz/detail/faults.hpp"
+#include "task/context_internal.hpp"
 
 namespace blitz::detail {
 
@@ -42,6 +43,7 @@ std::uint64_t driver_stack::worker_ops_in_flight(unsigned index) const noexcept 
 
 std::size_t driver_stack::maintain() noexcept {
     const std::size_t fired = timers_.fire_due();
+    io_dispatch_scope io_wakes;  // from here on, wakes are the I/O driver's (io_ns)
     // Busy mode's own ring (a no-op elsewhere): its owner is the only one that can reap it.
     if (io_) io_->poll_own();
     if (fired) cover_next();  // the next expiry is a new one: is a parked worker planned for it?
@@ -63,6 +65,7 @@ std::size_t driver_stack::maintain() noexcept {
 std::size_t driver_stack::busy_poll() noexcept {
     const std::size_t fired = timers_.fire_due();
     if (fired) cover_next();
+    io_dispatch_scope io_wakes;  // from here on, wakes are the I/O driver's (io_ns)
     if (io_) io_->poll_own();
     if (io_ && io_->has_registrations()) {
         io_->run_task_work();  // this thread's queued completion work, if the ring flags some
@@ -139,7 +142,10 @@ park_wake driver_stack::sleep_in_driver(parker& p, std::chrono::nanoseconds slee
     const auto deadline = std::chrono::steady_clock::now() + sleep;
     std::size_t events = 0;
     for (auto left = sleep;;) {
-        events = in_ring ? io_->park_own(left, holder) : io_->turn(left);
+        {
+            io_dispatch_scope io_wakes;  // wakes made by this wait are the I/O driver's
+            events = in_ring ? io_->park_own(left, holder) : io_->turn(left);
+        }
         if (events || p.token_waiting()) break;
         left = std::chrono::duration_cast<std::chrono::nanoseconds>(
             deadline - std::chrono::steady_clock::now());

@@ -239,7 +239,25 @@ void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> roo
 }
 
 void scheduler::schedule(task_header* t, bool is_yield) noexcept {
-    schedule_from(own_worker(), t, is_yield);
+    worker* const w = own_worker();
+    if (w && !is_yield) w->sample_wake(t);
+    schedule_from(w, t, is_yield);
+}
+
+// A wake on a worker's own thread (scheduler::schedule, its only caller).
+inline void worker::sample_wake(const task_header* t) noexcept {
+    // An I/O wake (made while the driver dispatches events for this worker) is followed
+    // whenever the slot is free, as they are fewer than the task wakes sampled one in 16.
+    const bool io = collecting() && tl_io_dispatch;
+    if (!io) {
+        if (--wake_countdown_ != 0) return;
+        wake_countdown_ = wake_sample_every;
+    }
+    if (followed_ != nullptr) return;
+    followed_ = t;
+    followed_id_ = t->id();
+    followed_at_ = clock_.now();
+    followed_io_ = io;
 }
 
 void scheduler::schedule_from(worker* w, task_header* t, bool is_yield) noexcept {

@@ -67,6 +67,10 @@ void worker::run() {
         if (!returned_.empty()) reclaim_returned();
         const std::int64_t start = clock_.now();
         note_time(start);  // G8
+        // A followed wake whose task was not polled here within a second was stolen (or waits
+        // behind a stall the detector reports): let the slot follow another.
+        if (followed_ && cycle_clock::since(followed_at_, start) > 1'000'000'000) [[unlikely]]
+            followed_ = nullptr;
         // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
         // keep firing while some other worker is stuck in a long poll (T6). I/O joins here
         // with the I/O driver.
@@ -384,8 +388,15 @@ task_header* worker::take_stolen(unsigned victim, const local_queue::steal_resul
     BLITZ_PROBE(*this, probe_kind::poll, static_cast<std::uint32_t>(source_),
                 reinterpret_cast<std::uintptr_t>(t), choice_);
     ++polls_since_global_;
+    // Latency histograms: a followed wake ends at its task's poll, and one poll in
+    // poll_sample_every is timed (a call of its own, so that the others test one counter).
+    if (t == followed_) [[unlikely]]
+        note_followed_poll(t, clock_.now());
     bool stray = false;
-    const auto outcome = t->poll(poll_budget_, BLITZ_FAULT(cfg_.debug.abort_ignores_shield), stray);
+    const auto outcome =
+        --poll_countdown_ != 0
+            ? t->poll(poll_budget_, BLITZ_FAULT(cfg_.debug.abort_ignores_shield), stray)
+            : timed_poll(t, stray);
     if (stray) bump(c_stray_wakes);
     if (outcome == task_header::poll_outcome::rescheduled) {
         // Woken while running (or yielded, or cancellation became due): back of the ring.
@@ -401,6 +412,20 @@ task_header* worker::take_stolen(unsigned victim, const local_queue::steal_resul
             requeue_given_back(t);
         }
     }
+}
+
+task_header::poll_outcome worker::timed_poll(task_header* t, bool& stray) noexcept {
+    poll_countdown_ = poll_sample_every;
+    const std::int64_t from = clock_.now();
+    const auto outcome = t->poll(poll_budget_, BLITZ_FAULT(cfg_.debug.abort_ignores_shield), stray);
+    poll_hist_.record(cycle_clock::since(from, clock_.now()));
+    return outcome;
+}
+
+void worker::note_followed_poll(const task_header* t, std::int64_t now) noexcept {
+    followed_ = nullptr;
+    if (t->id() != followed_id_) return;  // another task in the same block
+    (followed_io_ ? io_hist_ : schedule_hist_).record(cycle_clock::since(followed_at_, now));
 }
 
 void worker::flush_collected() noexcept {
@@ -645,7 +670,7 @@ std::uint64_t worker::take_probes(std::vector<probe_event>& out) {
     return probes_->dropped();
 }
 
-worker_metrics worker::snapshot() const noexcept {
+worker_metrics worker::snapshot() const {
     static constexpr std::uint64_t worker_metrics::* fields[c_count] = {
         &worker_metrics::ticks,
         &worker_metrics::polls,
@@ -687,6 +712,9 @@ worker_metrics worker::snapshot() const noexcept {
     for (unsigned i = 0; i < c_count; ++i) {
         m.*fields[i] = counters_[i].load(std::memory_order_relaxed);  // relaxed: a snapshot
     }
+    m.poll_ns = poll_hist_.read();
+    m.schedule_ns = schedule_hist_.read();
+    m.io_ns = io_hist_.read();
     return m;
 }
 

@@ -9,6 +9,7 @@
 
 #include "base/atomic.hpp"
 #include "base/cycle_clock.hpp"
+#include "base/latency_histogram.hpp"
 #include "base/rng.hpp"
 #include "blitz/config.hpp"
 #include "blitz/metrics.hpp"
@@ -129,7 +130,11 @@ public:
     unsigned index() const noexcept { return index_; }
     local_queue& ring() noexcept { return ring_; }
     void unpark() noexcept;
-    worker_metrics snapshot() const noexcept;
+    worker_metrics snapshot() const;
+    // A wake made on this worker's thread (owner thread only): one in wake_sample_every, and
+    // each I/O wake while the slot is free, is followed to its poll for the schedule_ns and
+    // io_ns histograms (one at a time). Inline in scheduler.cpp, its only caller's file.
+    inline void sample_wake(const task_header* t) noexcept;
     // Any thread: one counter's recent value (the stall detector's samples).
     std::uint64_t counter_value(unsigned c) const noexcept {
         return counters_[c].load(std::memory_order_relaxed);
@@ -321,6 +326,20 @@ private:
         lifo_polls_ = 0;
     }
     std::uint64_t choice_ = 0;  // own_sources() at the last choice (probes only; see probe.hpp)
+    // Latency histograms (issue 46; worker_metrics::poll_ns, schedule_ns, io_ns): one poll in
+    // poll_sample_every is timed; one wake is followed at a time (the task, its id, so that a
+    // block reused by another task at the same address is not taken for it, when it was woken
+    // and whether by the I/O driver), dropped if unpolled here a second later (stolen).
+    static constexpr unsigned poll_sample_every = 16, wake_sample_every = 16;
+    unsigned poll_countdown_ = poll_sample_every;
+    unsigned wake_countdown_ = wake_sample_every;
+    const task_header* followed_ = nullptr;
+    std::uint64_t followed_id_ = 0;
+    std::int64_t followed_at_ = 0;
+    bool followed_io_ = false;
+    void note_followed_poll(const task_header* t, std::int64_t now) noexcept;
+    [[gnu::noinline, gnu::cold]] task_header::poll_outcome timed_poll(task_header* t,
+                                                                      bool& stray) noexcept;
     std::unique_ptr<probe_ring> probes_;  // null when config::probes is off
     task_list owned_;      // tasks a poll here first left suspended, until they complete
     bool tiered_ = false;  // NUMA-aware stealing
@@ -339,6 +358,7 @@ private:
     completion_inbox<task_header, task_list::inbox_link> returned_;
     parker parker_;
     alignas(cache_line) stall_probe stall_;  // the watchdog's and this thread's handler's
+    latency_histogram poll_hist_, schedule_hist_, io_hist_;  // written here, read by snapshot()
 };
 
 }  // namespace blitz::detail

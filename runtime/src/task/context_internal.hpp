@@ -12,6 +12,16 @@ inline void set_current_task(task_header* t) noexcept { tl_task = t; }
 // thing and clears it last.
 void set_current_runtime(const runtime_context* r) noexcept;
 
+// True while this thread dispatches the I/O driver's events (driver_stack sets it around its
+// I/O work): a wake made then is an I/O wake, which the worker's io_ns histogram follows.
+inline constinit thread_local bool tl_io_dispatch = false;
+struct io_dispatch_scope {
+    io_dispatch_scope() noexcept { tl_io_dispatch = true; }
+    ~io_dispatch_scope() { tl_io_dispatch = false; }
+    io_dispatch_scope(const io_dispatch_scope&) = delete;
+    io_dispatch_scope& operator=(const io_dispatch_scope&) = delete;
+};
+
 // The runtime whose shutdown is destroying task frames on this thread, or nullptr.
 inline const runtime_context* draining_runtime() noexcept { return tl_draining; }
 

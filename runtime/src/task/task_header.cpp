@@ -579,17 +579,17 @@ void free_task_frame(void* frame) noexcept {
 constinit thread_local task_header* tl_fresh_header = nullptr;
 
 namespace {
-// The process's next unassigned block of task ids (ids start at 1; 0 means none).
-// relaxed: ids only need to be distinct, and a block is taken by one RMW.
-detail::atomic<std::uint64_t> task_id_blocks{1};
-constexpr std::uint64_t task_id_block = 4096;
+// The next task id (ids start at 1; 0 means not assigned). relaxed: ids only need to differ.
+detail::atomic<std::uint64_t> next_task_id{1};
 }  // namespace
 
-std::uint64_t refill_task_ids() noexcept {
-    const std::uint64_t first = task_id_blocks.fetch_add(task_id_block, std::memory_order_relaxed);
-    tl_task_id_next = first + 1;
-    tl_task_id_end = first + task_id_block;
-    return first;
+std::uint64_t task_header::assign_id() const noexcept {
+    const std::uint64_t mine = next_task_id.fetch_add(1, std::memory_order_relaxed);
+    std::uint64_t seen = 0;
+    // relaxed: whoever wins, every reader then sees the same id (the word's one modification
+    // order); a loser's id is simply never used.
+    if (id_.compare_exchange_strong(seen, mine, std::memory_order_relaxed)) return mine;
+    return seen;
 }
 
 #if defined(BLITZ_MODEL_ATOMIC_HEADER)

@@ -20,17 +20,6 @@ class task_scheduler;
 class task_list;
 class select_scope;
 
-// Task ids (task_header::id): each thread hands out ids from a block of its own, taken from one
-// process-wide counter when its block runs out, so a spawn pays no RMW for its id.
-inline constinit thread_local std::uint64_t tl_task_id_next = 0;
-inline constinit thread_local std::uint64_t tl_task_id_end = 0;
-std::uint64_t refill_task_ids() noexcept;  // takes a new block; returns its first id
-inline std::uint64_t next_task_id() noexcept {
-    if (tl_task_id_next == tl_task_id_end) [[unlikely]]
-        return refill_task_ids();
-    return tl_task_id_next++;
-}
-
 // The header of a spawned task. It sits in front of the coroutine frame in the same allocation
 // (task<T>::promise_type::operator new places it there), so a spawn costs one allocation.
 //
@@ -73,7 +62,6 @@ public:
         sched_ = s;
         resume_point_ = root;
         site_ = site;
-        id_ = next_task_id();
         flags_ |= flag_spawned;
         // join handle + owner's task list + queue entry
         // relaxed: the task is published later by a queue push (lock or release store)
@@ -151,7 +139,13 @@ public:
     // Who the task is, for the stall detector and the dump (issue 46): an id unique in the
     // process (never 0, never reused) and where it was spawned (an empty location when the
     // spawn came through an internal path without one). Set before the task is published.
-    std::uint64_t id() const noexcept { return id_; }
+    // The id is taken when first asked for (a spawn pays nothing for it): from one
+    // process-wide counter, by whoever asks first (any thread, a signal handler included: two
+    // lock-free RMWs).
+    std::uint64_t id() const noexcept {
+        const std::uint64_t v = id_.load(std::memory_order_relaxed);  // relaxed: a name, not data
+        return v != 0 ? v : assign_id();
+    }
     const std::source_location& spawn_site() const noexcept { return site_; }
 
     std::uint64_t load_state(std::memory_order mo = std::memory_order_acquire) const noexcept {
@@ -240,9 +234,10 @@ private:
     // The block's size class (block_cache; block_cache::classes: from the heap), at allocation.
     std::uint8_t size_class_ = 0;
     std::uint8_t flags_ = 0;  // the bits below; written only by whoever owns the frame
-    // Set by init_spawned; read by the dump and the stall detector (see id()).
-    std::uint64_t id_ = 0;
+    // See id() (0: not asked for yet) and spawn_site() (set by init_spawned).
+    mutable detail::atomic<std::uint64_t> id_{0};
     std::source_location site_{};
+    std::uint64_t assign_id() const noexcept;
     static constexpr std::uint8_t flag_spawned = 1;     // handed to a scheduler
     static constexpr std::uint8_t flag_frame_dead = 2;  // the frame was destroyed
     static constexpr std::uint8_t flag_failed = 4;      // an exception escaped the coroutine

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+// runtime_metrics::to_openmetrics: the snapshot in the OpenMetrics text format (issue 46).
+
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+#include "blitz/metrics.hpp"
+
+namespace blitz {
+namespace {
+
+class openmetrics_writer {
+public:
+    void family(const char* name, const char* type, const char* help) {
+        out_ += "# TYPE ";
+        out_ += name;
+        out_ += ' ';
+        out_ += type;
+        out_ += "\n# HELP ";
+        out_ += name;
+        out_ += ' ';
+        out_ += help;
+        out_ += '\n';
+    }
+    void sample(const char* name, const char* suffix, const std::string& labels, std::uint64_t v) {
+        out_ += name;
+        out_ += suffix;
+        if (!labels.empty()) {
+            out_ += '{';
+            out_ += labels;
+            out_ += '}';
+        }
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " %" PRIu64 "\n", v);
+        out_ += buf;
+    }
+    // One histogram's buckets, cumulative, in seconds, up to its highest non-empty bucket.
+    void histogram(const char* name, const std::string& labels, const latency_histogram_data& h) {
+        using data = latency_histogram_data;
+        std::size_t last = 0;
+        for (std::size_t b = 0; b < h.counts.size(); ++b) {
+            if (h.counts[b] != 0) last = b;
+        }
+        std::uint64_t cumulative = 0;
+        for (std::size_t b = 0; b <= last && b + 1 < data::buckets && b < h.counts.size(); ++b) {
+            cumulative += h.counts[b];
+            char le[48];
+            std::snprintf(le, sizeof le, "le=\"%.9g\"",
+                          static_cast<double>(data::upper_ns(static_cast<unsigned>(b))) * 1e-9);
+            sample(name, "_bucket", labels.empty() ? le : labels + "," + le, cumulative);
+        }
+        const std::uint64_t n = h.count();
+        sample(name, "_bucket", labels.empty() ? "le=\"+Inf\"" : labels + ",le=\"+Inf\"", n);
+        sample(name, "_count", labels, n);
+    }
+    std::string take() {
+        out_ += "# EOF\n";
+        return std::move(out_);
+    }
+
+private:
+    std::string out_;
+};
+
+std::string worker_label(std::size_t i) { return "worker=\"" + std::to_string(i) + "\""; }
+
+}  // namespace
+
+std::string runtime_metrics::to_openmetrics() const {
+    openmetrics_writer w;
+    struct per_worker_counter {
+        const char* name;
+        const char* help;
+        std::uint64_t worker_metrics::* field;
+    };
+    static constexpr per_worker_counter counters[] = {
+        {"blitz_worker_polls", "Task polls run by the worker.", &worker_metrics::polls},
+        {"blitz_worker_ticks", "Scheduler ticks begun.", &worker_metrics::ticks},
+        {"blitz_worker_steals", "Successful steals.", &worker_metrics::steal_ops},
+        {"blitz_worker_stolen_tasks", "Tasks taken by steals.", &worker_metrics::stolen_tasks},
+        {"blitz_worker_parks", "Times the worker went to sleep.", &worker_metrics::parks},
+        {"blitz_worker_global_fetched", "Tasks fetched from the global queue.",
+         &worker_metrics::global_fetched},
+        {"blitz_worker_overflowed_tasks", "Tasks moved by ring overflows.",
+         &worker_metrics::overflowed_tasks},
+        {"blitz_worker_spawned", "Tasks spawned by tasks on the worker.", &worker_metrics::spawned},
+        {"blitz_worker_stalls", "Stalls the stall detector found on the worker.",
+         &worker_metrics::stalls},
+    };
+    for (const auto& c : counters) {
+        w.family(c.name, "counter", c.help);
+        for (std::size_t i = 0; i < workers.size(); ++i)
+            w.sample(c.name, "_total", worker_label(i), workers[i].*c.field);
+    }
+    struct per_worker_histogram {
+        const char* name;
+        const char* help;
+        latency_histogram_data worker_metrics::* field;
+    };
+    static constexpr per_worker_histogram histograms[] = {
+        {"blitz_poll_duration_seconds", "How long a poll ran (one poll in 16 is timed).",
+         &worker_metrics::poll_ns},
+        {"blitz_schedule_latency_seconds",
+         "From a wake on the worker's thread to the task's poll there (sampled).",
+         &worker_metrics::schedule_ns},
+        {"blitz_io_latency_seconds",
+         "From the I/O driver's reaping of an event to the woken task's poll (sampled).",
+         &worker_metrics::io_ns},
+    };
+    for (const auto& h : histograms) {
+        w.family(h.name, "histogram", h.help);
+        for (std::size_t i = 0; i < workers.size(); ++i)
+            w.histogram(h.name, worker_label(i), workers[i].*h.field);
+    }
+    w.family("blitz_tasks_spawned", "counter", "Spawns accepted.");
+    w.sample("blitz_tasks_spawned", "_total", "", tasks_spawned);
+    w.family("blitz_tasks_alive", "gauge", "Task allocations not yet freed (all runtimes).");
+    w.sample("blitz_tasks_alive", "", "", tasks_alive);
+    w.family("blitz_global_queue_length", "gauge", "Tasks in the global queue.");
+    w.sample("blitz_global_queue_length", "", "", global_queue_len);
+    w.family("blitz_workers_parked", "gauge", "Workers asleep.");
+    w.sample("blitz_workers_parked", "", "", num_parked);
+    w.family("blitz_blocking_threads", "gauge", "Blocking-pool threads alive.");
+    w.sample("blitz_blocking_threads", "", "", blocking_threads);
+    w.family("blitz_blocking_queued", "gauge", "Blocking-pool jobs waiting for a thread.");
+    w.sample("blitz_blocking_queued", "", "", blocking_queued);
+    w.family("blitz_timers_pending", "gauge", "Timers armed and not yet fired.");
+    w.sample("blitz_timers_pending", "", "", timers_pending);
+    w.family("blitz_stalls", "counter", "Stalls found by the stall detector.");
+    w.sample("blitz_stalls", "_total", "", stalls);
+    w.family("blitz_stalls_suppressed", "counter", "Stall reports dropped by the rate limit.");
+    w.sample("blitz_stalls_suppressed", "_total", "", stalls_suppressed);
+    w.family("blitz_io_ops_in_flight", "gauge", "Completion operations in flight.");
+    w.sample("blitz_io_ops_in_flight", "", "", io_ops_in_flight);
+    w.family("blitz_io_events", "counter", "Readiness events the I/O driver dispatched.");
+    w.sample("blitz_io_events", "_total", "", io_events);
+    return w.take();
+}
+
+}  // namespace blitz
