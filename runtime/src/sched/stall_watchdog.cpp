@@ -180,6 +180,13 @@ void stall_watchdog::sample() {
                             wk.counter_value(worker::c_busy_polls)};
         const bool parked = (idle.bitmap_of(i) >> (i % 64)) & 1;
         if (parked || sig != w.sig) {
+            // A stall that ended after the worker answered, before this sample read the answer:
+            // it was a poll of at least the threshold, so it is reported all the same.
+            if (w.ph == phase::asked &&
+                wk.stall_probe_slot().answered.load(std::memory_order_acquire) == w.seq &&
+                wk.stall_probe_slot().polling) {
+                report(i, w, now, /*answered=*/true);
+            }
             if (w.ph == phase::reported) {
                 // The stall ended (its last sample saw it still running).
                 const auto ns = static_cast<std::uint64_t>(
