@@ -31,6 +31,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # (id, file, find, replace, what the defect is)
 CATALOGUE = [
+    ("poll-histogram-timed-once", "runtime/src/sched/worker.cpp",
+     "    poll_countdown_ = poll_sample_every;",
+     "    poll_countdown_ = ~0u;",
+     "the poll-time histogram times one poll and then (for 4 billion polls) none: poll_ns "
+     "stops counting one poll in 16"),
+    ("followed-wake-not-recorded", "runtime/src/sched/worker.cpp",
+     "    (followed_io_ ? io_hist_ : schedule_hist_).record(cycle_clock::since(followed_at_, now));",
+     "    (followed_io_ ? schedule_hist_ : io_hist_).record(cycle_clock::since(followed_at_, now));",
+     "a followed wake is recorded in the other histogram: I/O wakes count as task wakes and task "
+     "wakes as I/O"),
     ("stall-never-suspected", "runtime/src/sched/stall_watchdog.cpp",
      "if (now - w.first >= threshold_ && !BLITZ_FAULT(cfg_.debug.stall_detector_blind)) {",
      "if (now - w.first >= threshold_ * 1000 && !BLITZ_FAULT(cfg_.debug.stall_detector_blind)) {",

@@ -180,7 +180,10 @@ struct config {
     // and the next report's suppressed_before).
     std::function<void(const stall_report&)> on_stall;
     // The signal sent to a stalled worker to take its stack (its handler only copies frames and
-    // chains to any handler installed before it for other threads). SIGURG by default, as Go's
+    // chains to any handler installed before it for other threads). It interrupts a blocking
+    // call the stalled poll is in: read(2) and the like resume (SA_RESTART), but calls Linux
+    // never restarts (nanosleep, usleep, poll, epoll_wait) return early with EINTR, as under
+    // Go's preemption signal; std::this_thread::sleep_for retries. SIGURG by default, as Go's
     // preemption uses: the kernel sends it only for TCP urgent data to an owner set with
     // F_SETOWN, and its default action is to ignore it. 0: no stacks (and no task ids).
     // Range 0 or [1, SIGRTMAX], not SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT.

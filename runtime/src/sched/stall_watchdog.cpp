@@ -85,7 +85,7 @@ void on_stall_signal(int sig, siginfo_t* info, void* uc) {
     }
     const task_header* t = current_task();
     p->polling = t != nullptr;
-    p->task_id = t ? t->id() : 0;
+    p->task_id = t ? t->id_in_signal_handler() : 0;
     p->site = t ? t->spawn_site() : std::source_location{};
     p->queued = 0;
     if (worker* w = current_worker()) p->queued = (w->lifo_peek() ? 1 : 0) + w->ring().len();

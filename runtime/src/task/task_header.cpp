@@ -579,12 +579,25 @@ void free_task_frame(void* frame) noexcept {
 constinit thread_local task_header* tl_fresh_header = nullptr;
 
 namespace {
-// The next task id (ids start at 1; 0 means not assigned). relaxed: ids only need to differ.
+// The next task id not handed out (ids start at 1; 0 means not assigned), and the calling
+// thread's block of ids. relaxed: ids only need to differ.
 detail::atomic<std::uint64_t> next_task_id{1};
+constexpr std::uint64_t task_id_block = 4096;
+constinit thread_local std::uint64_t tl_ids_next = 0;
+constinit thread_local std::uint64_t tl_ids_end = 0;
 }  // namespace
 
-std::uint64_t task_header::assign_id() const noexcept {
-    const std::uint64_t mine = next_task_id.fetch_add(1, std::memory_order_relaxed);
+std::uint64_t task_header::assign_id(bool in_signal_handler) const noexcept {
+    std::uint64_t mine;
+    if (in_signal_handler) {
+        mine = next_task_id.fetch_add(1, std::memory_order_relaxed);
+    } else {
+        if (tl_ids_next == tl_ids_end) {
+            tl_ids_next = next_task_id.fetch_add(task_id_block, std::memory_order_relaxed);
+            tl_ids_end = tl_ids_next + task_id_block;
+        }
+        mine = tl_ids_next++;
+    }
     std::uint64_t seen = 0;
     // relaxed: whoever wins, every reader then sees the same id (the word's one modification
     // order); a loser's id is simply never used.

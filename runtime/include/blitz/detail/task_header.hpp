@@ -139,12 +139,17 @@ public:
     // Who the task is, for the stall detector and the dump (issue 46): an id unique in the
     // process (never 0, never reused) and where it was spawned (an empty location when the
     // spawn came through an internal path without one). Set before the task is published.
-    // The id is taken when first asked for (a spawn pays nothing for it): from one
-    // process-wide counter, by whoever asks first (any thread, a signal handler included: two
-    // lock-free RMWs).
+    // The id is taken when first asked for (a spawn pays nothing for it), by whoever asks
+    // first: from the asking thread's block of ids (taken 4,096 at a time from one process-wide
+    // counter), or, in a signal handler, which may interrupt that thread's own take, straight
+    // from the counter (id_in_signal_handler: two lock-free RMWs).
     std::uint64_t id() const noexcept {
         const std::uint64_t v = id_.load(std::memory_order_relaxed);  // relaxed: a name, not data
-        return v != 0 ? v : assign_id();
+        return v != 0 ? v : assign_id(/*in_signal_handler=*/false);
+    }
+    std::uint64_t id_in_signal_handler() const noexcept {
+        const std::uint64_t v = id_.load(std::memory_order_relaxed);
+        return v != 0 ? v : assign_id(/*in_signal_handler=*/true);
     }
     const std::source_location& spawn_site() const noexcept { return site_; }
 
@@ -237,7 +242,7 @@ private:
     // See id() (0: not asked for yet) and spawn_site() (set by init_spawned).
     mutable detail::atomic<std::uint64_t> id_{0};
     std::source_location site_{};
-    std::uint64_t assign_id() const noexcept;
+    std::uint64_t assign_id(bool in_signal_handler) const noexcept;
     static constexpr std::uint8_t flag_spawned = 1;     // handed to a scheduler
     static constexpr std::uint8_t flag_frame_dead = 2;  // the frame was destroyed
     static constexpr std::uint8_t flag_failed = 4;      // an exception escaped the coroutine
