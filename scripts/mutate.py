@@ -42,8 +42,8 @@ CATALOGUE = [
      "a followed wake is recorded in the other histogram: I/O wakes count as task wakes and task "
      "wakes as I/O"),
     ("stall-never-suspected", "runtime/src/sched/stall_watchdog.cpp",
-     "if (now - w.first >= threshold_ && !BLITZ_FAULT(cfg_.debug.stall_detector_blind)) {",
-     "if (now - w.first >= threshold_ * 1000 && !BLITZ_FAULT(cfg_.debug.stall_detector_blind)) {",
+     "if (w.ph == phase::watching && now - w.first >= threshold_ &&",
+     "if (w.ph == phase::watching && now - w.first >= threshold_ * 1000 &&",
      "the stall detector waits a thousand thresholds before it suspects a worker: stalls go "
      "unreported (D1)"),
     ("stall-reported-every-sample", "runtime/src/sched/stall_watchdog.cpp",

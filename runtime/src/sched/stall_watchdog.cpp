@@ -197,33 +197,35 @@ void stall_watchdog::sample() {
             w = watch{sig, now, phase::watching, w.seq, 0};
             continue;
         }
-        switch (w.ph) {
-            case phase::watching:
-                if (now - w.first >= threshold_ && !BLITZ_FAULT(cfg_.debug.stall_detector_blind)) {
-                    w.asked_at = n;
-                    if (cfg_.stall_signal == 0) {
-                        report(i, w, now, /*answered=*/false);
-                    } else {
-                        ask(i, w);
-                    }
-                }
-                break;
-            case phase::asked: {
-                stall_probe& p = wk.stall_probe_slot();
-                if (p.answered.load(std::memory_order_acquire) == w.seq) {
-                    if (p.polling) {
-                        report(i, w, now, /*answered=*/true);
-                    } else {
-                        w.ph = phase::idle;  // not in a poll: left alone until its counters move
-                    }
-                } else if (n - w.asked_at >= answer_wait_) {
-                    report(i, w, now, /*answered=*/false);
-                }
-                break;
+        if (w.ph == phase::watching && now - w.first >= threshold_ &&
+            !BLITZ_FAULT(cfg_.debug.stall_detector_blind)) {
+            w.asked_at = n;
+            if (cfg_.stall_signal == 0) {
+                report(i, w, now, /*answered=*/false);
+                continue;
             }
-            case phase::idle:
-            case phase::reported:
-                break;
+            ask(i, w);
+            // A running thread answers within microseconds: wait up to 2 ms for it, so that the
+            // report goes out in this sample rather than the next (within the threshold plus
+            // one period of the poll's start). One that has not answered by then is looked at
+            // again at each sample, up to the answer wait.
+            stall_probe& p = wk.stall_probe_slot();
+            for (int k = 0; k < 40 && w.ph == phase::asked &&
+                            p.answered.load(std::memory_order_acquire) != w.seq;
+                 ++k)
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+        if (w.ph == phase::asked) {
+            stall_probe& p = wk.stall_probe_slot();
+            if (p.answered.load(std::memory_order_acquire) == w.seq) {
+                if (p.polling) {
+                    report(i, w, now, /*answered=*/true);
+                } else {
+                    w.ph = phase::idle;  // not in a poll: left alone until its counters move
+                }
+            } else if (n - w.asked_at >= answer_wait_) {
+                report(i, w, now, /*answered=*/false);
+            }
         }
     }
 }
