@@ -169,7 +169,7 @@ struct config {
     // Stall detector (issue 46): a watchdog thread samples the workers and reports a worker
     // whose current poll has run at least this long (stuck in user code, in a blocking call, or
     // spinning in busy mode), once per stall, with the task, its spawn site and the worker's
-    // native stack (stall_report). It samples every stall_threshold / 8 (at least 1 ms), so a
+    // native stack (stall_report). It samples every stall_threshold / 16 (at least 1 ms), so a
     // stall is reported within stall_threshold plus one sample period and the stack signal's
     // round trip. It reads only the counters a poll already keeps; nothing is added to the
     // poll. 0 turns it off (no thread). Range 0 or [1 ms, 1 h].

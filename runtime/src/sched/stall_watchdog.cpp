@@ -112,7 +112,7 @@ void install_handler(int sig) {
 void set_thread_stall_probe(stall_probe* p) noexcept { tl_stall_probe = p; }
 
 std::chrono::nanoseconds stall_watchdog::period_for(std::chrono::nanoseconds threshold) noexcept {
-    return std::max<std::chrono::nanoseconds>(threshold / 8, std::chrono::milliseconds(1));
+    return std::max<std::chrono::nanoseconds>(threshold / 16, std::chrono::milliseconds(1));
 }
 
 unsigned stall_watchdog::answer_wait_samples(std::chrono::nanoseconds threshold) noexcept {

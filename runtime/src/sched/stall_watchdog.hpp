@@ -49,7 +49,7 @@ struct stall_probe {
 // The calling thread's probe (a worker sets it for its run loop; nullptr elsewhere).
 void set_thread_stall_probe(stall_probe* p) noexcept;
 
-// One per runtime with config::stall_threshold > 0. Every period (threshold / 8, at least
+// One per runtime with config::stall_threshold > 0. Every period (threshold / 16, at least
 // 1 ms) it reads each worker's poll, tick and busy-look counters and the parked bitmap. A
 // worker that is not parked and whose counters have not moved since a sample `threshold` ago
 // is suspected; the watchdog asks it (stall_probe) and, if a poll is running, reports the
