@@ -232,14 +232,23 @@ void stall_watchdog::sample() {
 
 void stall_watchdog::ask(unsigned i, watch& w) {
     stall_probe& p = sched_.worker_at(i).stall_probe_slot();
-    const int tid = p.tid.load(std::memory_order_acquire);
-    if (tid == 0) return;  // the worker's run loop has not started or has ended
-    w.seq = p.request.load(std::memory_order_relaxed) + 1;
-    p.request.store(w.seq, std::memory_order_release);
-    w.ph = phase::asked;
-    // The worker's thread id stays valid while its run loop lives; the watchdog is stopped only
-    // after the workers were joined, and a worker clears tid before it leaves its loop.
-    ::syscall(SYS_tgkill, ::getpid(), tid, cfg_.stall_signal);
+    // The worker's thread, its task slot and its id stay valid while `busy` is up: a worker
+    // leaving its run loop clears tid, then waits for busy to fall (seq_cst on both sides, so
+    // either this sees tid cleared or the worker sees busy raised and waits).
+    p.watchdog_busy.store(true, std::memory_order_seq_cst);
+    const int tid = p.tid.load(std::memory_order_seq_cst);
+    // Only a worker inside a poll is signalled: a signal interrupts the wait of an idle worker
+    // (an epoll_wait, a futex) and would hide a lost wake (O2's control) by ending it.
+    if (tid == 0 || load_task_slot(*p.polling_slot) == nullptr) {
+        w.ph = phase::idle;  // between polls (an idle worker the OS has not run, a claimed one
+                             // not yet awake): left alone until its counters move
+    } else {
+        w.seq = p.request.load(std::memory_order_relaxed) + 1;
+        p.request.store(w.seq, std::memory_order_release);
+        w.ph = phase::asked;
+        ::syscall(SYS_tgkill, ::getpid(), tid, cfg_.stall_signal);
+    }
+    p.watchdog_busy.store(false, std::memory_order_release);
 }
 
 void stall_watchdog::report(unsigned i, watch& w, std::chrono::steady_clock::time_point now,

@@ -13,6 +13,7 @@
 
 #include "base/atomic.hpp"
 #include "blitz/config.hpp"
+#include "blitz/detail/context.hpp"
 #include "blitz/stall.hpp"
 
 namespace blitz::detail {
@@ -21,12 +22,12 @@ class scheduler;
 
 // What a stalled worker's signal handler tells the watchdog (one per worker, in the worker).
 //
-// Protocol: the worker publishes its kernel thread id in `tid` while its run loop lives, and
-// points its thread's stall slot at this probe. To ask, the watchdog (the only writer of
-// `request`) stores a new sequence number in `request` and sends config::stall_signal to
-// `tid`. The handler, on the worker's own thread, sees request != answered, fills the fields
-// below from the thread's current task, its queues and its stack, and stores the sequence in
-// `answered`. The watchdog reads the fields only after it saw answered == request.
+// Protocol: the worker publishes its kernel thread id in `tid` (and its task slot in
+// polling_slot) while its run loop lives, and points its thread's stall slot at this probe. To ask,
+// the watchdog (the only writer of `request`) stores a new sequence number in `request` and sends
+// config::stall_signal to `tid`. The handler, on the worker's own thread, sees request != answered,
+// fills the fields below from the thread's current task, its queues and its stack, and stores the
+// sequence in `answered`. The watchdog reads the fields only after it saw answered == request.
 // Invariants: the fields belong to the handler between a request and its answer, and to the
 // watchdog otherwise; a request is outstanding at most once at a time.
 // Memory ordering: request is stored release before the signal (the handler's acquire sees
@@ -35,6 +36,11 @@ class scheduler;
 struct stall_probe {
     static constexpr std::size_t max_frames = 48;
     atomic<int> tid{0};
+    // The worker thread's tl_task (the task it is polling), set before tid is published: the
+    // watchdog signals only a worker inside a poll. watchdog_busy: up while the watchdog reads
+    // the slot or signals the thread (see stall_watchdog::ask).
+    const decltype(tl_task)* polling_slot = nullptr;
+    atomic<bool> watchdog_busy{false};
     atomic<std::uint32_t> request{0};
     atomic<std::uint32_t> answered{0};
     // Filled by the handler:

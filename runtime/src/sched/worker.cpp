@@ -52,7 +52,8 @@ void worker::run() {
     tl_current_worker = this;
     // The stall detector may signal this thread from here until the run loop ends.
     set_thread_stall_probe(&stall_);
-    stall_.tid.store(static_cast<int>(::gettid()), std::memory_order_release);
+    stall_.polling_slot = &tl_task;
+    stall_.tid.store(static_cast<int>(::gettid()), std::memory_order_seq_cst);
     sched_.on_worker_start(index_);  // the runtime's context, and the placed PU first (N1)
     sched_.driver().worker_started(index_);
 
@@ -115,7 +116,10 @@ void worker::run() {
     // what the completions wake lands in the queues the shutdown drains.
     sched_.driver().worker_stopping(index_);
     sched_.on_worker_stop();
-    stall_.tid.store(0, std::memory_order_release);
+    // The watchdog may be reading this thread's task slot or signalling it: it must be done
+    // before the thread (and its thread-locals) go (stall_watchdog::ask).
+    stall_.tid.store(0, std::memory_order_seq_cst);
+    while (stall_.watchdog_busy.load(std::memory_order_seq_cst)) spin_pause();
     set_thread_stall_probe(nullptr);
     tl_current_worker = nullptr;
 }

@@ -40,7 +40,7 @@ void throw_no_spawn_target() {
 void set_current_runtime(const runtime_context* r) noexcept { tl_runtime = r; }
 
 task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, ready_hook* hook) {
-    task_header* t = tl_task;
+    task_header* t = current_task();
     if (!t) {
         throw std::logic_error(
             "blitz: this awaitable must be awaited inside a blitz task (one spawned on a "

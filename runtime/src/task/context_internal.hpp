@@ -7,7 +7,7 @@
 namespace blitz::detail {
 
 // The task the calling thread is polling (current_task() reads it). Inline: set twice a poll.
-inline void set_current_task(task_header* t) noexcept { tl_task = t; }
+inline void set_current_task(task_header* t) noexcept { store_task_slot(tl_task, t); }
 // Installs `r` as the calling thread's runtime (nullptr: none). A worker thread calls it first
 // thing and clears it last.
 void set_current_runtime(const runtime_context* r) noexcept;

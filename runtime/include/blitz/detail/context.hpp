@@ -5,6 +5,7 @@
 #include <cassert>
 #include <coroutine>
 
+#include "blitz/detail/atomic.hpp"
 #include "blitz/detail/faults.hpp"
 
 namespace blitz {
@@ -34,12 +35,27 @@ struct runtime_context {
 
 // The calling thread's context, written by the runtime (task/context_internal.hpp) and read
 // through the functions below. Inline, as every spawn and every poll reads or writes them.
+// tl_task is published for the stall detector (issue 46), which reads another worker's with a
+// relaxed load to tell a poll from an idle wait: an atomic whose relaxed stores compile to the
+// plain moves they were. (The model checker's build, which runs no detector, keeps it plain.)
+#if defined(BLITZ_MODEL_ATOMIC_HEADER)
 inline thread_local task_header* tl_task = nullptr;
+inline task_header* load_task_slot(task_header* const& slot) noexcept { return slot; }
+inline void store_task_slot(task_header*& slot, task_header* t) noexcept { slot = t; }
+#else
+inline thread_local atomic<task_header*> tl_task{nullptr};
+inline task_header* load_task_slot(const detail::atomic<task_header*>& slot) noexcept {
+    return slot.load(std::memory_order_relaxed);
+}
+inline void store_task_slot(detail::atomic<task_header*>& slot, task_header* t) noexcept {
+    slot.store(t, std::memory_order_relaxed);
+}
+#endif
 inline thread_local const runtime_context* tl_runtime = nullptr;
 inline thread_local const runtime_context* tl_draining = nullptr;
 
 // The task whose poll is running on this thread, or nullptr.
-inline task_header* current_task() noexcept { return tl_task; }
+inline task_header* current_task() noexcept { return load_task_slot(tl_task); }
 // The runtime whose worker this thread is, or nullptr on a plain thread.
 inline const runtime_context* current_runtime() noexcept { return tl_runtime; }
 // current_runtime(), or else the runtime whose shutdown is destroying task frames on this thread
@@ -92,7 +108,7 @@ inline thread_local bool tl_yield_requested = false;
 // The poll then reschedules it as if it had been woken while running (K2), but nothing is
 // written to the state word: only the thread running the task reads this flag.
 inline void mark_yielded([[maybe_unused]] task_header* t) noexcept {
-    assert(t == tl_task && "mark_yielded: only the running task yields");
+    assert(t == current_task() && "mark_yielded: only the running task yields");
     tl_yield_requested = true;
 }
 
