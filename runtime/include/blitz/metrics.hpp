@@ -115,7 +115,7 @@ struct worker_metrics {
     // Stalls the stall detector found on this worker (config::stall_threshold).
     std::uint64_t stalls = 0;
     // Latency histograms (issue 46), sampled so that a poll pays almost nothing for them:
-    //   poll_ns      how long a poll ran: one poll in 16 is timed
+    //   poll_ns      how long a poll ran: one poll in 64 is timed
     //   schedule_ns  from a wake to the poll that follows, for tasks woken by this worker's own
     //                thread (a task's wake or a driver's wake run here) and polled here: one
     //                such wake in 16 is followed, one at a time

@@ -99,7 +99,7 @@ std::string runtime_metrics::to_openmetrics() const {
         latency_histogram_data worker_metrics::* field;
     };
     static constexpr per_worker_histogram histograms[] = {
-        {"blitz_poll_duration_seconds", "How long a poll ran (one poll in 16 is timed).",
+        {"blitz_poll_duration_seconds", "How long a poll ran (one poll in 64 is timed).",
          &worker_metrics::poll_ns},
         {"blitz_schedule_latency_seconds",
          "From a wake on the worker's thread to the task's poll there (sampled).",

@@ -330,7 +330,7 @@ private:
     // poll_sample_every is timed; one wake is followed at a time (the task, its id, so that a
     // block reused by another task at the same address is not taken for it, when it was woken
     // and whether by the I/O driver), dropped if unpolled here a second later (stolen).
-    static constexpr unsigned poll_sample_every = 16, wake_sample_every = 16;
+    static constexpr unsigned poll_sample_every = 64, wake_sample_every = 16;
     unsigned poll_countdown_ = poll_sample_every;
     unsigned wake_countdown_ = wake_sample_every;
     const task_header* followed_ = nullptr;
