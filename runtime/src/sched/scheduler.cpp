@@ -94,6 +94,7 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
             shutdown();
             throw;
         }
+        watchdog_live_.store(watchdog_.get(), std::memory_order_release);
     }
     live_registry& r = live();
     lock_guard l(r.mu);

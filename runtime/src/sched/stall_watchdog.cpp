@@ -158,12 +158,24 @@ std::uint64_t stall_watchdog::detected_on(unsigned worker) const noexcept {
 void stall_watchdog::run() {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_) {
-        cv_.wait_for(lock, period_, [this] { return stop_; });
+        const auto wait = dozing_.load(std::memory_order_relaxed) ? threshold_ : period_;
+        cv_.wait_for(lock, wait, [this] { return stop_ || nudged_; });
         if (stop_) break;
+        nudged_ = false;
         lock.unlock();
+        dozing_.store(false, std::memory_order_relaxed);  // only this thread sets it
         sample();
         lock.lock();
     }
+}
+
+void stall_watchdog::wake_if_dozing() noexcept {
+    if (!dozing_.exchange(false, std::memory_order_seq_cst)) return;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        nudged_ = true;
+    }
+    cv_.notify_one();
 }
 
 void stall_watchdog::sample() {
@@ -228,6 +240,24 @@ void stall_watchdog::sample() {
             }
         }
     }
+    // Every worker parked: no poll can stall before one wakes, and the first to run a poll
+    // wakes the watchdog (wake_if_dozing). Doze only if the bits still say so after dozing_ is
+    // published (see dozing()).
+    if (all_parked()) {
+        dozing_.store(true, std::memory_order_seq_cst);
+        if (!all_parked()) dozing_.store(false, std::memory_order_relaxed);
+    }
+}
+
+bool stall_watchdog::all_parked() const noexcept {
+    const idle_state& idle = sched_.idle();
+    for (unsigned k = 0; k < idle.bitmap_words(); ++k) {
+        const unsigned in_word = std::min(64u, sched_.num_workers() - 64 * k);
+        const std::uint64_t want =
+            in_word == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << in_word) - 1;
+        if ((idle.bitmap_word(k) & want) != want) return false;
+    }
+    return true;
 }
 
 void stall_watchdog::ask(unsigned i, watch& w) {

@@ -82,6 +82,16 @@ public:
     std::uint64_t longest_ns() const noexcept { return longest_.load(std::memory_order_relaxed); }
     std::uint64_t detected_on(unsigned worker) const noexcept;
 
+    // Dozing: after a sample that found every worker parked, the watchdog waits up to the
+    // threshold instead of one period, so an idle runtime costs it a wakeup per threshold
+    // rather than 16. A worker about to run its tick's first poll calls wake_if_dozing().
+    // Memory ordering: the watchdog stores dozing (seq_cst) and then reads the parked bits
+    // (seq_cst) again; a worker's bit is cleared (seq_cst RMW) before it reads dozing: either
+    // the watchdog sees the worker awake and does not doze, or the worker sees it dozing and
+    // wakes it.
+    bool dozing() const noexcept { return dozing_.load(std::memory_order_seq_cst); }
+    void wake_if_dozing() noexcept;
+
     // The sample period for a threshold, and how many samples a request may go unanswered.
     static std::chrono::nanoseconds period_for(std::chrono::nanoseconds threshold) noexcept;
     static unsigned answer_wait_samples(std::chrono::nanoseconds threshold) noexcept;
@@ -103,6 +113,7 @@ private:
     void run();
     void sample();
     void ask(unsigned i, watch& w);
+    bool all_parked() const noexcept;
     void report(unsigned i, watch& w, std::chrono::steady_clock::time_point now, bool answered);
     void deliver(stall_report& r);
 
@@ -120,6 +131,8 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     bool stop_ = false;
+    bool nudged_ = false;  // under mu_: a worker woke the dozing watchdog
+    atomic<bool> dozing_{false};
     std::thread thread_;
 };
 

@@ -227,6 +227,33 @@ TEST(StallDetector, IdleAndProgressingWorkersAreNeverReported) {
     }
 }
 
+TEST(StallDetector, AParkedRuntimeLetsItDoze) {
+    // Every worker parked: the watchdog samples once a threshold, not 16 times, so an idle
+    // runtime's own park-timeout wakes (every 10 ms) outnumber its samples (one in 50 ms).
+    collector col;
+    blitz::runtime rt(stall_config(col, 1, 50ms));
+    const auto m0 = rt.metrics();
+    auto m = m0;
+    while (m.total(&blitz::worker_metrics::unparks_timeout) -
+               m0.total(&blitz::worker_metrics::unparks_timeout) <
+           40) {
+        std::this_thread::sleep_for(2ms);
+        m = rt.metrics();
+    }
+    const std::uint64_t samples = m.stall_samples - m0.stall_samples;
+    EXPECT_LT(samples * 2, 40u) << samples << " samples over 40 park timeouts";
+    // And the first poll after the idle spell wakes it: a stall is found within the bound.
+    std::uint64_t start = 0;
+    rt.block_on([](blitz::runtime& r, collector& c, std::uint64_t& s) -> blitz::task<void> {
+        s = r.metrics().stall_samples;
+        spin_until_reported(r, c, 0, sample_bound(50ms) * 4 + answer_bound(50ms));
+        co_return;
+    }(rt, col, start));
+    const auto reports = col.all();
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_LE(reports[0].detected_sample - start, sample_bound(50ms));
+}
+
 TEST(StallDetector, ZeroTurnsItOff) {
     config c;
     c.workers = 1;

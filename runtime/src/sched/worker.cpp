@@ -87,6 +87,12 @@ void worker::run() {
             task_header* t = next_task();
             if (!t) t = search();
             if (!t) break;
+            if (polls == 0) [[unlikely]] {
+                // The tick's first poll: a stall detector dozing over an all-parked runtime
+                // must watch again (stall_watchdog::dozing).
+                if (stall_watchdog* wd = sched_.watchdog(); wd && wd->dozing())
+                    wd->wake_if_dozing();
+            }
             run_task(t);
             ++polls;
             if (polls % 8 == 0) note_time(clock_.now());  // G8: the clock every 8 polls
