@@ -35,7 +35,7 @@ CATALOGUE = [
      "    poll_countdown_ = poll_sample_every;",
      "    poll_countdown_ = ~0u;",
      "the poll-time histogram times one poll and then (for 4 billion polls) none: poll_ns "
-     "stops counting one poll in 16"),
+     "stops counting one poll in 64"),
     ("followed-wake-not-recorded", "runtime/src/sched/worker.cpp",
      "    (followed_io_ ? io_hist_ : schedule_hist_).record(cycle_clock::since(followed_at_, now));",
      "    (followed_io_ ? schedule_hist_ : io_hist_).record(cycle_clock::since(followed_at_, now));",
