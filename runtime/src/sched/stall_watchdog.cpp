@@ -212,11 +212,13 @@ void stall_watchdog::sample() {
         if (w.ph == phase::watching && now - w.first >= threshold_ &&
             !BLITZ_FAULT(cfg_.debug.stall_detector_blind)) {
             w.asked_at = n;
+            ask(i, w);
             if (cfg_.stall_signal == 0) {
-                report(i, w, now, /*answered=*/false);
+                // No signal to ask with: a worker inside a poll is reported without its task
+                // and stack (ask() found it idle otherwise).
+                if (w.ph == phase::asked) report(i, w, now, /*answered=*/false);
                 continue;
             }
-            ask(i, w);
             // A running thread answers within microseconds: wait up to 2 ms for it, so that the
             // report goes out in this sample rather than the next (within the threshold plus
             // one period of the poll's start). One that has not answered by then is looked at
@@ -273,10 +275,12 @@ void stall_watchdog::ask(unsigned i, watch& w) {
         w.ph = phase::idle;  // between polls (an idle worker the OS has not run, a claimed one
                              // not yet awake): left alone until its counters move
     } else {
-        w.seq = p.request.load(std::memory_order_relaxed) + 1;
-        p.request.store(w.seq, std::memory_order_release);
         w.ph = phase::asked;
-        ::syscall(SYS_tgkill, ::getpid(), tid, cfg_.stall_signal);
+        if (cfg_.stall_signal != 0) {
+            w.seq = p.request.load(std::memory_order_relaxed) + 1;
+            p.request.store(w.seq, std::memory_order_release);
+            ::syscall(SYS_tgkill, ::getpid(), tid, cfg_.stall_signal);
+        }
     }
     p.watchdog_busy.store(false, std::memory_order_release);
 }
