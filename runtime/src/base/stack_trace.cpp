@@ -205,23 +205,20 @@ std::vector<std::string> symbolize(void* const* pcs, std::size_t n) {
         auto& slot = symbol_cache()[q.path];
         if (!slot) slot = load_symbols(q.path);
         const std::uintptr_t vaddr = pc - q.bias;
+        const auto hex = [](const char* prefix, std::uintptr_t v) {
+            char buf[24];
+            std::snprintf(buf, sizeof buf, "%s0x%" PRIxPTR, prefix, v);
+            return std::string(buf);
+        };
         std::string what;
+        Dl_info info{};
         if (const auto* s = slot->find(vaddr)) {
-            char off[24];
-            std::snprintf(off, sizeof off, "+0x%" PRIxPTR, vaddr - s->value);
-            what = demangled(s->name) + off;
+            what = demangled(s->name) + hex("+", vaddr - s->value);
+        } else if (dladdr(pcs[i], &info) != 0 && info.dli_sname) {
+            what = demangled(info.dli_sname) +
+                   hex("+", pc - reinterpret_cast<std::uintptr_t>(info.dli_saddr));
         } else {
-            Dl_info info{};
-            if (dladdr(pcs[i], &info) != 0 && info.dli_sname) {
-                char off[24];
-                std::snprintf(off, sizeof off, "+0x%" PRIxPTR,
-                              pc - reinterpret_cast<std::uintptr_t>(info.dli_saddr));
-                what = demangled(info.dli_sname) + off;
-            } else {
-                char off[24];
-                std::snprintf(off, sizeof off, "0x%" PRIxPTR, vaddr);
-                what = "?? at " + std::string(off);
-            }
+            what = "?? at " + hex("", vaddr);
         }
         lines.push_back(std::string(head) + what + " (" + module_base_name(q.path) + ")");
     }

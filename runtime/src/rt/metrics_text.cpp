@@ -113,28 +113,31 @@ std::string runtime_metrics::to_openmetrics() const {
         for (std::size_t i = 0; i < workers.size(); ++i)
             w.histogram(h.name, worker_label(i), workers[i].*h.field);
     }
-    w.family("blitz_tasks_spawned", "counter", "Spawns accepted.");
-    w.sample("blitz_tasks_spawned", "_total", "", tasks_spawned);
-    w.family("blitz_tasks_alive", "gauge", "Task allocations not yet freed (all runtimes).");
-    w.sample("blitz_tasks_alive", "", "", tasks_alive);
-    w.family("blitz_global_queue_length", "gauge", "Tasks in the global queue.");
-    w.sample("blitz_global_queue_length", "", "", global_queue_len);
-    w.family("blitz_workers_parked", "gauge", "Workers asleep.");
-    w.sample("blitz_workers_parked", "", "", num_parked);
-    w.family("blitz_blocking_threads", "gauge", "Blocking-pool threads alive.");
-    w.sample("blitz_blocking_threads", "", "", blocking_threads);
-    w.family("blitz_blocking_queued", "gauge", "Blocking-pool jobs waiting for a thread.");
-    w.sample("blitz_blocking_queued", "", "", blocking_queued);
-    w.family("blitz_timers_pending", "gauge", "Timers armed and not yet fired.");
-    w.sample("blitz_timers_pending", "", "", timers_pending);
-    w.family("blitz_stalls", "counter", "Stalls found by the stall detector.");
-    w.sample("blitz_stalls", "_total", "", stalls);
-    w.family("blitz_stalls_suppressed", "counter", "Stall reports dropped by the rate limit.");
-    w.sample("blitz_stalls_suppressed", "_total", "", stalls_suppressed);
-    w.family("blitz_io_ops_in_flight", "gauge", "Completion operations in flight.");
-    w.sample("blitz_io_ops_in_flight", "", "", io_ops_in_flight);
-    w.family("blitz_io_events", "counter", "Readiness events the I/O driver dispatched.");
-    w.sample("blitz_io_events", "_total", "", io_events);
+    struct runtime_value {
+        const char* name;
+        bool counter;  // else a gauge
+        const char* help;
+        std::uint64_t value;
+    };
+    const runtime_value values[] = {
+        {"blitz_tasks_spawned", true, "Spawns accepted.", tasks_spawned},
+        {"blitz_tasks_alive", false, "Task allocations not yet freed (all runtimes).", tasks_alive},
+        {"blitz_global_queue_length", false, "Tasks in the global queue.", global_queue_len},
+        {"blitz_workers_parked", false, "Workers asleep.", num_parked},
+        {"blitz_blocking_threads", false, "Blocking-pool threads alive.", blocking_threads},
+        {"blitz_blocking_queued", false, "Blocking-pool jobs waiting for a thread.",
+         blocking_queued},
+        {"blitz_timers_pending", false, "Timers armed and not yet fired.", timers_pending},
+        {"blitz_stalls", true, "Stalls found by the stall detector.", stalls},
+        {"blitz_stalls_suppressed", true, "Stall reports dropped by the rate limit.",
+         stalls_suppressed},
+        {"blitz_io_ops_in_flight", false, "Completion operations in flight.", io_ops_in_flight},
+        {"blitz_io_events", true, "Readiness events the I/O driver dispatched.", io_events},
+    };
+    for (const auto& v : values) {
+        w.family(v.name, v.counter ? "counter" : "gauge", v.help);
+        w.sample(v.name, v.counter ? "_total" : "", "", v.value);
+    }
     return w.take();
 }
 

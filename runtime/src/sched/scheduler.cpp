@@ -65,6 +65,10 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
     global_.set_fault_locked_empty(BLITZ_FAULT(cfg.debug.locked_global_empty));
     global_.set_fault_locked_push(BLITZ_FAULT(cfg.debug.locked_global_push));
     make_workers();
+    // The stall detector exists before the workers start (they ask it whether it dozes), and
+    // starts after them.
+    if (cfg_.stall_threshold.count() > 0 && nworkers_ > 0)
+        watchdog_ = std::make_unique<stall_watchdog>(*this);
     threads_.reserve(nworkers_);
     unsigned started = 0;
     try {
@@ -85,16 +89,13 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
         shutdown();
         throw;
     }
-    if (cfg_.stall_threshold.count() > 0 && nworkers_ > 0) {
-        watchdog_ = std::make_unique<stall_watchdog>(*this);
+    if (watchdog_) {
         try {
             watchdog_->start();
         } catch (...) {
-            watchdog_.reset();
-            shutdown();
+            shutdown();  // stopping a watchdog that never started is a no-op
             throw;
         }
-        watchdog_live_.store(watchdog_.get(), std::memory_order_release);
     }
     live_registry& r = live();
     lock_guard l(r.mu);

@@ -135,11 +135,8 @@ public:
     global_queue& global() noexcept { return global_; }
     park_driver& driver() noexcept { return *driver_; }
     idle_state& idle() noexcept { return idle_; }
-    // The stall detector, or nullptr (off, or not started yet). acquire: pairs with its
-    // publication after start().
-    stall_watchdog* watchdog() const noexcept {
-        return watchdog_live_.load(std::memory_order_acquire);
-    }
+    // The stall detector, or nullptr (off). Set before the workers start, never changed.
+    stall_watchdog* watchdog() const noexcept { return watchdog_.get(); }
     worker& worker_at(unsigned i) noexcept { return *workers_[i]; }
     bool shutting_down() const noexcept {
         return shutdown_.load(std::memory_order_acquire);  // acquire: pairs with shutdown()
@@ -178,8 +175,6 @@ private:
     std::vector<std::thread> threads_;
     bool joined_ = false;
     std::unique_ptr<stall_watchdog> watchdog_;  // config::stall_threshold > 0
-    // watchdog_ for the workers, published once it runs (they may be running already).
-    atomic<stall_watchdog*> watchdog_live_{nullptr};
 };
 
 }  // namespace blitz::detail

@@ -137,8 +137,8 @@ public:
     void drop_handle(bool interested) noexcept;
 
     // Who the task is, for the stall detector and the dump (issue 46): an id unique in the
-    // process (never 0, never reused) and where it was spawned (an empty location when the
-    // spawn came through an internal path without one). Set before the task is published.
+    // process (never 0, never reused) and where it was spawned (set before the task is
+    // published; an empty location when the spawn came through an internal path without one).
     // The id is taken when first asked for (a spawn pays nothing for it), by whoever asks
     // first: from the asking thread's block of ids (taken 4,096 at a time from one process-wide
     // counter), or, in a signal handler, which may interrupt that thread's own take, straight
