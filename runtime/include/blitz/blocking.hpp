@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "blitz/detail/requires_cxx20.hpp"
+#include "blitz/dump.hpp"
 // blitz::spawn_blocking: run blocking or CPU-heavy code on the runtime's blocking pool (X1).
 
 #include <atomic>
@@ -139,12 +140,16 @@ public:
         explicit awaiter(blocking_handle& h) noexcept : h_(h) {}
         bool await_ready() const noexcept { return h_.is_finished(); }
         bool await_suspend(std::coroutine_handle<> c) {
-            detail::task_header* t = detail::suspend_current(c, &ready, this);
+            detail::task_header* t = detail::suspend_current(c, &ready, this, &describe);
             return h_.job_->register_waker(t->make_waker());
         }
         T await_resume() { return h_.take_(h_.job_.get()); }
 
     private:
+        static void describe(const ::blitz::detail::ready_hook* p, wait_point& out) {
+            [[maybe_unused]] const auto* a = static_cast<const awaiter*>(p);
+            out.kind = "blocking job";
+        }
         static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
             return static_cast<const awaiter*>(a)->h_.is_finished();
         }

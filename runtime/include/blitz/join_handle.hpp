@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "blitz/detail/requires_cxx20.hpp"
+#include "blitz/dump.hpp"
 // blitz::join_handle<T>: the owner's end of a spawned task.
 
 #include <coroutine>
@@ -103,9 +104,13 @@ public:
             bool await_ready() const noexcept { return self->h_ && self->h_->is_complete(); }
             bool await_suspend(std::coroutine_handle<> c) {
                 self->check_valid();
-                detail::task_header* me = detail::suspend_current(c, &ready, this);
+                detail::task_header* me = detail::suspend_current(c, &ready, this, &describe);
                 registered = self->h_->set_join_waker(me->make_waker());
                 return registered;  // false: already complete, continue at once
+            }
+            static void describe(const ::blitz::detail::ready_hook* a, wait_point& out) {
+                out.kind = "join";
+                out.task = static_cast<const awaiter*>(a)->self->h_->id();
             }
             static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
                 return static_cast<const awaiter*>(a)->self->h_->is_complete();

@@ -10,6 +10,7 @@
 #include "blitz/config.hpp"
 #include "blitz/detail/select_branch.hpp"
 #include "blitz/detail/spawn.hpp"
+#include "blitz/dump.hpp"
 #include "blitz/join_handle.hpp"
 #include "blitz/metrics.hpp"
 #include "blitz/probe.hpp"
@@ -102,6 +103,13 @@ public:
     std::chrono::steady_clock::time_point now() const noexcept;
 
     runtime_metrics metrics() const;
+    // Every live task (issue 46; blitz/dump.hpp, docs/guide/debugging.md): each worker lists
+    // the tasks its polls left suspended, between two polls, with each waiting task's await
+    // chain read while nothing can poll it. Workers that do not reach a point between polls
+    // within `wait` (stalled) are named in workers_not_answering and their tasks are missing.
+    // Any thread, also one of this runtime's tasks (that worker answers at once); costs each
+    // worker the time to list its tasks (about a microsecond a task). Empty after shutdown.
+    runtime_dump dump(std::chrono::milliseconds wait = std::chrono::seconds(1)) const;
     // Probe events recorded since the last call (config::probes); empty streams when off.
     probe_streams take_probes();
     unsigned num_workers() const noexcept;

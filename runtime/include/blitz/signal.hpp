@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "blitz/detail/requires_cxx20.hpp"
+#include "blitz/dump.hpp"
 // Unix signals as async streams (issue 17, IO.md 7.5): blitz::signal::ctrl_c() and
 // blitz::signal::signal(kind) -> a stream whose co_await s.recv() completes on the next
 // delivery.
@@ -104,7 +105,7 @@ public:
     }
     bool await_ready() noexcept { return take(); }
     bool await_suspend(std::coroutine_handle<> h) {
-        task_ = blitz::detail::suspend_current(h, &ready, this);
+        task_ = blitz::detail::suspend_current(h, &ready, this, &describe);
         return arm();
     }
     std::uint64_t await_resume() noexcept { return got_; }
@@ -126,6 +127,11 @@ private:
             }
             if (take()) return false;
         }
+    }
+    static void describe(const ::blitz::detail::ready_hook* p, wait_point& out) {
+        [[maybe_unused]] const auto* a = static_cast<const recv_op*>(p);
+        out.kind = "signal";
+        out.detail = "signal " + std::to_string(a->s_->signo_);
     }
     static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
         auto* a = const_cast<recv_op*>(static_cast<const recv_op*>(p));

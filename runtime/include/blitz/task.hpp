@@ -24,7 +24,9 @@ namespace detail {
 class promise_base {
 public:
     // `frame`: the address of the coroutine frame this promise is built in.
-    explicit promise_base(const void* frame) noexcept : header_(claim_fresh_header(frame)) {}
+    explicit promise_base(const void* frame) noexcept : header_(claim_fresh_header(frame)) {
+        if (!header_) header_ = elided_mark();
+    }
 
     // Frame allocation (in promise<T>): [result slot | task_header | frame], so a spawned task
     // costs one allocation.
@@ -43,11 +45,29 @@ public:
     };
     final_awaiter final_suspend() noexcept { return {}; }
 
-    task_header* header() const noexcept { return header_; }
+    // The header in front of this frame, or nullptr when the compiler elided the allocation.
+    task_header* header() const noexcept { return header_ == elided_mark() ? nullptr : header_; }
+    // For the task dump: whether `frame` (this promise's frame) looks like a blitz task's, its
+    // header word being the one a task promise writes (the header in front of it, or the mark
+    // of an elided allocation). A coroutine of another library's type, which a task may await,
+    // has other bytes there, so the walk stops at it instead of following its words.
+    bool is_task_frame(const void* frame) const noexcept {
+        return header_ == elided_mark() || header_ == header_of_frame(const_cast<void*>(frame));
+    }
     void set_continuation(std::coroutine_handle<> c) noexcept { continuation_ = c; }
+    // The coroutine awaiting this one inline (null: a spawned root). The task dump walks a
+    // suspended task's chain up through these, reaching each promise from its frame's address
+    // as coroutine_handle<promise_base> (every promise<T> has this class as its only base and
+    // an alignment of at most 16, so both compilers place it right after the frame's two
+    // function pointers, where promise_base's own alignment puts it too).
+    std::coroutine_handle<> continuation() const noexcept { return continuation_; }
 
 private:
-    task_header* header_;
+    // An address no header has (odd, below any mapping): the header word of an elided frame.
+    static task_header* elided_mark() noexcept {
+        return reinterpret_cast<task_header*>(std::uintptr_t{0xb1172e1d});
+    }
+    task_header* header_;  // elided_mark() when the frame is not in a block of ours
     std::coroutine_handle<> continuation_{};
 };
 

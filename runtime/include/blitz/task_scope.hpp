@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "blitz/detail/requires_cxx20.hpp"
+#include "blitz/dump.hpp"
 // blitz::task_scope and blitz::scoped: a group of spawned tasks that cannot outlive the code
 // that started them, so they may borrow from it; and blitz::co_invoke, which keeps a callable
 // alive for as long as the coroutine it made.
@@ -127,7 +128,7 @@ public:
         return check(/*link=*/false);
     }
     bool await_suspend(std::coroutine_handle<> h) {
-        t_ = suspend_current(h, &ready, this);
+        t_ = suspend_current(h, &ready, this, &describe);
         return !check(/*link=*/true);
     }
     void await_resume() const noexcept {}
@@ -150,6 +151,11 @@ private:
             s_.waiters.push_back(&node_);
         }
         return false;
+    }
+    static void describe(const ::blitz::detail::ready_hook* p, wait_point& out) {
+        [[maybe_unused]] const auto* a = static_cast<const scope_wait*>(p);
+        out.kind = "task_scope join";
+        out.object = &a->s_;
     }
     static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
         auto* a = const_cast<scope_wait*>(static_cast<const scope_wait*>(p));

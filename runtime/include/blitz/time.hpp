@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "blitz/detail/requires_cxx20.hpp"
+#include "blitz/dump.hpp"
 // Timers: sleep, sleep_until, interval, timeout and timeout_at.
 
 #include <chrono>
@@ -43,7 +44,7 @@ public:
         return detail::timers_now(*drv_) >= deadline_;
     }
     bool await_suspend(std::coroutine_handle<> h) {
-        detail::task_header* t = detail::suspend_current(h, &ready, this);
+        detail::task_header* t = detail::suspend_current(h, &ready, this, &describe);
         armed_ = detail::timers_arm(*drv_, slot_, deadline_, t->make_waker());
         return armed_;  // not armed: already due, continue at once
     }
@@ -58,6 +59,10 @@ private:
         // acquire: pairs with the driver's release store after it took the waker
         return static_cast<const sleep_until_awaiter*>(a)->slot_.fired.load(
             std::memory_order_acquire);
+    }
+    static void describe(const ::blitz::detail::ready_hook* a, wait_point& out) {
+        out.kind = "sleep";
+        out.deadline = static_cast<const sleep_until_awaiter*>(a)->deadline_;
     }
     void cancel() noexcept {
         if (armed_) detail::timers_disarm(*drv_, slot_);

@@ -188,41 +188,65 @@ std::map<std::string, std::unique_ptr<module_symbols>>& symbol_cache() {
 
 }  // namespace
 
+namespace {
+
+// The symbol covering `pc`: its demangled name, with "+0x<offset>" when `with_offset`, or
+// "?? at 0x<vaddr>"; `module` gets the module's base name ("??" and empty when no module holds
+// pc). Under symbol_cache_mutex.
+std::string name_pc(void* pcp, bool with_offset, std::string& module) {
+    const auto pc = reinterpret_cast<std::uintptr_t>(pcp);
+    module_of q{pc, {}, 0, false};
+    dl_iterate_phdr(find_module, &q);
+    if (!q.found) {
+        module.clear();
+        return "??";
+    }
+    module = module_base_name(q.path);
+    auto& slot = symbol_cache()[q.path];
+    if (!slot) slot = load_symbols(q.path);
+    const std::uintptr_t vaddr = pc - q.bias;
+    const auto hex = [](const char* prefix, std::uintptr_t v) {
+        char buf[24];
+        std::snprintf(buf, sizeof buf, "%s0x%" PRIxPTR, prefix, v);
+        return std::string(buf);
+    };
+    Dl_info info{};
+    if (const auto* s = slot->find(vaddr)) {
+        return demangled(s->name) + (with_offset ? hex("+", vaddr - s->value) : std::string());
+    }
+    if (dladdr(pcp, &info) != 0 && info.dli_sname) {
+        return demangled(info.dli_sname) +
+               (with_offset ? hex("+", pc - reinterpret_cast<std::uintptr_t>(info.dli_saddr))
+                            : std::string());
+    }
+    return "?? at " + hex("", vaddr);
+}
+
+}  // namespace
+
 std::vector<std::string> symbolize(void* const* pcs, std::size_t n) {
     std::vector<std::string> lines;
     lines.reserve(n);
     std::lock_guard<std::mutex> lock(symbol_cache_mutex);
     for (std::size_t i = 0; i < n; ++i) {
-        const auto pc = reinterpret_cast<std::uintptr_t>(pcs[i]);
         char head[48];
-        std::snprintf(head, sizeof head, "#%zu 0x%016" PRIxPTR " ", i, pc);
-        module_of q{pc, {}, 0, false};
-        dl_iterate_phdr(find_module, &q);
-        if (!q.found) {
-            lines.push_back(std::string(head) + "??");
-            continue;
-        }
-        auto& slot = symbol_cache()[q.path];
-        if (!slot) slot = load_symbols(q.path);
-        const std::uintptr_t vaddr = pc - q.bias;
-        const auto hex = [](const char* prefix, std::uintptr_t v) {
-            char buf[24];
-            std::snprintf(buf, sizeof buf, "%s0x%" PRIxPTR, prefix, v);
-            return std::string(buf);
-        };
-        std::string what;
-        Dl_info info{};
-        if (const auto* s = slot->find(vaddr)) {
-            what = demangled(s->name) + hex("+", vaddr - s->value);
-        } else if (dladdr(pcs[i], &info) != 0 && info.dli_sname) {
-            what = demangled(info.dli_sname) +
-                   hex("+", pc - reinterpret_cast<std::uintptr_t>(info.dli_saddr));
+        std::snprintf(head, sizeof head, "#%zu 0x%016" PRIxPTR " ", i,
+                      reinterpret_cast<std::uintptr_t>(pcs[i]));
+        std::string module;
+        std::string what = name_pc(pcs[i], /*with_offset=*/true, module);
+        if (module.empty()) {
+            lines.push_back(std::string(head) + what);
         } else {
-            what = "?? at " + hex("", vaddr);
+            lines.push_back(std::string(head) + what + " (" + module + ")");
         }
-        lines.push_back(std::string(head) + what + " (" + module_base_name(q.path) + ")");
     }
     return lines;
+}
+
+std::string function_name(void* entry) {
+    std::lock_guard<std::mutex> lock(symbol_cache_mutex);
+    std::string module;
+    return name_pc(entry, /*with_offset=*/false, module);
 }
 
 }  // namespace blitz::detail

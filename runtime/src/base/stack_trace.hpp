@@ -25,5 +25,8 @@ void warm_up_stack_capture() noexcept;
 // are demangled. An address no symbol covers shows as module+offset, which addr2line resolves.
 // Thread-safe (a mutex guards the cache); not for signal handlers.
 std::vector<std::string> symbolize(void* const* pcs, std::size_t n);
+// The demangled name of the function at or around `entry` (a function's address, such as a
+// coroutine frame's resume function), without an offset; "??" when no module holds it.
+std::string function_name(void* entry);
 
 }  // namespace blitz::detail

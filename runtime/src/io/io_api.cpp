@@ -31,6 +31,8 @@ io_driver& current_io() {
 
 scheduled_io* io_register(io_driver& d, int fd) { return d.add(fd); }
 void io_deregister(io_driver& d, scheduled_io* s) noexcept { d.remove(s); }
+int io_fd(const scheduled_io* s) noexcept { return s->fd(); }
+
 io_ready_event io_poll_ready(const scheduled_io* s, io_direction dir) noexcept {
     return s->poll(dir);
 }

@@ -18,6 +18,7 @@
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/io_api.hpp"
 #include "blitz/detail/task_header.hpp"
+#include "blitz/dump.hpp"
 
 namespace blitz::fs {
 namespace {
@@ -72,7 +73,7 @@ public:
 
     bool await_ready() const noexcept { return false; }
     bool await_suspend(std::coroutine_handle<> h) {
-        detail::task_header* t = detail::suspend_current(h, &ready, this);
+        detail::task_header* t = detail::suspend_current(h, &ready, this, &describe);
         waker w = t->make_waker();
         op_ = detail::io_file_op_start(*d_, kind_, args_, buf_, w);
         if (!op_) {
@@ -88,6 +89,11 @@ public:
     owned_buffer& buffer() noexcept { return buf_; }
 
 private:
+    static void describe(const ::blitz::detail::ready_hook* p, wait_point& out) {
+        [[maybe_unused]] const auto* a = static_cast<const ring_op*>(p);
+        out.kind = "file operation";
+        out.fd = a->args_.fd;
+    }
     static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
         const auto* a = static_cast<const ring_op*>(p);
         return a->op_ && detail::io_op_done(a->op_);

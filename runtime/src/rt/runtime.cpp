@@ -28,6 +28,10 @@ runtime::~runtime() = default;
 
 runtime_metrics runtime::metrics() const { return core_->metrics(); }
 probe_streams runtime::take_probes() { return core_->sched().take_probes(); }
+runtime_dump runtime::dump(std::chrono::milliseconds wait) const {
+    if (core_->sched().shutting_down()) return {};
+    return core_->sched().dump(wait);
+}
 unsigned runtime::num_workers() const noexcept { return core_->sched().num_workers(); }
 const placement_report& runtime::placement() const noexcept { return core_->placement(); }
 const config& runtime::cfg() const noexcept { return core_->cfg(); }

@@ -398,6 +398,47 @@ probe_streams scheduler::take_probes() {
     return p;
 }
 
+runtime_dump scheduler::dump(std::chrono::nanoseconds wait) {
+    runtime_dump out;
+    out.taken_at = std::chrono::steady_clock::now();
+    out.queued_in_run_queues = global_.len();
+    for (const auto& w : workers_) out.queued_in_run_queues += w->ring().len();
+    auto* r = new dump_request(nworkers_);
+    for (auto& w : workers_) w->ask_dump(r);
+    // Asked from inside one of this runtime's tasks: this worker answers at once (between the
+    // polls of its own list; the task asking shows as running).
+    if (worker* self = own_worker()) self->answer_dump();
+    std::vector<task_record> records;
+    {
+        std::unique_lock<std::mutex> lock(r->m);
+        const auto all_answered = [&] {
+            return std::all_of(r->answered.begin(), r->answered.end(), [](bool a) { return a; });
+        };
+        r->done.wait_for(lock, wait, all_answered);
+        for (unsigned i = 0; i < nworkers_; ++i) {
+            if (r->answered[i]) continue;
+            // Not answered yet: never started (take the request back, and its reference), or
+            // answering now (it finishes in bounded time; wait for it).
+            lock.unlock();
+            dump_request* back = workers_[i]->take_back_dump();
+            lock.lock();
+            if (back) {
+                out.workers_not_answering.push_back(i);
+                r->answered[i] = true;  // nobody will
+                lock.unlock();
+                back->ref_drop();
+                lock.lock();
+            } else {
+                r->done.wait(lock, [&] { return bool(r->answered[i]); });
+            }
+        }
+        records = std::move(r->records);
+    }
+    r->ref_drop();
+    finish_dump(records, out);
+    return out;
+}
+
 runtime_metrics scheduler::metrics() const {
     runtime_metrics m;
     m.workers.reserve(nworkers_);

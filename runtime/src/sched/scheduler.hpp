@@ -119,6 +119,9 @@ public:
     void shutdown();
 
     runtime_metrics metrics() const;
+    // The task dump (runtime::dump; dump_request's protocol): every worker lists its tasks;
+    // waits up to `wait` for workers to start answering. Any thread, also a worker's.
+    runtime_dump dump(std::chrono::nanoseconds wait);
     scheduler_snapshot snapshot() const;
     probe_streams take_probes();
     // Nanoseconds since the scheduler started (probe timestamps).

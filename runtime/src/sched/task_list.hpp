@@ -89,6 +89,8 @@ public:
         return t;
     }
     std::size_t size() const noexcept { return len_; }
+    // The i-th task (i < size(); owner thread only): the dump walks the list with it.
+    task_header* at(std::size_t i) const noexcept { return items_[i]; }
     std::size_t capacity() const noexcept { return cap_; }
 
 private:

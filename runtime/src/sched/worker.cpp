@@ -67,6 +67,10 @@ void worker::run() {
         // Memory back at completion (issue 45): what completed elsewhere leaves the list now.
         if (!returned_.empty()) reclaim_returned();
         const std::int64_t start = clock_.now();
+        tick_ms_ = static_cast<std::uint32_t>(static_cast<std::uint64_t>(start) / 1'000'000);
+        // A task dump waits for this worker's tasks (issue 46): listed between polls.
+        if (dump_slot_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
+            answer_dump();
         note_time(start);  // G8
         // A followed wake whose task was not polled here within a second was stolen (or waits
         // behind a stall the detector reports): let the slot follow another.
@@ -128,6 +132,35 @@ void worker::run() {
     while (stall_.watchdog_busy.load(std::memory_order_seq_cst)) spin_pause();
     set_thread_stall_probe(nullptr);
     tl_current_worker = nullptr;
+}
+
+void worker::answer_dump() noexcept {
+    dump_request* r = dump_slot_.exchange(nullptr, std::memory_order_acquire);
+    if (!r) return;  // the dumper took it back
+    const auto now_ms =
+        static_cast<std::uint32_t>(static_cast<std::uint64_t>(clock_.now()) / 1'000'000);
+    std::vector<task_record> mine;
+    try {
+        mine.reserve(owned_.size());
+        for (std::size_t i = 0; i < owned_.size(); ++i) {
+            task_record rec;
+            bool keep = false;
+            // A task woken (or aborted) while claimed comes back with its queue entry.
+            if (task_header* again = dump_access::record(owned_.at(i), index_, now_ms, rec, keep))
+                requeue_given_back(again);
+            if (keep) mine.push_back(std::move(rec));
+        }
+    } catch (...) {
+        // Out of memory: the tasks listed so far are the answer (the claim is always released
+        // before anything allocates that could throw).
+    }
+    {
+        std::lock_guard<std::mutex> lock(r->m);
+        for (auto& rec : mine) r->records.push_back(std::move(rec));
+        r->answered[index_] = true;
+    }
+    r->done.notify_all();
+    r->ref_drop();
 }
 
 void worker::note_time(std::int64_t now) noexcept {

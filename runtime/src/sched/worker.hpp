@@ -20,6 +20,7 @@
 #include "sched/parker.hpp"
 #include "sched/spin_budget.hpp"
 #include "sched/stall_watchdog.hpp"
+#include "sched/task_dump.hpp"
 #include "sched/task_list.hpp"
 #include "sched/victim_tiers.hpp"
 
@@ -98,8 +99,11 @@ public:
         return true;
     }
     // Records a task whose poll on this worker left it suspended in its owned list, with the
-    // reference spawn reserved (owner thread only).
-    void own(task_header* t) noexcept { owned_.push(t); }
+    // reference spawn reserved (owner thread only), and when (the dump's age: the tick's time).
+    void own(task_header* t) noexcept {
+        dump_access::set_listed(t, tick_ms_);
+        owned_.push(t);
+    }
     // Takes a task that completed on this thread out of the owned list if it is there; true if
     // it was (the caller drops the list's reference). Owner thread only.
     bool disown(task_header* t) noexcept { return owned_.remove(t); }
@@ -141,6 +145,19 @@ public:
     }
     // What this worker's signal handler answers the stall detector with (stall_probe).
     stall_probe& stall_probe_slot() noexcept { return stall_; }
+
+    // The task dump (dump_request's protocol): the dumper asks (any thread; the worker answers
+    // at the start of its next tick, woken if parked), takes an unanswered request back (any
+    // thread; nullptr when the worker already took it), and the worker answers (owner thread:
+    // at a tick's start, or inside a poll when the dump was asked for from one of its tasks).
+    void ask_dump(dump_request* r) noexcept {
+        dump_slot_.store(r, std::memory_order_release);
+        unpark();
+    }
+    dump_request* take_back_dump() noexcept {
+        return dump_slot_.exchange(nullptr, std::memory_order_acq_rel);
+    }
+    void answer_dump() noexcept;
 
     // Shutdown only, after the thread was joined: hands every queued task to `f`.
     template <class F>
@@ -359,6 +376,8 @@ private:
     parker parker_;
     alignas(cache_line) stall_probe stall_;  // the watchdog's and this thread's handler's
     latency_histogram poll_hist_, schedule_hist_, io_hist_;  // written here, read by snapshot()
+    atomic<dump_request*> dump_slot_{nullptr};  // a dump waiting for this worker's answer
+    std::uint32_t tick_ms_ = 0;  // the current tick's start in ms of clock_ (own(), the dump)
 };
 
 }  // namespace blitz::detail

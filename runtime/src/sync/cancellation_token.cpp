@@ -38,7 +38,7 @@ cancellation_token cancellation_token::child_token() const {
 }
 
 bool cancellation_token::awaiter::await_suspend(std::coroutine_handle<> h) {
-    detail::task_header* t = detail::suspend_current(h, &ready, this);
+    detail::task_header* t = detail::suspend_current(h, &ready, this, &describe);
     detail::lock_guard l(s_->mu);
     if (s_->cancelled.load(std::memory_order_relaxed)) return false;
     node_.w = t->make_waker();

@@ -39,7 +39,8 @@ void throw_no_spawn_target() {
 
 void set_current_runtime(const runtime_context* r) noexcept { tl_runtime = r; }
 
-task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, ready_hook* hook) {
+task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, ready_hook* hook,
+                             describe_fn describe) {
     task_header* t = current_task();
     if (!t) {
         throw std::logic_error(
@@ -49,6 +50,7 @@ task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, ready_ho
     if (ready) {
         assert(hook && "suspend_current: a readiness check needs its awaitable (the hook)");
         hook->ready_check = ready;
+        hook->describe = describe;
     } else {
         hook = nullptr;  // ready on any poll
     }

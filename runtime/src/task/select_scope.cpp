@@ -5,6 +5,7 @@
 
 #include "blitz/detail/faults.hpp"
 #include "blitz/detail/task_header.hpp"
+#include "blitz/dump.hpp"
 
 namespace blitz::detail {
 
@@ -99,6 +100,44 @@ bool select_scope::resume_slot(unsigned i) noexcept {
         t_->scope_ = this;  // the resumed branch's next suspension lands here
     }
     return true;
+}
+
+std::coroutine_handle<> select_scope::suspended_in() const noexcept {
+    for (unsigned i = 0; i < n_; ++i) {
+        const scope_slot& sl = slots_[i];
+        if (!sl.armed) continue;
+        if (sl.h) return sl.h;
+        if (const select_scope* inner = of(sl.hook)) {
+            if (auto h = inner->suspended_in()) return h;
+        }
+    }
+    return {};
+}
+
+void select_scope::describe_branches(const ready_hook* self, wait_point& out) {
+    const auto* s = static_cast<const select_scope*>(self);
+    out.kind = "select";
+    std::string branches;
+    unsigned waiting = 0;
+    for (unsigned i = 0; i < s->n_; ++i) {
+        const scope_slot& sl = s->slots_[i];
+        if (!sl.armed) continue;
+        ++waiting;
+        wait_point b;
+        if (sl.hook && sl.hook->describe) sl.hook->describe(sl.hook, b);
+        if (!branches.empty()) branches += " | ";
+        branches += b.kind.empty() ? std::string("?") : b.kind;
+        if (!b.detail.empty()) branches += " (" + b.detail + ")";
+        const bool has_deadline = b.deadline.time_since_epoch().count() != 0;
+        if (has_deadline &&
+            (out.deadline.time_since_epoch().count() == 0 || b.deadline < out.deadline))
+            out.deadline = b.deadline;
+        if (!out.object) out.object = b.object;
+        if (out.fd < 0) out.fd = b.fd;
+        if (out.task == 0) out.task = b.task;
+    }
+    out.detail =
+        std::to_string(waiting) + " of " + std::to_string(s->n_) + " branches: " + branches;
 }
 
 bool select_scope::win_during_setup(unsigned i, std::coroutine_handle<> c) noexcept {

@@ -22,12 +22,13 @@
 
 namespace blitz::detail {
 
-// The layout the 144-byte block of an empty task depends on (fields listed in task_header.hpp);
+// The layout the 160-byte block of an empty task depends on (fields listed in task_header.hpp);
 // a field added there must find its bytes elsewhere. It was 80 bytes until issue 46 gave every
-// task an id and a spawn site (16 bytes, as Tokio's task keeps an 8-byte id); the model
+// task an id and a spawn site (16 bytes, as Tokio's task keeps an 8-byte id), then a poll count
+// and a listing time for the dump (8 more; the prefix rounds 104 up to 112); the model
 // checker's atomics are bigger.
 #if !defined(BLITZ_MODEL_ATOMIC_HEADER)
-static_assert(sizeof(void*) != 8 || sizeof(task_header) == 96, "task_header grew past 96 bytes");
+static_assert(sizeof(void*) != 8 || sizeof(task_header) == 104, "task_header grew past 104 bytes");
 #endif
 
 namespace {
@@ -620,6 +621,8 @@ void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> roo
 task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_shield,
                                             bool& stray) noexcept {
     const std::uint64_t s = transition_to_running();
+    // relaxed: only the poller writes it (RUNNING is exclusive); a dump reads a count
+    polls_.store(polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (cancel_due(s) || (BLITZ_FAULT(fault_ignore_shield) && (s & cancelled))) [[unlikely]] {
         complete(/*cancelled=*/true, 1);
         return poll_outcome::completed;
@@ -718,6 +721,20 @@ bool task_header::complete_unshared() noexcept {
 
 void task_header::cancel_for_shutdown() noexcept {
     if (!is_complete()) finish(/*was_cancelled=*/true);
+}
+
+bool task_header::try_claim_idle() noexcept {
+    std::uint64_t s = state_.load(std::memory_order_acquire);
+    for (;;) {
+        if (lifecycle_of(s) != lifecycle::idle) return false;
+        // The extra reference is the one transition_after_poll drops (idle) or keeps for the
+        // queue entry (rescheduled), as for a task taken from a queue.
+        const std::uint64_t ns = with_lifecycle(s, lifecycle::running) + ref_one;
+        // acquire: the last poller's frame writes (its release in transition_after_poll)
+        if (state_.compare_exchange_weak(s, ns, std::memory_order_acq_rel,
+                                         std::memory_order_acquire))
+            return true;
+    }
 }
 
 std::uint64_t task_header::transition_to_running() noexcept {

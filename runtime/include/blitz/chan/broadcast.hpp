@@ -84,7 +84,9 @@ public:
     class [[nodiscard]] recv_awaiter {
     public:
         explicit recv_awaiter(broadcast_receiver& r)
-            : r_(r), w_(r.s_->mu, r.s_->waiters, ready_pred{&r}) {}
+            : r_(r), w_(r.s_->mu, r.s_->waiters, ready_pred{&r}) {
+            w_.set_label("broadcast recv", r.s_.get());
+        }
         bool await_ready() { return w_.await_ready(); }
         bool await_suspend(std::coroutine_handle<> h) { return w_.await_suspend(h); }
         broadcast_recv<T> await_resume() { return r_.take(); }

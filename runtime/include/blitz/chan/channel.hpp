@@ -188,7 +188,9 @@ public:
     class [[nodiscard]] send_awaiter {
     public:
         send_awaiter(detail::chan_state<T>& s, T v)
-            : s_(s), v_(std::move(v)), a_(s.free_slots().acquire(1)) {}
+            : s_(s), v_(std::move(v)), a_(s.free_slots().acquire(1)) {
+            a_.set_label("channel send", &s);
+        }
         bool await_ready() noexcept {
             if (s_.receivers.load(std::memory_order_acquire) == 0) {
                 closed_ = true;
@@ -283,7 +285,9 @@ public:
 
     class [[nodiscard]] recv_awaiter {
     public:
-        explicit recv_awaiter(detail::chan_state<T>& s) : s_(s), a_(s.ready_values().acquire(1)) {}
+        explicit recv_awaiter(detail::chan_state<T>& s) : s_(s), a_(s.ready_values().acquire(1)) {
+            a_.set_label("channel recv", &s);
+        }
         bool await_ready() noexcept { return a_.await_ready(); }
         bool await_suspend(std::coroutine_handle<> h) { return a_.await_suspend(h); }
         // The next value, or nullopt once the channel is closed and drained.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "blitz/detail/requires_cxx20.hpp"
+#include "blitz/dump.hpp"
 // cond_awaiter: waits until a condition over a channel's state holds. The building block of the
 // oneshot, unbounded, broadcast and watch channels.
 //
@@ -57,7 +58,7 @@ public:
         return true;
     }
     bool await_suspend(std::coroutine_handle<> h) {
-        task_ = suspend_current(h, &ready, this);
+        task_ = suspend_current(h, &ready, this, &describe);
         if (coop_yield_) {
             // Come back at the back of the ring; the readiness check then evaluates the
             // condition (and waits properly if it does not hold).
@@ -77,8 +78,18 @@ public:
         return true;
     }
     void await_resume() const noexcept {}
+    // What the task dump calls this wait (a static string) and the primitive it names.
+    void set_label(const char* what, const void* object) noexcept {
+        label_ = what;
+        object_ = object;
+    }
 
 private:
+    static void describe(const ::blitz::detail::ready_hook* p, wait_point& out) {
+        const auto* a = static_cast<const cond_awaiter*>(p);
+        out.kind = a->label_;
+        out.object = a->object_;
+    }
     static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
         auto* a = const_cast<cond_awaiter*>(static_cast<const cond_awaiter*>(p));
         if (!a->node_.done.load(std::memory_order_acquire)) return false;  // still linked
@@ -113,6 +124,8 @@ private:
     Pred pred_;
     wait_node node_;
     detail::atomic<std::uint32_t>* linked_;
+    const char* label_ = "condition wait";
+    const void* object_ = nullptr;
     task_header* task_ = nullptr;
     bool suspended_ = false;
     bool coop_yield_ = false;

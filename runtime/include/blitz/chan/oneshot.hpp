@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "blitz/detail/requires_cxx20.hpp"
+#include "blitz/dump.hpp"
 // blitz::oneshot<T>(): one value from one sender to one receiver (X6).
 
 #include <atomic>
@@ -248,7 +249,7 @@ public:
             return true;
         }
         bool await_suspend(std::coroutine_handle<> h) {
-            task_ = detail::suspend_current(h, &ready, this);
+            task_ = detail::suspend_current(h, &ready, this, &describe);
             if (coop_yield_) {
                 detail::mark_yielded(task_);  // back of the ring; registers on return
                 return true;
@@ -273,6 +274,10 @@ public:
             }
             registered_ = true;
             return true;
+        }
+        static void describe(const ::blitz::detail::ready_hook* p, wait_point& out) {
+            [[maybe_unused]] const auto* a = static_cast<const recv_awaiter*>(p);
+            out.kind = "oneshot recv";
         }
         static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
             auto* a = const_cast<recv_awaiter*>(static_cast<const recv_awaiter*>(p));

@@ -85,7 +85,9 @@ public:
     class [[nodiscard]] recv_awaiter {
     public:
         explicit recv_awaiter(detail::unbounded_state<T>& s)
-            : s_(s), w_(s.mu, s.waiters, ready_pred{&s}) {}
+            : s_(s), w_(s.mu, s.waiters, ready_pred{&s}) {
+            w_.set_label("channel recv", &s);
+        }
         bool await_ready() { return w_.await_ready(); }
         bool await_suspend(std::coroutine_handle<> h) { return w_.await_suspend(h); }
         std::optional<T> await_resume() {

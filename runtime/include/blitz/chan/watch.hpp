@@ -171,7 +171,9 @@ public:
     class [[nodiscard]] changed_awaiter {
     public:
         explicit changed_awaiter(watch_receiver& r)
-            : r_(r), w_(r.s_->mu, r.s_->waiters, ready_pred{&r}, &r.s_->linked) {}
+            : r_(r), w_(r.s_->mu, r.s_->waiters, ready_pred{&r}, &r.s_->linked) {
+            w_.set_label("watch changed", r.s_.get());
+        }
         bool await_ready() {
             // An unseen version needs no lock (B2's budget still applies through cond_awaiter
             // once it is spent).

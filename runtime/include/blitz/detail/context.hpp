@@ -10,7 +10,8 @@
 
 namespace blitz {
 struct config;
-}
+struct wait_point;
+}  // namespace blitz
 
 namespace blitz::detail {
 
@@ -75,10 +76,15 @@ bool fault_select_skips_loser_settle() noexcept;
 // Readiness check of a suspended awaitable: an awaitable that can tell whether it may be
 // resumed derives from ready_hook (it lives in the suspended frame), so the task's header keeps
 // one pointer for both the check and its object.
+// The same object names what it waits on for the task dump (runtime::dump, issue 46): its
+// describe function, stored at suspension with the check, fills a wait_point (blitz/dump.hpp)
+// when a dump reads the suspended task; nullptr: the dump shows an awaitable of unknown kind.
 struct ready_hook;
 using ready_fn = bool (*)(const ready_hook* self) noexcept;
+using describe_fn = void (*)(const ready_hook* self, wait_point& out);
 struct ready_hook {
     ready_fn ready_check = nullptr;  // set by suspend_current
+    describe_fn describe = nullptr;  // likewise
 };
 
 // For awaitables that park the running task: records `h` as the coroutine to resume on the
@@ -90,8 +96,9 @@ struct ready_hook {
 // over from an earlier registration, such as the losing side of a timeout race. Awaitables that
 // keep a waker registered must either pass `ready` or guarantee that the only wake they can
 // receive is their own.
+// `describe` (optional, with `ready`) is how the dump names the wait (ready_hook::describe).
 task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready = nullptr,
-                             ready_hook* hook = nullptr);
+                             ready_hook* hook = nullptr, describe_fn describe = nullptr);
 
 // Cooperative budget (B2): how many more awaits on already-ready resources (a free permit, a
 // queued value) the running task may complete in this poll without suspending; -1 means

@@ -47,6 +47,8 @@ scheduled_io* io_register(io_driver& d, int fd);
 void io_deregister(io_driver& d, scheduled_io* s) noexcept;
 
 io_ready_event io_poll_ready(const scheduled_io* s, io_direction dir) noexcept;
+// The descriptor `s` was registered for (the task dump names it).
+int io_fd(const scheduled_io* s) noexcept;
 // After EAGAIN: clears the direction's readable or writable bit unless a newer event came.
 void io_clear_ready(scheduled_io* s, io_ready_event ev) noexcept;
 // Links `node` (with waker `w`) to wait for `dir`; false, with nothing linked, if the direction

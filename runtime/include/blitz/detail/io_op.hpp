@@ -11,6 +11,7 @@
 #include "blitz/detail/context.hpp"
 #include "blitz/detail/io_api.hpp"
 #include "blitz/detail/task_header.hpp"
+#include "blitz/dump.hpp"
 
 namespace blitz::detail {
 
@@ -91,7 +92,7 @@ public:
         return (speculate_ || io_poll_ready(sio_, dir_).ready) && attempt();
     }
     bool await_suspend(std::coroutine_handle<> h) {
-        task_ = suspend_current(h, &ready, this);
+        task_ = suspend_current(h, &ready, this, &describe);
         if (coop_yield_) {
             mark_yielded(task_);  // back of the ring; the attempt runs on return
             return true;
@@ -133,6 +134,11 @@ private:
             }
             if (attempt()) return false;  // ready meanwhile
         }
+    }
+    static void describe(const ::blitz::detail::ready_hook* p, wait_point& out) {
+        [[maybe_unused]] const auto* a = static_cast<const io_op*>(p);
+        out.kind = a->dir_ == io_direction::read ? "read readiness" : "write readiness";
+        out.fd = a->sio_ ? io_fd(a->sio_) : -1;
     }
     static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
         auto* a = const_cast<io_op*>(static_cast<const io_op*>(p));

@@ -58,7 +58,9 @@ struct scope_slot {
 class select_scope : private ready_hook {
 public:
     select_scope(scope_slot* slots, unsigned n) noexcept
-        : ready_hook{&select_scope::ready}, slots_(slots), n_(n) {}
+        : ready_hook{&select_scope::ready, &select_scope::describe_branches},
+          slots_(slots),
+          n_(n) {}
     select_scope(const select_scope&) = delete;
     select_scope& operator=(const select_scope&) = delete;
 
@@ -78,6 +80,17 @@ public:
     void record(std::coroutine_handle<> h, ready_hook* hook) noexcept;
 
     static bool ready(const ready_hook* self) noexcept;
+
+    // For the task dump (issue 46): the scope behind a task's readiness hook, if it is one;
+    // the coroutine its first waiting branch is suspended in (an inner scope's, for a branch
+    // that selects); and its description: "select", with each waiting branch's own, the
+    // earliest deadline among them, and the first branch's object.
+    static const select_scope* of(const ready_hook* h) noexcept {
+        return h && h->ready_check == &select_scope::ready ? static_cast<const select_scope*>(h)
+                                                           : nullptr;
+    }
+    std::coroutine_handle<> suspended_in() const noexcept;
+    static void describe_branches(const ready_hook* self, wait_point& out);
 
     // Branch i completed while the select was being set up (it did not suspend). True when
     // every losing branch's drop hook has settled, so the select may return at once; otherwise

@@ -113,6 +113,14 @@ public:
     // asks for a second queue entry instead of setting NOTIFIED.
     bool transition_to_scheduled(bool consume, bool fault_enqueue_running = false) noexcept;
 
+    // The task dump (issue 46): takes an IDLE task as a worker takes a queued one (IDLE ->
+    // RUNNING, with a reference that stands in for a queue entry), so that nobody polls it,
+    // completes it or destroys its frame while the dump reads its await chain; false (nothing
+    // changed) unless it was IDLE. Wakes meanwhile only set `notified`, and a cancellation only
+    // `cancelled`; release it with transition_after_poll(), which reschedules it for either
+    // (the caller then owns the queue entry and must schedule it).
+    bool try_claim_idle() noexcept;
+
     // Cancellation (K4): sets `cancelled`; returns true if the task was IDLE and the caller must
     // enqueue it (a queue reference was taken).
     bool request_cancel() noexcept;
@@ -206,14 +214,15 @@ private:
     friend class task_list;
     friend class select_scope;
     friend struct task_access;
-    friend task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready,
-                                        ready_hook* hook);
+    friend struct dump_access;  // the task dump (sched/task_dump.cpp) reads a claimed task
+    friend task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, ready_hook* hook,
+                                        describe_fn describe);
     friend void* allocate_task_frame(std::size_t frame_size, const result_ops* front);
     friend void free_task_frame(void* frame) noexcept;
     // Destroys the result slot and the header and gives the block back (the last reference).
     static void release_block(task_header* h) noexcept;
 
-    // ---- fields (96 bytes: the header and an empty frame fill a 144-byte block) ----
+    // ---- fields (104 bytes: the header and an empty frame fill a 160-byte block) ----
     detail::atomic<std::uint64_t> state_{0};
     task_scheduler* sched_ = nullptr;         // whoever runs it (task/schedule.hpp)
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
@@ -242,6 +251,11 @@ private:
     // See id() (0: not asked for yet) and spawn_site() (set by init_spawned).
     mutable detail::atomic<std::uint64_t> id_{0};
     std::source_location site_{};
+    // For the dump: polls so far (written by the poller, read by a dump with a relaxed load),
+    // and the millisecond, on the process's cycle_clock (wrapping at 2^32), at which the task
+    // first suspended (written when it is listed, before IDLE is published).
+    detail::atomic<std::uint32_t> polls_{0};
+    std::uint32_t listed_ms_ = 0;
     std::uint64_t assign_id(bool in_signal_handler) const noexcept;
     static constexpr std::uint8_t flag_spawned = 1;     // handed to a scheduler
     static constexpr std::uint8_t flag_frame_dead = 2;  // the frame was destroyed

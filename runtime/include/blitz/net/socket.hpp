@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "blitz/detail/requires_cxx20.hpp"
+#include "blitz/dump.hpp"
 // The socket families' shared parts (issue 16): stream_socket (TCP and Unix streams),
 // basic_listener (their listeners) and datagram_socket (UDP and Unix datagrams).
 //
@@ -193,7 +194,7 @@ public:
     }
     bool await_suspend(std::coroutine_handle<> h) {
         if (fallback_) return fallback_->await_suspend(h);
-        task_ = blitz::detail::suspend_current(h, &ready, this);
+        task_ = blitz::detail::suspend_current(h, &ready, this, &describe);
         if (coop_yield_) {
             blitz::detail::mark_yielded(task_);  // back of the ring; the start runs on return
             return true;
@@ -226,6 +227,11 @@ private:
             return false;
         }
         return !blitz::detail::io_op_done(op_);
+    }
+    static void describe(const ::blitz::detail::ready_hook* p, wait_point& out) {
+        [[maybe_unused]] const auto* a = static_cast<const owned_io*>(p);
+        out.kind = is_recv ? "recv" : "send";
+        out.fd = a->obj_->fd();
     }
     static bool ready(const ::blitz::detail::ready_hook* p) noexcept {
         auto* a = const_cast<owned_io*>(static_cast<const owned_io*>(p));

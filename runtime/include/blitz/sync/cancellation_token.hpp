@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "blitz/detail/requires_cxx20.hpp"
+#include "blitz/dump.hpp"
 // blitz::cancellation_token: a cancel signal shared by tasks, with child tokens.
 
 #include <atomic>
@@ -49,6 +50,10 @@ public:
         void await_resume() const noexcept {}
 
     private:
+        static void describe(const ::blitz::detail::ready_hook* p, wait_point& out) {
+            out.kind = "cancellation";
+            out.object = static_cast<const awaiter*>(p)->s_.get();
+        }
         static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
             return static_cast<const awaiter*>(a)->node_.done.load(std::memory_order_acquire);
         }

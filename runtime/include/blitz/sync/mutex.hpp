@@ -29,7 +29,9 @@ private:
 template <class Guard>
 class [[nodiscard]] guard_awaiter {
 public:
-    guard_awaiter(semaphore& s, std::size_t n) : a_(s.acquire(n)) {}
+    guard_awaiter(semaphore& s, std::size_t n, const char* what) : a_(s.acquire(n)) {
+        a_.set_label(what);
+    }
     bool await_ready() noexcept { return a_.await_ready(); }
     bool await_suspend(std::coroutine_handle<> h) { return a_.await_suspend(h); }
     Guard await_resume() noexcept { return Guard(a_.await_resume()); }
@@ -48,7 +50,7 @@ public:
     using guard = basic_guard<tag>;
 
     mutex() : sem_(1, 1) {}
-    guard_awaiter<guard> lock() { return guard_awaiter<guard>(sem_, 1); }
+    guard_awaiter<guard> lock() { return guard_awaiter<guard>(sem_, 1, "mutex lock"); }
     std::optional<guard> try_lock() noexcept {
         if (auto p = sem_.try_acquire(1)) return guard(std::move(*p));
         return std::nullopt;
@@ -73,8 +75,10 @@ public:
     using write_guard = basic_guard<write_tag>;
 
     rwlock() : sem_(max_readers, max_readers) {}
-    guard_awaiter<read_guard> read() { return guard_awaiter<read_guard>(sem_, 1); }
-    guard_awaiter<write_guard> write() { return guard_awaiter<write_guard>(sem_, max_readers); }
+    guard_awaiter<read_guard> read() { return guard_awaiter<read_guard>(sem_, 1, "rwlock read"); }
+    guard_awaiter<write_guard> write() {
+        return guard_awaiter<write_guard>(sem_, max_readers, "rwlock write");
+    }
     std::optional<read_guard> try_read() noexcept {
         if (auto p = sem_.try_acquire(1)) return read_guard(std::move(*p));
         return std::nullopt;

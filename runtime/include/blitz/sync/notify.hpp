@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "blitz/detail/requires_cxx20.hpp"
+#include "blitz/dump.hpp"
 // blitz::notify and blitz::barrier (X4).
 
 #include <coroutine>
@@ -33,13 +34,18 @@ public:
         ~awaiter() { n_.abandon(*this); }
         bool await_ready() noexcept { return n_.take_permit(); }
         bool await_suspend(std::coroutine_handle<> h) {
-            detail::task_header* t = detail::suspend_current(h, &ready, this);
+            detail::task_header* t = detail::suspend_current(h, &ready, this, &describe);
             return n_.enqueue(*this, t);
         }
         void await_resume() noexcept { resumed_ = true; }
 
     private:
         friend class notify;
+        static void describe(const ::blitz::detail::ready_hook* p, wait_point& out) {
+            [[maybe_unused]] const auto* a = static_cast<const awaiter*>(p);
+            out.kind = "notify";
+            out.object = &a->n_;
+        }
         static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
             return static_cast<const awaiter*>(a)->node_.done.load(std::memory_order_acquire);
         }
@@ -122,7 +128,7 @@ public:
             return true;
         }
         bool await_suspend(std::coroutine_handle<> h) {
-            detail::task_header* t = detail::suspend_current(h, &ready, this);
+            detail::task_header* t = detail::suspend_current(h, &ready, this, &describe);
             arrived_ = true;
             return b_.arrive(*this, t);
         }
@@ -130,6 +136,11 @@ public:
 
     private:
         friend class barrier;
+        static void describe(const ::blitz::detail::ready_hook* p, wait_point& out) {
+            [[maybe_unused]] const auto* a = static_cast<const awaiter*>(p);
+            out.kind = "barrier";
+            out.object = &a->b_;
+        }
         static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
             return static_cast<const awaiter*>(a)->node_.done.load(std::memory_order_acquire);
         }

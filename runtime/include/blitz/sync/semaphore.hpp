@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 #include "blitz/detail/requires_cxx20.hpp"
+#include "blitz/dump.hpp"
 // blitz::semaphore: a counting, FIFO, async semaphore (X2), and the RAII permit it hands out.
 
 #include <atomic>
@@ -115,7 +116,7 @@ public:
             return true;
         }
         bool await_suspend(std::coroutine_handle<> h) {
-            task_ = detail::suspend_current(h, &ready, this);
+            task_ = detail::suspend_current(h, &ready, this, &describe);
             if (coop_yield_) {
                 detail::mark_yielded(task_);  // back of the ring; the acquire runs on return
                 return true;
@@ -130,9 +131,21 @@ public:
             return semaphore_permit(&s_, n_);
         }
         bool closed() const noexcept { return closed_; }
+        // What the task dump calls this wait ("channel recv", "mutex lock"; a static string)
+        // and the primitive it names (nullptr: this semaphore).
+        void set_label(const char* what, const void* object = nullptr) noexcept {
+            label_ = what;
+            object_ = object;
+        }
 
     private:
         friend class semaphore;
+        static void describe(const ::blitz::detail::ready_hook* p, wait_point& out) {
+            const auto* a = static_cast<const acquire_awaiter*>(p);
+            out.kind = a->label_;
+            out.object = a->object_ ? a->object_ : &a->s_;
+            if (a->n_ != 1) out.detail = std::to_string(a->n_) + " permits";
+        }
         // Takes all n permits from the free count at once, or nothing.
         bool take_free() noexcept {
             if (!s_.try_take(n_)) return false;
@@ -158,6 +171,8 @@ public:
         bool queue_granted_ = false;  // completed in the queue (counted in granted_waiting_)
         detail::task_header* task_ = nullptr;
         detail::wait_node node_;
+        const char* label_ = "semaphore acquire";
+        const void* object_ = nullptr;
     };
 
     // co_await sem.acquire(n) -> semaphore_permit. n = 0 completes at once; n > max throws
