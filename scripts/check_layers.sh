@@ -30,7 +30,7 @@ subsystem() {
     local p=${1#runtime/src/}
     p=${p#runtime/include/}
     case "$p" in
-    blitz/config.hpp | blitz/metrics.hpp | blitz/probe.hpp | blitz/topology.hpp | blitz/stall.hpp) echo base ;;
+    blitz/config.hpp | blitz/metrics.hpp | blitz/probe.hpp | blitz/topology.hpp | blitz/stall.hpp | blitz/dump.hpp) echo base ;;
     blitz/buffer.hpp) echo base ;;
     blitz/detail/faults.hpp | blitz/detail/requires_cxx20.hpp | blitz/detail/atomic.hpp | blitz/detail/mutex.hpp | blitz/testing/*) echo base ;;
     blitz/waker.hpp | blitz/task.hpp | blitz/join_handle.hpp | blitz/yield.hpp | blitz/cancel.hpp) echo task ;;
