@@ -188,6 +188,22 @@ struct config {
     // F_SETOWN, and its default action is to ignore it. 0: no stacks (and no task ids).
     // Range 0 or [1, SIGRTMAX], not SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT.
     int stall_signal = SIGURG;
+    // The inspect socket (issue 46; `blitz top --attach`, docs/guide/debugging.md): a Unix
+    // stream socket at this path, served by one thread, answers one request per connection:
+    // "metrics" (JSON), "openmetrics" (the text format, for Prometheus scrapers), "dump" (the
+    // task dump as JSON) and "dump text". The socket file is made 0600 and each peer's
+    // credentials are checked: a process of another user (root included) is refused. Empty (the
+    // default): no socket, no thread. "auto": $XDG_RUNTIME_DIR/blitz-<pid>.sock, or
+    // /tmp/blitz-<uid>/blitz-<pid>.sock (a 0700 directory) without it, which is where
+    // `blitz top --attach <pid>` looks. A path that exists and answers is refused
+    // (config_error); a stale socket file is replaced. At most 107 bytes (sun_path).
+    std::string inspect_socket;
+    // A signal that writes the task dump (runtime_dump::to_string) to stderr, from the same
+    // thread (its handler only wakes it). 0 (the default): none. SIGQUIT would replace the
+    // default core dump; a real-time signal or SIGUSR1/SIGUSR2 are the usual choices. Range 0
+    // or [1, SIGRTMAX], not SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, and not
+    // stall_signal.
+    int dump_signal = 0;
     // Blocking pool (spawn_blocking, X1): threads are created on demand up to this cap and exit
     // after keep-alive without work. Cap in [1, 65536]; keep-alive in [1 ms, 1 h].
     unsigned blocking_threads_max = 512;

@@ -245,6 +245,10 @@ struct runtime_metrics {
     // a scraper: counters as `blitz_*_total`, gauges, and the three latency histograms with
     // cumulative `_bucket{le="..."}` lines in seconds, per worker (label `worker`).
     std::string to_openmetrics() const;
+    // The figures `blitz top` shows, as one JSON object: per worker its counters and the
+    // p50/p90/p99/max of its three histograms (bucket upper bounds), then the runtime's (the
+    // inspect socket's "metrics" answer; shape in docs/guide/debugging.md).
+    std::string to_json() const;
 
     // Tasks moved across the ring/global boundary: overflowed out of a ring plus fetched from
     // the global queue (an injected task counts once, when fetched). Per task, it shows how

@@ -73,6 +73,28 @@ void config::validate() const {
         }
     }
 
+    if (dump_signal != 0) {
+        check("dump_signal", dump_signal, 1, SIGRTMAX, "0: no dump signal");
+        for (int bad : {SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+            if (dump_signal == bad) {
+                throw config_error("blitz::config: dump_signal = " + std::to_string(bad) + " (" +
+                                   strsignal(bad) +
+                                   ") cannot ask for a task dump; use SIGUSR1, SIGUSR2 or a "
+                                   "real-time signal");
+            }
+        }
+        if (dump_signal == stall_signal) {
+            throw config_error(
+                "blitz::config: dump_signal = stall_signal = " + std::to_string(dump_signal) +
+                ": the stall detector's stack request and the dump request need "
+                "signals of their own");
+        }
+    }
+    if (inspect_socket.size() > 107) {
+        throw config_error("blitz::config: inspect_socket is " +
+                           std::to_string(inspect_socket.size()) +
+                           " bytes long; a Unix socket path holds at most 107");
+    }
     check("blocking_keep_alive (ns)", blocking_keep_alive.count(), std::int64_t{1'000'000},
           std::int64_t{3'600'000'000'000});
     const topology_options& t = topology;

@@ -3,6 +3,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <sstream>
 #include <string>
 
 #include "blitz/metrics.hpp"
@@ -139,6 +140,47 @@ std::string runtime_metrics::to_openmetrics() const {
         w.sample(v.name, v.counter ? "_total" : "", "", v.value);
     }
     return w.take();
+}
+
+std::string runtime_metrics::to_json() const {
+    std::ostringstream o;
+    const auto hist = [&o](const char* name, const latency_histogram_data& h) {
+        o << "\"" << name << "\":{\"count\":" << h.count() << ",\"p50_ns\":" << h.quantile_ns(0.5)
+          << ",\"p90_ns\":" << h.quantile_ns(0.9) << ",\"p99_ns\":" << h.quantile_ns(0.99)
+          << ",\"max_ns\":" << h.quantile_ns(1.0) << "}";
+    };
+    o << "{\"workers\":[";
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+        const worker_metrics& w = workers[i];
+        const bool parked =
+            i / 64 < parked_bitmap.size() && ((parked_bitmap[i / 64] >> (i % 64)) & 1) != 0;
+        o << (i ? "," : "") << "{\"index\":" << i << ",\"parked\":" << (parked ? "true" : "false")
+          << ",\"ticks\":" << w.ticks << ",\"polls\":" << w.polls
+          << ",\"steals\":" << w.stolen_tasks << ",\"parks\":" << w.parks
+          << ",\"stalls\":" << w.stalls << ",\"avg_poll_ns\":" << w.avg_poll_ns << ",";
+        hist("poll", w.poll_ns);
+        o << ",";
+        hist("schedule", w.schedule_ns);
+        o << ",";
+        hist("io", w.io_ns);
+        o << "}";
+    }
+    o << "],\"tasks_spawned\":" << tasks_spawned << ",\"tasks_alive\":" << tasks_alive
+      << ",\"global_queue_len\":" << global_queue_len << ",\"num_parked\":" << num_parked
+      << ",\"num_searching\":" << num_searching << ",\"stalls\":" << stalls
+      << ",\"stalls_suppressed\":" << stalls_suppressed
+      << ",\"longest_stall_ns\":" << longest_stall_ns << ",\"timers_pending\":" << timers_pending
+      << ",\"timers_fired\":" << timers_fired << ",\"blocking_threads\":" << blocking_threads
+      << ",\"blocking_queued\":" << blocking_queued << ",\"io_backend\":\"" << io_backend
+      << "\",\"io_mode\":\"" << io_mode << "\",\"io_ops_in_flight\":" << io_ops_in_flight
+      << ",\"io_registered\":" << io_registered << ",";
+    hist("poll", merged(&worker_metrics::poll_ns));
+    o << ",";
+    hist("schedule", merged(&worker_metrics::schedule_ns));
+    o << ",";
+    hist("io", merged(&worker_metrics::io_ns));
+    o << "}";
+    return o.str();
 }
 
 }  // namespace blitz

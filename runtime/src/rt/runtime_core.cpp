@@ -88,6 +88,21 @@ runtime_core::runtime_core(const config& cfg)
     ctx_.sched = &sched_;
     drivers_.attach(&sched_);
     if (start_latch_) await_binding();
+    if (!cfg_.inspect_socket.empty() || cfg_.dump_signal != 0) {
+        inspect_ = std::make_unique<inspect_server>(
+            cfg_.inspect_socket, cfg_.dump_signal,
+            [this](const std::string& request) { return answer_inspect(request); },
+            [this] { return sched_.dump(std::chrono::seconds(1)).to_string(); });
+    }
+}
+
+std::string runtime_core::answer_inspect(const std::string& request) {
+    if (request == "metrics") return metrics().to_json() + "\n";
+    if (request == "openmetrics") return metrics().to_openmetrics();
+    if (request == "dump") return sched_.dump(std::chrono::seconds(1)).to_json() + "\n";
+    if (request == "dump text") return sched_.dump(std::chrono::seconds(1)).to_string();
+    return "error: unknown request '" + request.substr(0, 64) +
+           "'; ask for metrics, openmetrics, dump or dump text\n";
 }
 
 scheduler_setup runtime_core::make_setup() {
@@ -188,6 +203,7 @@ void runtime_core::shutdown() {
     if (sched_.own_worker()) {
         throw std::logic_error("blitz: a runtime cannot be shut down from one of its own tasks");
     }
+    if (inspect_) inspect_->stop();  // no request reaches a stopping runtime
     // The blocking pool first, while the workers still run: queued jobs are cancelled, running
     // ones finish and wake their tasks normally, and no pool thread outlives the runtime.
     blocking_.shutdown();

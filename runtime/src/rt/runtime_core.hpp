@@ -12,6 +12,7 @@
 #include "blocking/pool.hpp"
 #include "io/io_driver.hpp"
 #include "rt/driver_stack.hpp"
+#include "rt/inspect_server.hpp"
 #include "sched/scheduler.hpp"
 #include "task/context_internal.hpp"
 #include "time/timer_driver.hpp"
@@ -24,9 +25,10 @@ namespace blitz::detail {
 // config::io_backend, O1); the driver stack; the context the worker threads carry; the scheduler,
 // which starts the workers, each of which binds itself through on_worker_start. Then it waits for
 // the bindings (placed runtimes) and throws topology_error for one that failed unless
-// topology.best_effort.
+// topology.best_effort. Last, the inspect server (config::inspect_socket or dump_signal).
 //
-// Shutdown: the blocking pool first (its queued jobs are cancelled, running ones finish and wake
+// Shutdown: the inspect server first (nothing asks for metrics or dumps after), the blocking
+// pool next (its queued jobs are cancelled, running ones finish and wake
 // their tasks while the workers still run), then the scheduler (stop, join, cancel, drain:
 // sockets in task frames deregister), then the I/O driver's shutdown (a socket that outlives
 // the runtime sees io_shutdown and its waits end). Members are destroyed in reverse: the
@@ -57,6 +59,8 @@ private:
     void bind_worker(unsigned index) noexcept;
     // Waits for every worker's binding; throws topology_error for a failed one unless best effort.
     void await_binding();
+    // One inspect socket request (inspect_server's protocol).
+    std::string answer_inspect(const std::string& request);
 
     const config cfg_;
     topo::plan plan_;  // its report is completed by the workers (bind_worker) and await_binding
@@ -67,7 +71,9 @@ private:
     driver_stack drivers_;
     runtime_context ctx_;
     std::unique_ptr<std::latch> start_latch_;  // placed runtimes: counts workers through start
-    scheduler sched_;                          // last: its workers use everything above
+    scheduler sched_;                          // its workers use everything above
+    // config::inspect_socket / dump_signal: made once the workers run, stopped first.
+    std::unique_ptr<inspect_server> inspect_;
 };
 
 }  // namespace blitz::detail
