@@ -24,6 +24,7 @@
 #include "report_page.hpp"
 #include "runner.hpp"
 #include "stress.hpp"
+#include "top.hpp"
 #include "topo.hpp"
 
 namespace {
@@ -49,6 +50,7 @@ void usage(std::ostream& os) {
           "  stress        randomized mixed workloads with exactly-once oracles, for a time or a\n"
           "                number of rounds, on runtimes built and shut down again and again\n"
           "  topo          the machine (or a synthetic topology) and the worker -> PU map\n"
+          "  top           a live view of a running blitz program (its inspect socket)\n"
           "  --version     the version\n"
           "Options take `--flag value` or `--flag=value`; `-` as an output means stdout.\n"
        << exit_codes;
@@ -336,6 +338,62 @@ int conformance_main(args& a) {
     return blitz::conformance::run_harness(o);
 }
 
+int top_main(args& a) {
+    blitz::cli::top_options o;
+    while (!a.done()) {
+        const std::string f = a.next();
+        if (is_help(f)) {
+            std::cout
+                << "usage: blitz top --attach PID|PATH [--once] [--format F] [--interval MS]\n"
+                   "       blitz top --demo [--once] ...\n"
+                   "  --attach     a program's PID (its config::inspect_socket = \"auto\") or the\n"
+                   "               socket path it set\n"
+                   "  --demo       start a runtime with a small workload in this process and\n"
+                   "               attach to it\n"
+                   "  --once       one snapshot, then exit (default: refresh until interrupted;\n"
+                   "               in place on a terminal, as blocks of lines otherwise)\n"
+                   "  --format F   text (default), json (metrics and dump in one object a line)\n"
+                   "               or openmetrics (the text format Prometheus scrapes)\n"
+                   "  --interval MS  between refreshes (default 1000)\n"
+                   "  --tasks N    rows in the oldest and busiest task tables (default 10)\n"
+                << exit_codes;
+            return 0;
+        }
+        if (f == "--attach") {
+            o.attach = a.value();
+        } else if (f == "--demo") {
+            a.no_value();
+            o.demo = true;
+        } else if (f == "--once") {
+            a.no_value();
+            o.once = true;
+        } else if (f == "--format") {
+            o.format = a.value();
+            if (o.format != "text" && o.format != "json" && o.format != "openmetrics")
+                throw usage_error("top: --format: text, json or openmetrics; got '" + o.format +
+                                  "'");
+        } else if (f == "--interval") {
+            o.interval_ms = static_cast<unsigned>(a.count(3'600'000));
+            if (o.interval_ms == 0) throw usage_error("top: --interval: at least 1 ms");
+        } else if (f == "--tasks") {
+            o.tasks = static_cast<unsigned>(a.count(100000));
+        } else {
+            a.unknown();
+        }
+    }
+    if (o.attach.empty() == !o.demo) {
+        throw usage_error("top: give --attach PID|PATH (or --demo), not both");
+    }
+    try {
+        return blitz::cli::run_top(o);
+    } catch (const blitz::config_error&) {
+        throw;
+    } catch (const std::runtime_error& e) {
+        std::cerr << "blitz top: " << e.what() << "\n";
+        return blitz::cli::exit_failed;
+    }
+}
+
 int dispatch(int argc, char** argv) {
     if (argc == 1) {  // as git and cargo do: the usage, not a run
         usage(std::cout);
@@ -376,6 +434,10 @@ int dispatch(int argc, char** argv) {
     if (first == "stress") {
         args a("blitz stress", argc, argv, 2);
         return blitz::cli::stress_main(a);
+    }
+    if (first == "top") {
+        args a("blitz top", argc, argv, 2);
+        return top_main(a);
     }
     if (first == "topo") {
         args a("blitz topo", argc, argv, 2);

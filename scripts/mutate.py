@@ -41,6 +41,31 @@ CATALOGUE = [
      "    (followed_io_ ? schedule_hist_ : io_hist_).record(cycle_clock::since(followed_at_, now));",
      "a followed wake is recorded in the other histogram: I/O wakes count as task wakes and task "
      "wakes as I/O"),
+    ("dump-claims-any-state", "runtime/src/task/task_header.cpp",
+     "        if (lifecycle_of(s) != lifecycle::idle) return false;",
+     "        if (lifecycle_of(s) == lifecycle::complete) return false;",
+     "the dump claims a task that is queued or running, as if it were idle: two threads own it "
+     "(issue 46's claim)"),
+    ("dump-release-loses-wake", "runtime/src/sched/worker.cpp",
+     "                requeue_given_back(again);",
+     "                (void)again;",
+     "a task woken or aborted while the dump held it is never queued again: the wake is lost "
+     "(issue 46's claim)"),
+    ("dump-chain-stops-at-first-frame", "runtime/src/sched/task_dump.cpp",
+     "        h = p.continuation();",
+     "        h = {};",
+     "the await chain stops at the innermost coroutine: the frames awaiting it are not shown "
+     "(issue 46, task dump)"),
+    ("dump-leaf-undescribed", "runtime/src/task/context.cpp",
+     "        hook->describe = describe;",
+     "        hook->describe = nullptr;",
+     "suspend_current drops the awaitable's describe function: the dump cannot say what a task "
+     "waits on (issue 46, task dump)"),
+    ("inspect-serves-any-user", "runtime/src/rt/inspect_server.cpp",
+     "cred.uid != ::geteuid()) {",
+     "cred.uid == ~0u) {",
+     "the inspect socket's credential check passes everyone: another user opening a 0666 socket "
+     "file reads the program's metrics and dump (issue 46)"),
     ("stall-never-suspected", "runtime/src/sched/stall_watchdog.cpp",
      "if (w.ph == phase::watching && now - w.first >= threshold_ &&",
      "if (w.ph == phase::watching && now - w.first >= threshold_ * 1000 &&",

@@ -124,8 +124,11 @@ std::string describe_wait(const wait_point& w, std::chrono::steady_clock::time_p
     if (w.deadline.time_since_epoch().count() != 0) {
         const auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(w.deadline - at).count();
-        parts.push_back(left >= 0 ? "due in " + std::to_string(left) + " ms"
-                                  : "due " + std::to_string(-left) + " ms ago");
+        const auto ms = left >= 0 ? left : -left;
+        const std::string span = ms < 10'000    ? std::to_string(ms) + " ms"
+                                 : ms < 600'000 ? std::to_string(ms / 1000) + " s"
+                                                : std::to_string(ms / 60'000) + " min";
+        parts.push_back(left >= 0 ? "due in " + span : "due " + span + " ago");
     }
     if (!w.detail.empty()) parts.push_back(w.detail);
     if (!parts.empty()) {

@@ -283,6 +283,76 @@ TEST(ModelTaskState, ControlAnAbortThatDoesNotEnqueueIsCaught) {
                   abort_body(true));
 }
 
+// The task dump's claim (issue 46, task_header::try_claim_idle): an inspector takes an IDLE
+// task as a runner would, reads it, and releases it, racing a wake, an abort and the runner.
+// While it holds the claim nobody polls the task (a runner and the inspector never hold it at
+// once); a wake or abort that lands meanwhile reschedules it at the release, so the abort
+// still completes the task exactly once and every reference comes back. `drop_reschedule` is
+// the control: the release ignores that it must queue the task, and the abort is lost.
+std::function<void()> claim_body(bool drop_reschedule) {
+    return [=] {
+        model_scheduler s;
+        task_header* h = spawn_header(s);  // SCHEDULED, one entry: the spawn's
+        s.entries.store(1, std::memory_order_relaxed);
+        atomic<int> holders{0};  // runners and inspectors inside the task right now
+        int completions = 0;
+        auto hold = [&] {
+            BLITZ_MODEL_CHECK(holders.fetch_add(1, std::memory_order_acq_rel) == 0);
+            holders.fetch_sub(1, std::memory_order_acq_rel);
+        };
+        auto run_entries = [&] {
+            while (s.entries.load(std::memory_order_acquire) > 0) {
+                s.entries.fetch_sub(1, std::memory_order_acq_rel);
+                for (;;) {
+                    const std::uint64_t st0 = h->transition_to_running();
+                    if (st::cancel_due(st0)) {
+                        hold();
+                        h->complete(/*cancelled=*/true, 1);
+                        ++completions;
+                        break;
+                    }
+                    hold();
+                    if (h->transition_after_poll() != task_header::after_poll::rescheduled) break;
+                }
+            }
+        };
+        blitz::waker w = h->make_waker();
+        thread runner(run_entries);
+        thread inspector([&] {
+            for (int i = 0; i < 2; ++i) {
+                if (!h->try_claim_idle()) continue;
+                hold();
+                const bool again =
+                    h->transition_after_poll() == task_header::after_poll::rescheduled;
+                if (again && !drop_reschedule) h->scheduler()->schedule(h, false);
+            }
+        });
+        thread aborter([&] { detail::abort_task(h); });
+        thread waker_thread([&, w = std::move(w)]() mutable { std::move(w).wake(); });
+        runner.join();
+        inspector.join();
+        aborter.join();
+        waker_thread.join();
+        run_entries();  // entries created after the runner stopped looking
+        const auto state = h->load_state();
+        BLITZ_MODEL_CHECK(st::lifecycle_of(state) == st::lifecycle::complete);
+        BLITZ_MODEL_CHECK(completions == 1);
+        BLITZ_MODEL_CHECK(st::refs_of(state) == 2);  // handle and list: the entries' are gone
+        h->unref(2);
+    };
+}
+
+TEST(ModelTaskState, ADumpClaimRacingWakeAbortAndPollLosesNothing) {
+    make_runtime_statics();
+    expect_holds("task state: dump claim, wake, abort and poll race", options{}, claim_body(false));
+}
+
+TEST(ModelTaskState, ControlAClaimThatDropsTheRescheduleIsCaught) {
+    make_runtime_statics();
+    expect_caught("task state control: the dump's release drops a wake or abort", options{},
+                  claim_body(true));
+}
+
 // K4 with a cancel_shield, in a real task polled by a model worker: an abort that arrives while
 // the task waits inside a shielded section is deferred, not lost. The shielded wait completes
 // with its value, and the task ends cancelled at its first suspension after the shield goes
