@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <source_location>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace blitz {
@@ -27,6 +28,16 @@ struct wait_point {
     int fd = -1;             // a socket, pipe or file operation's descriptor
     std::uint64_t task = 0;  // a join's target (its blitz::task_id)
     std::string detail;      // anything else the awaitable adds ("3 senders", "2 branches")
+    // For the lost-task analysis (runtime::find_lost): true when this wait can end only
+    // through what the two lists name, so that the analysis may reason about it (false: a
+    // timer, I/O, a plain thread or anything else may end it, and the task is never reported).
+    // ended_by_tasks: the tasks whose completion would end it (a join's target).
+    // ended_by_handles: where the handles live whose use would end it (a channel's senders, a
+    // mutex's guard), each of which must be found inside some task's frames. Both empty with
+    // `provable`: it never ends (a sleep until instant::max()).
+    bool provable = false;
+    std::vector<std::uint64_t> ended_by_tasks;
+    std::vector<const void*> ended_by_handles;
 };
 
 // One live task.
@@ -48,6 +59,9 @@ struct task_snapshot {
     // follow (a coroutine of another library) ends the chain with "?".
     std::vector<std::string> chain;
     wait_point waiting_on;
+    // Waiting tasks only: the memory of each of its frames that is its own allocation (address,
+    // bytes), outermost first. The lost-task analysis finds handles (senders, guards) there.
+    std::vector<std::pair<const void*, std::size_t>> frame_memory;
 };
 
 // What runtime::dump() saw. Each task is consistent in itself (a waiting task's chain is read
@@ -68,5 +82,33 @@ struct runtime_dump {
     // The same as JSON (one object; the shape is documented in docs/guide/debugging.md).
     std::string to_json() const;
 };
+
+// A task that can never be woken, and the proof (runtime::find_lost).
+struct lost_task {
+    task_snapshot task;
+    // The lost tasks its wait depends on: the task it joins, or the tasks whose frames hold
+    // every handle that could end its wait (a channel's senders, a mutex's guard). Empty for a
+    // wait that never ends by itself (a sleep until instant::max()).
+    std::vector<std::uint64_t> waits_for;
+    bool deadlocked = false;  // on a cycle of such dependencies (itself included)
+    std::string why;          // the proof in words
+};
+
+// What runtime::find_lost found: only what is proven (see find_lost).
+struct lost_report {
+    std::vector<lost_task> lost;
+    std::string to_string() const;
+};
+
+// The analysis behind runtime::find_lost, on two dumps taken one after the other: a task is
+// lost when it waited in both on a wait that only the things its wait_point names can end
+// (provable), had not been polled in between, and every one of those things is itself stuck:
+// the tasks it joins are lost, and every handle that could end its wait lives in the frames of
+// lost tasks (itself included). Between the dumps there was an instant when all of them were
+// suspended as recorded; from then on none of them can run, so none of them can end another's
+// wait. Anything the dumps cannot see (a queued or running task, a handle on the heap or in a
+// plain thread, a timer, I/O) counts as able to end a wait: false positives are ruled out, at
+// the price of misses. An abort from outside (a join handle's abort) still ends a lost task.
+lost_report find_lost(const runtime_dump& first, const runtime_dump& second);
 
 }  // namespace blitz

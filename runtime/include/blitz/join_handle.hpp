@@ -111,6 +111,8 @@ public:
             static void describe(const ::blitz::detail::ready_hook* a, wait_point& out) {
                 out.kind = "join";
                 out.task = static_cast<const awaiter*>(a)->self->h_->id();
+                out.provable = true;  // only the target's completion ends it
+                out.ended_by_tasks.push_back(out.task);
             }
             static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
                 return static_cast<const awaiter*>(a)->self->h_->is_complete();

@@ -110,6 +110,10 @@ public:
     // Any thread, also one of this runtime's tasks (that worker answers at once); costs each
     // worker the time to list its tasks (about a microsecond a task). Empty after shutdown.
     runtime_dump dump(std::chrono::milliseconds wait = std::chrono::seconds(1)) const;
+    // Tasks that can never be woken (issue 46; blitz::find_lost on two dumps taken in a row):
+    // only what is proven, with the proof. Deadlocks (cycles of joins, of channels whose
+    // senders sit in each other's frames, of mutex guards) are marked.
+    lost_report find_lost(std::chrono::milliseconds wait = std::chrono::seconds(1)) const;
     // Probe events recorded since the last call (config::probes); empty streams when off.
     probe_streams take_probes();
     unsigned num_workers() const noexcept;

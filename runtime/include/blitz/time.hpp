@@ -63,6 +63,7 @@ private:
     static void describe(const ::blitz::detail::ready_hook* a, wait_point& out) {
         out.kind = "sleep";
         out.deadline = static_cast<const sleep_until_awaiter*>(a)->deadline_;
+        out.provable = out.deadline == instant::max();  // never ends
     }
     void cancel() noexcept {
         if (armed_) detail::timers_disarm(*drv_, slot_);

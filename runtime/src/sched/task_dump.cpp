@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <tuple>
+#include <unordered_map>
 
 #include "base/stack_trace.hpp"
 #include "blitz/detail/select_scope.hpp"
@@ -33,11 +35,13 @@ void dump_access::read_chain(task_header* t, task_record& out) {
         if (leaf->describe) leaf->describe(leaf, out.snap.waiting_on);
     }
     const void* root = t->root().address();
+    auto& memory = out.snap.frame_memory;
     for (unsigned i = 0; i < max_chain_frames && h; ++i) {
         void* frame = h.address();
         // Both compilers keep a frame's resume function in its first word.
         out.frames.push_back(*static_cast<void* const*>(frame));
         if (frame == root) {
+            memory.insert(memory.begin(), {frame, t->frame_bytes_});
             out.chain_complete = true;
             return;
         }
@@ -45,6 +49,9 @@ void dump_access::read_chain(task_header* t, task_record& out) {
         // library's coroutine ends the walk, and the dump shows "?" above it.
         auto& p = std::coroutine_handle<promise_base>::from_address(frame).promise();
         if (!p.is_task_frame(frame)) return;
+        // A frame in a block of its own (an elided one lies inside its caller's frame).
+        if (const task_header* own = p.header())
+            memory.insert(memory.begin(), {frame, own->frame_bytes_});
         h = p.continuation();
     }
 }
@@ -215,6 +222,181 @@ std::string runtime_dump::to_string() const {
         }
         if (t.state == task_snapshot::state_kind::waiting) {
             o << indent << "-> " << detail::describe_wait(t.waiting_on, taken_at) << "\n";
+        }
+    }
+    return o.str();
+}
+
+namespace {
+
+// Whether two records of one task show the same wait, untouched in between.
+bool same_wait(const task_snapshot& a, const task_snapshot& b) {
+    return a.state == task_snapshot::state_kind::waiting &&
+           b.state == task_snapshot::state_kind::waiting && a.polls == b.polls &&
+           a.waiting_on.provable && b.waiting_on.provable &&
+           a.waiting_on.ended_by_tasks == b.waiting_on.ended_by_tasks &&
+           a.waiting_on.ended_by_handles == b.waiting_on.ended_by_handles &&
+           a.frame_memory == b.frame_memory;
+}
+
+}  // namespace
+
+lost_report find_lost(const runtime_dump& first, const runtime_dump& second) {
+    // The candidates: tasks waiting in both dumps on the same provable wait, unpolled between.
+    std::unordered_map<std::uint64_t, const task_snapshot*> before;
+    for (const auto& t : first.tasks) before.emplace(t.id, &t);
+    std::vector<const task_snapshot*> cand;
+    std::unordered_map<std::uint64_t, std::size_t> index;  // id -> position in cand
+    for (const auto& t : second.tasks) {
+        const auto it = before.find(t.id);
+        if (it != before.end() && same_wait(*it->second, t)) {
+            index.emplace(t.id, cand.size());
+            cand.push_back(&t);
+        }
+    }
+    // Whose frame holds each address: every listed task's frames in the second dump (a handle
+    // in the frame of a task that is not a candidate makes the wait it could end live).
+    std::vector<std::tuple<std::uintptr_t, std::uintptr_t, std::uint64_t>> spans;
+    for (const auto& t : second.tasks) {
+        for (const auto& [at, bytes] : t.frame_memory) {
+            const auto lo = reinterpret_cast<std::uintptr_t>(at);
+            spans.emplace_back(lo, lo + bytes, t.id);
+        }
+    }
+    std::sort(spans.begin(), spans.end());
+    const auto owner_of = [&](const void* p) -> std::uint64_t {
+        const auto a = reinterpret_cast<std::uintptr_t>(p);
+        auto it = std::upper_bound(spans.begin(), spans.end(),
+                                   std::make_tuple(a, ~std::uintptr_t{0}, ~std::uint64_t{0}));
+        if (it == spans.begin()) return 0;
+        --it;
+        return a < std::get<1>(*it) ? std::get<2>(*it) : 0;
+    };
+    // Each candidate's dependencies (positions in cand), or none if one of them is outside.
+    const std::size_t n = cand.size();
+    std::vector<std::vector<std::size_t>> deps(n);
+    std::vector<bool> lost(n, true);
+    for (std::size_t i = 0; i < n; ++i) {
+        const wait_point& w = cand[i]->waiting_on;
+        const auto need = [&](std::uint64_t id) {
+            const auto it = id ? index.find(id) : index.end();
+            if (it == index.end()) {
+                lost[i] = false;
+            } else {
+                deps[i].push_back(it->second);
+            }
+        };
+        for (const std::uint64_t id : w.ended_by_tasks) need(id);
+        for (const void* h : w.ended_by_handles) need(owner_of(h));
+    }
+    // The greatest set in which every member depends only on members.
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!lost[i]) continue;
+            for (const std::size_t d : deps[i]) {
+                if (!lost[d]) {
+                    lost[i] = false;
+                    changed = true;
+                    break;
+                }
+            }
+        }
+    }
+    // Cycles among the lost (Tarjan's strongly connected components, iteratively): a member of
+    // a component of two or more, or with an edge to itself, is deadlocked.
+    std::vector<int> order(n, -1), low(n, 0);
+    std::vector<bool> on_stack(n, false), deadlocked(n, false);
+    std::vector<std::size_t> stack;
+    int next = 0;
+    for (std::size_t root = 0; root < n; ++root) {
+        if (!lost[root] || order[root] >= 0) continue;
+        std::vector<std::pair<std::size_t, std::size_t>> frames{{root, 0}};  // node, next edge
+        order[root] = low[root] = next++;
+        stack.push_back(root);
+        on_stack[root] = true;
+        while (!frames.empty()) {
+            auto& [v, e] = frames.back();
+            if (e < deps[v].size()) {
+                const std::size_t w = deps[v][e++];
+                if (!lost[w]) continue;
+                if (order[w] < 0) {
+                    order[w] = low[w] = next++;
+                    stack.push_back(w);
+                    on_stack[w] = true;
+                    frames.emplace_back(w, 0);
+                } else if (on_stack[w]) {
+                    low[v] = std::min(low[v], order[w]);
+                }
+                continue;
+            }
+            const std::size_t done = v;
+            frames.pop_back();
+            if (!frames.empty())
+                low[frames.back().first] = std::min(low[frames.back().first], low[done]);
+            if (low[done] != order[done]) continue;
+            std::vector<std::size_t> comp;
+            for (;;) {
+                const std::size_t w = stack.back();
+                stack.pop_back();
+                on_stack[w] = false;
+                comp.push_back(w);
+                if (w == done) break;
+            }
+            const bool self_loop =
+                std::find(deps[done].begin(), deps[done].end(), done) != deps[done].end();
+            if (comp.size() > 1 || self_loop) {
+                for (const std::size_t w : comp) deadlocked[w] = true;
+            }
+        }
+    }
+    lost_report r;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!lost[i]) continue;
+        lost_task l;
+        l.task = *cand[i];
+        for (const std::size_t d : deps[i]) {
+            const std::uint64_t id = cand[d]->id;
+            if (std::find(l.waits_for.begin(), l.waits_for.end(), id) == l.waits_for.end())
+                l.waits_for.push_back(id);
+        }
+        l.deadlocked = deadlocked[i];
+        const wait_point& w = l.task.waiting_on;
+        std::string who;
+        for (std::size_t k = 0; k < l.waits_for.size(); ++k)
+            who += (k ? ", " : "") + std::string("task ") + std::to_string(l.waits_for[k]);
+        if (l.waits_for.empty()) {
+            l.why = w.kind + " that never ends";
+        } else if (!w.ended_by_handles.empty() && w.ended_by_tasks.empty()) {
+            l.why = w.kind + ": every handle that could end it (" +
+                    std::to_string(w.ended_by_handles.size()) + ") lives in the frames of " + who +
+                    ", which can never run again";
+        } else if (w.ended_by_handles.empty()) {
+            l.why = w.kind + " of " + who + ", which can never complete";
+        } else {
+            l.why = w.kind + ": what could end it is held by or waits on " + who +
+                    ", which can never run again";
+        }
+        if (l.deadlocked) l.why += " (a deadlock: the wait leads back to this task)";
+        r.lost.push_back(std::move(l));
+    }
+    return r;
+}
+
+std::string lost_report::to_string() const {
+    std::ostringstream o;
+    o << "blitz lost tasks: " << lost.size() << "\n";
+    for (const auto& l : lost) {
+        o << "task " << l.task.id << (l.deadlocked ? " deadlocked" : " lost");
+        if (l.task.spawn_site_known) {
+            o << ", spawned at " << l.task.spawn_site.file_name() << ":"
+              << l.task.spawn_site.line();
+        }
+        o << ": " << l.why << "\n";
+        std::string indent = "    ";
+        for (const auto& f : l.task.chain) {
+            o << indent << f << "\n";
+            indent += "  ";
         }
     }
     return o.str();

@@ -119,6 +119,8 @@ void select_scope::describe_branches(const ready_hook* self, wait_point& out) {
     out.kind = "select";
     std::string branches;
     unsigned waiting = 0;
+    // Stuck only if every waiting branch is (each provable), and none has a deadline.
+    bool provable = true;
     for (unsigned i = 0; i < s->n_; ++i) {
         const scope_slot& sl = s->slots_[i];
         if (!sl.armed) continue;
@@ -135,7 +137,14 @@ void select_scope::describe_branches(const ready_hook* self, wait_point& out) {
         if (!out.object) out.object = b.object;
         if (out.fd < 0) out.fd = b.fd;
         if (out.task == 0) out.task = b.task;
+        provable = provable && b.provable && !has_deadline;
+        out.ended_by_tasks.insert(out.ended_by_tasks.end(), b.ended_by_tasks.begin(),
+                                  b.ended_by_tasks.end());
+        out.ended_by_handles.insert(out.ended_by_handles.end(), b.ended_by_handles.begin(),
+                                    b.ended_by_handles.end());
     }
+    // A decided winner waiting for its losers to settle resumes without any branch's help.
+    out.provable = provable && waiting > 0 && s->decided_ < 0;
     out.detail =
         std::to_string(waiting) + " of " + std::to_string(s->n_) + " branches: " + branches;
 }

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "blitz/detail/atomic.hpp"
+#include "blitz/detail/holder_list.hpp"
 #include "blitz/sync/semaphore.hpp"
 #include "blitz/testing/fault_injection.hpp"
 
@@ -97,6 +98,17 @@ public:
     semaphore& ready_values() noexcept { return ready_; }
 
     detail::atomic<std::size_t> senders{0}, receivers{0};
+    // Where the senders live (the lost-task analysis; sender keeps its entry current).
+    detail::holder_list sender_places;
+    // The lost-task analysis's facts for a receive waiting on this channel (wait_point): only
+    // a sender can end it, and every sender is listed; with none left the close is about to
+    // wake it, and nothing is claimed.
+    static void recv_facts(const void* self, wait_point& out) {
+        const auto* s = static_cast<const chan_state*>(self);
+        if (s->senders.load(std::memory_order_acquire) == 0) return;
+        s->sender_places.for_each([&](const void* at) { out.ended_by_handles.push_back(at); });
+        out.provable = !out.ended_by_handles.empty();
+    }
 #if BLITZ_FAULTS
     bool fault_drop_waiting_send = false;  // X5's negative controls
     bool fault_drop_closed_send = false;
@@ -173,14 +185,21 @@ std::pair<sender<T>, receiver<T>> channel(std::size_t capacity);
 // The sending half. Copies count as senders; when the last one goes, the channel closes:
 // receivers take what is left, then see the end.
 template <class T>
-class sender {
+class sender : private detail::holder_link {
 public:
     sender(const sender& o) noexcept : s_(o.s_) {
-        if (s_) s_->senders.fetch_add(1, std::memory_order_relaxed);
+        if (s_) {
+            s_->senders.fetch_add(1, std::memory_order_relaxed);
+            s_->sender_places.add(this);
+        }
     }
-    sender(sender&& o) noexcept = default;
+    sender(sender&& o) noexcept : s_(std::move(o.s_)) {
+        if (s_) s_->sender_places.replace(&o, this);
+    }
     sender& operator=(sender o) noexcept {
-        std::swap(s_, o.s_);
+        drop();
+        s_ = std::move(o.s_);
+        if (s_) s_->sender_places.replace(&o, this);
         return *this;
     }
     ~sender() { drop(); }
@@ -253,6 +272,7 @@ private:
     friend std::pair<sender<T>, receiver<T>> channel<T>(std::size_t);
     explicit sender(std::shared_ptr<detail::chan_state<T>> s) noexcept : s_(std::move(s)) {
         s_->senders.fetch_add(1, std::memory_order_relaxed);
+        s_->sender_places.add(this);
     }
     // Every use of a moved-from sender throws std::logic_error (instead of dereferencing null).
     detail::chan_state<T>& checked() const {
@@ -260,7 +280,9 @@ private:
         return *s_;
     }
     void drop() noexcept {
-        if (s_ && s_->senders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (!s_) return;
+        s_->sender_places.remove(this);
+        if (s_->senders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
             s_->ready_values().close();  // receivers drain, then see the end
         }
         s_.reset();
@@ -286,7 +308,7 @@ public:
     class [[nodiscard]] recv_awaiter {
     public:
         explicit recv_awaiter(detail::chan_state<T>& s) : s_(s), a_(s.ready_values().acquire(1)) {
-            a_.set_label("channel recv", &s);
+            a_.set_label("channel recv", &s, &detail::chan_state<T>::recv_facts);
         }
         bool await_ready() noexcept { return a_.await_ready(); }
         bool await_suspend(std::coroutine_handle<> h) { return a_.await_suspend(h); }

@@ -222,7 +222,7 @@ private:
     // Destroys the result slot and the header and gives the block back (the last reference).
     static void release_block(task_header* h) noexcept;
 
-    // ---- fields (104 bytes: the header and an empty frame fill a 160-byte block) ----
+    // ---- fields (112 bytes: the header and an empty frame fill a 160-byte block) ----
     detail::atomic<std::uint64_t> state_{0};
     task_scheduler* sched_ = nullptr;         // whoever runs it (task/schedule.hpp)
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
@@ -256,6 +256,9 @@ private:
     // first suspended (written when it is listed, before IDLE is published).
     detail::atomic<std::uint32_t> polls_{0};
     std::uint32_t listed_ms_ = 0;
+    // The frame's size (set at allocation): the dump's lost-task analysis finds the handles
+    // (senders, guards) that live inside a task's frames by address.
+    std::uint32_t frame_bytes_ = 0;
     std::uint64_t assign_id(bool in_signal_handler) const noexcept;
     static constexpr std::uint8_t flag_spawned = 1;     // handed to a scheduler
     static constexpr std::uint8_t flag_frame_dead = 2;  // the frame was destroyed

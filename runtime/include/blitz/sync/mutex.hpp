@@ -15,13 +15,28 @@ template <class Lock>
 class [[nodiscard]] basic_guard {
 public:
     basic_guard() noexcept = default;
-    explicit basic_guard(semaphore_permit p) noexcept : p_(std::move(p)) {}
-    basic_guard(basic_guard&&) noexcept = default;
-    basic_guard& operator=(basic_guard&&) noexcept = default;
-    void unlock() noexcept { p_.release(); }
+    explicit basic_guard(semaphore_permit p) noexcept : p_(std::move(p)) { note(this); }
+    basic_guard(basic_guard&& o) noexcept : p_(std::move(o.p_)) { note(this); }
+    basic_guard& operator=(basic_guard&& o) noexcept {
+        if (this != &o) {
+            unlock();
+            p_ = std::move(o.p_);
+            note(this);
+        }
+        return *this;
+    }
+    ~basic_guard() { unlock(); }
+    void unlock() noexcept {
+        note(nullptr);
+        p_.release();
+    }
     bool owns_lock() const noexcept { return p_.count() > 0; }
 
 private:
+    // A mutex's guard says where it lives (semaphore::note_holder; the lost-task analysis).
+    void note(const void* where) noexcept {
+        if (semaphore* s = p_.owner()) s->note_holder(where);
+    }
     semaphore_permit p_;
 };
 

@@ -44,6 +44,7 @@ public:
     ~semaphore_permit() { release(); }
 
     std::size_t count() const noexcept { return n_; }
+    semaphore* owner() const noexcept { return s_; }  // nullptr when it holds nothing
     // Gives the permits back now.
     void release() noexcept;
     // Keeps the permits out of the semaphore for good (e.g. to shrink it).
@@ -132,10 +133,14 @@ public:
         }
         bool closed() const noexcept { return closed_; }
         // What the task dump calls this wait ("channel recv", "mutex lock"; a static string)
-        // and the primitive it names (nullptr: this semaphore).
-        void set_label(const char* what, const void* object = nullptr) noexcept {
+        // and the primitive it names (nullptr: this semaphore); `facts`, when given, adds what
+        // the lost-task analysis may rely on (wait_point::provable) from that primitive.
+        using facts_fn = void (*)(const void* object, wait_point& out);
+        void set_label(const char* what, const void* object = nullptr,
+                       facts_fn facts = nullptr) noexcept {
             label_ = what;
             object_ = object;
+            facts_ = facts;
         }
 
     private:
@@ -145,6 +150,13 @@ public:
             out.kind = a->label_;
             out.object = a->object_ ? a->object_ : &a->s_;
             if (a->n_ != 1) out.detail = std::to_string(a->n_) + " permits";
+            if (a->facts_) {
+                a->facts_(out.object, out);
+            } else if (const void* g = a->s_.holder_at()) {
+                // A mutex's guard: only its release (or its task's end) lets this wait go on.
+                out.provable = true;
+                out.ended_by_handles.push_back(g);
+            }
         }
         // Takes all n permits from the free count at once, or nothing.
         bool take_free() noexcept {
@@ -173,6 +185,7 @@ public:
         detail::wait_node node_;
         const char* label_ = "semaphore acquire";
         const void* object_ = nullptr;
+        facts_fn facts_ = nullptr;
     };
 
     // co_await sem.acquire(n) -> semaphore_permit. n = 0 completes at once; n > max throws
@@ -251,6 +264,13 @@ public:
         return granted_waiting_.load(std::memory_order_seq_cst) != 0;
     }
     std::size_t max_permits() const noexcept { return max_; }
+    // Where the guard holding a one-permit semaphore (a blitz::mutex) lives, for the lost-task
+    // analysis: its guard records its address when it takes the permit or moves, and clears it
+    // when it lets go (nullptr: not held by a guard). A semaphore of more permits ignores it.
+    void note_holder(const void* where) noexcept {
+        if (max_ == 1) holder_at_.store(where, std::memory_order_release);
+    }
+    const void* holder_at() const noexcept { return holder_at_.load(std::memory_order_acquire); }
     // Waiters queued right now (a snapshot, for tests and metrics).
     std::size_t waiters() const;
 
@@ -310,6 +330,7 @@ private:
     // of them sees the other and completes the queue.
     detail::atomic<std::size_t> granted_waiting_{0};
     const std::size_t max_;
+    detail::atomic<const void*> holder_at_{nullptr};  // note_holder
     mutable detail::mutex mu_;
     detail::wait_queue waiters_;  // acquire_awaiter::node_, oldest first
     std::size_t queued_ BLITZ_GUARDED_BY(mu_) = 0;
