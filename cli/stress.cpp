@@ -37,6 +37,9 @@ const char* const stress_help =
     "  --io-mode M         shared (default) or busy: busy runtimes are pinned compact, and\n"
     "                      worker counts above this machine's CPUs are left out\n"
     "  --list              the workloads, one per line\n"
+    "  --inspect           a thread dumps the running runtime and asks for lost tasks\n"
+    "                      throughout; any lost task reported fails the run (the workloads\n"
+    "                      leak nothing, so a report would be a false one: issue 46)\n"
     "  --fault NAME        put a deliberate defect into the runtime, to see an oracle catch it\n"
     "                      (the negative control; --list-faults names them)\n"
     "exit status: 0 passed, 1 a check failed, 2 a wrong command line (nothing ran), 3 a round "
@@ -87,6 +90,12 @@ int stress_main(args& a) {
             o.progress_every = static_cast<double>(a.count());
         } else if (f == "--io-mode") {
             o.io_mode = parse_io_mode(a.value());
+        } else if (f == "--inspect") {
+            a.no_value();
+            o.inspect = true;
+        } else if (f == "--seed-leak") {
+            a.no_value();
+            o.seed_leak = true;
         } else {
             a.unknown();
         }

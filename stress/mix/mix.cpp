@@ -502,6 +502,12 @@ task<outcome> sockets_round(std::uint64_t seed) {
 
 outcome sockets(runtime& rt, rng_t& r) { return rt.block_on(sockets_round(r())); }
 
+// --seed-leak: a task that can never be woken (its channel's only sender is in its own frame).
+task<void> leaked_task() {
+    auto [tx, rx] = channel<int>(1);
+    (void)co_await rx.recv();
+}
+
 struct workload {
     const char* name;
     outcome (*fn)(runtime&, rng_t&);
@@ -606,6 +612,8 @@ result run(const options& o) {
     for (const workload* w : chosen) add_row(w->name);
     // The runtimes' shutdowns: every payload destroyed exactly once once a runtime is gone.
     add_row("shutdown");
+    // The inspector's row (--inspect): dumps taken, and false lost-task reports.
+    if (o.inspect) add_row("inspect");
     if (chosen.empty() || o.workers.empty()) return res;
 
     rng_t r(o.seed);
@@ -627,6 +635,24 @@ result run(const options& o) {
         {
             runtime rt(c);
             ++res.runtimes;
+            // --inspect: dumps and lost-task questions while the rounds run, stopped before the
+            // shutdown. Its findings are merged after the runtime's rounds.
+            std::atomic<bool> inspecting{o.inspect};
+            std::uint64_t inspections = 0;
+            std::string false_report;
+            std::thread inspector;
+            join_handle<void> leak;
+            if (o.seed_leak) leak = rt.spawn(leaked_task());
+            if (o.inspect) {
+                inspector = std::thread([&] {
+                    while (inspecting.load() && false_report.empty()) {
+                        (void)rt.dump();
+                        const lost_report l = rt.find_lost();
+                        inspections += 1;
+                        if (!l.lost.empty()) false_report = l.to_string();
+                    }
+                });
+            }
             for (unsigned k = 0; k < o.rounds_per_runtime && !failed; ++k) {
                 if (o.rounds ? res.rounds >= o.rounds : elapsed() >= o.seconds) break;
                 const std::size_t i = r() % chosen.size();
@@ -657,11 +683,27 @@ result run(const options& o) {
                                    " checked operations, ", failed ? "a failure" : "no failure"));
                 }
             }
+            if (inspector.joinable()) {
+                inspecting.store(false);
+                inspector.join();
+                row& ins = res.rows.back();
+                ins.rounds += 1;
+                ins.ops += inspections;
+                if (!false_report.empty() && !failed) {
+                    ++ins.failures;
+                    failed = true;
+                    ins.first_failure = say("runtime ", res.runtimes, " (", c.workers,
+                                            " workers): a lost task reported in a workload that "
+                                            "leaks nothing:\n",
+                                            false_report);
+                }
+            }
+            if (leak.valid()) leak.abort();
             dog.round(say("the shutdown of a runtime with ", c.workers, " workers"));
             rt.shutdown();
         }
         dog.round({});
-        row& down = res.rows.back();
+        row& down = res.rows[res.rows.size() - (o.inspect ? 2 : 1)];
         ++down.rounds;
         if (!failed && payload::live.load() != live_before) {
             row& rw = down;

@@ -29,6 +29,13 @@ struct options {
     // busy: every runtime runs in busy mode, pinned compact (worker counts above this machine's
     // eligible PUs are left out: spinning workers must not share a CPU).
     io_mode_kind io_mode = io_mode_kind::shared;
+    // inspect: a thread takes dumps and asks find_lost of every runtime while its rounds run;
+    // a lost task reported is a failure (row "inspect"; the workloads leak nothing).
+    bool inspect = false;
+    // The inspector's negative control: every runtime also runs one task that can never be
+    // woken (it waits on a channel whose only sender is in its own frame); the inspector must
+    // report it and fail the run.
+    bool seed_leak = false;
 };
 
 // The runtime faults `blitz stress --fault NAME` accepts (each one a workload's oracle catches),
