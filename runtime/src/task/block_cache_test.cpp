@@ -90,11 +90,16 @@ TEST(BlockCache, AWorkerKeepsOnlyItsBase) {
     config c;
     c.workers = 1;
     runtime rt(c);
-    const std::size_t held = rt.block_on([]() -> task<std::size_t> {
-        auto blocks = take_blocks(n, bytes);
-        give_blocks(blocks, bytes);
-        co_return info::held(bytes);
-    }());
+    // From a fresh plain thread, so that no block an earlier test left in this thread's cache
+    // is taken (uncharged) by the spawn; that thread's own charges are refunded as it exits.
+    std::size_t held = 0;
+    std::thread([&] {
+        held = rt.block_on([]() -> task<std::size_t> {
+            auto blocks = take_blocks(n, bytes);
+            give_blocks(blocks, bytes);
+            co_return info::held(bytes);
+        }());
+    }).join();
     EXPECT_LE(held, info::base_per_class());
     EXPECT_EQ(info::wide_charged(), charged_before);
 }
