@@ -152,8 +152,8 @@ void task_table(std::ostream& os, const std::vector<const json_value*>& rows, un
     }
 }
 
-std::string render(const json_value& m, const json_value& d, const std::string& source,
-                   unsigned task_rows) {
+std::string render(const json_value& m, const json_value& d, const std::string& lost,
+                   const std::string& source, unsigned task_rows) {
     std::ostringstream os;
     const auto& workers = m.find("workers")->array();
     const std::time_t now = std::time(nullptr);
@@ -207,6 +207,8 @@ std::string render(const json_value& m, const json_value& d, const std::string& 
     std::sort(tasks.begin(), tasks.end(), by("polls"));
     os << "busiest (most polls)\n";
     task_table(os, tasks, task_rows);
+    // The lost-task report, as the program gave it (its first line counts them).
+    os << "\n" << lost;
     return os.str();
 }
 
@@ -222,6 +224,11 @@ task<void> demo_pinger(receiver<int> rx, sender<int> tx) {
 
 task<void> demo_forgotten(receiver<int> rx) {
     (void)co_await rx.recv();  // its sender is kept and never used: waits forever
+}
+
+task<void> demo_deadlocked() {
+    auto [tx, rx] = channel<int>(1);
+    (void)co_await rx.recv();  // its only sender is its own: provably never woken
 }
 
 task<void> demo_sleeper(std::chrono::seconds d) { co_await sleep(d); }
@@ -252,12 +259,13 @@ std::unique_ptr<demo_runtime> start_demo() {
     d->handles.push_back(d->rt->spawn(demo_pinger(std::move(arx), std::move(btx))));
     d->handles.push_back(d->rt->spawn(demo_pinger(std::move(brx), std::move(atx))));
     d->handles.push_back(d->rt->spawn(demo_forgotten(std::move(krx))));
+    d->handles.push_back(d->rt->spawn(demo_deadlocked()));
     for (int i = 1; i <= 3; ++i)
         d->handles.push_back(d->rt->spawn(demo_sleeper(std::chrono::seconds(600 * i))));
     auto target = d->rt->spawn(demo_sleeper(std::chrono::seconds(3600)));
     d->handles.push_back(d->rt->spawn(demo_waiter(std::move(target))));
     // Let every task reach its first wait (counted in dumps, not time).
-    for (int i = 0; i < 10000 && d->rt->dump().tasks.size() < 7; ++i) std::this_thread::yield();
+    for (int i = 0; i < 10000 && d->rt->dump().tasks.size() < 8; ++i) std::this_thread::yield();
     return d;
 }
 
@@ -292,7 +300,8 @@ int run_top(const top_options& o) {
                 };
                 out = "{\"metrics\":" + trim(m) + ",\"dump\":" + trim(d) + "}\n";
             } else {
-                out = render(json_value::parse(m), json_value::parse(d), source, o.tasks);
+                out = render(json_value::parse(m), json_value::parse(d),
+                             ask_socket(path, "lost"), source, o.tasks);
             }
         }
         if (tty) {

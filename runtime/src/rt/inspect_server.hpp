@@ -13,7 +13,7 @@ namespace blitz::detail {
 // One per runtime that sets inspect_socket or dump_signal.
 //
 // Protocol, per connection: the client writes one request line ("metrics", "openmetrics",
-// "dump", "dump text"; at most 255 bytes, ended by a newline or by shutting down its write
+// "dump", "dump text", "lost"; at most 255 bytes, ended by a newline or by shutting down its write
 // side), the server writes the answer and closes. Connections are served one at a time; a
 // client that sends nothing within a second, or does not read its answer within a second, is
 // dropped, so a stalled client holds the others up by at most that. A peer whose user id

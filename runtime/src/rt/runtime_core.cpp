@@ -101,8 +101,13 @@ std::string runtime_core::answer_inspect(const std::string& request) {
     if (request == "openmetrics") return metrics().to_openmetrics();
     if (request == "dump") return sched_.dump(std::chrono::seconds(1)).to_json() + "\n";
     if (request == "dump text") return sched_.dump(std::chrono::seconds(1)).to_string();
+    if (request == "lost") {
+        const runtime_dump first = sched_.dump(std::chrono::seconds(1));
+        const runtime_dump second = sched_.dump(std::chrono::seconds(1));
+        return find_lost(first, second).to_string();
+    }
     return "error: unknown request '" + request.substr(0, 64) +
-           "'; ask for metrics, openmetrics, dump or dump text\n";
+           "'; ask for metrics, openmetrics, dump, dump text or lost\n";
 }
 
 scheduler_setup runtime_core::make_setup() {
