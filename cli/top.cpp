@@ -300,8 +300,8 @@ int run_top(const top_options& o) {
                 };
                 out = "{\"metrics\":" + trim(m) + ",\"dump\":" + trim(d) + "}\n";
             } else {
-                out = render(json_value::parse(m), json_value::parse(d),
-                             ask_socket(path, "lost"), source, o.tasks);
+                out = render(json_value::parse(m), json_value::parse(d), ask_socket(path, "lost"),
+                             source, o.tasks);
             }
         }
         if (tty) {

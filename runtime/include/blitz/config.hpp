@@ -191,12 +191,12 @@ struct config {
     // The inspect socket (issue 46; `blitz top --attach`, docs/guide/debugging.md): a Unix
     // stream socket at this path, served by one thread, answers one request per connection:
     // "metrics" (JSON), "openmetrics" (the text format, for Prometheus scrapers), "dump" (the
-    // task dump as JSON), "dump text" and "lost" (runtime::find_lost's report). The socket file is made 0600 and each peer's
-    // credentials are checked: a process of another user (root included) is refused. Empty (the
-    // default): no socket, no thread. "auto": $XDG_RUNTIME_DIR/blitz-<pid>.sock, or
-    // /tmp/blitz-<uid>/blitz-<pid>.sock (a 0700 directory) without it, which is where
-    // `blitz top --attach <pid>` looks. A path that exists and answers is refused
-    // (config_error); a stale socket file is replaced. At most 107 bytes (sun_path).
+    // task dump as JSON), "dump text" and "lost" (runtime::find_lost's report). The socket file is
+    // made 0600 and each peer's credentials are checked: a process of another user (root included)
+    // is refused. Empty (the default): no socket, no thread. "auto":
+    // $XDG_RUNTIME_DIR/blitz-<pid>.sock, or /tmp/blitz-<uid>/blitz-<pid>.sock (a 0700 directory)
+    // without it, which is where `blitz top --attach <pid>` looks. A path that exists and answers
+    // is refused (config_error); a stale socket file is replaced. At most 107 bytes (sun_path).
     std::string inspect_socket;
     // A signal that writes the task dump (runtime_dump::to_string) to stderr, from the same
     // thread (its handler only wakes it). 0 (the default): none. SIGQUIT would replace the

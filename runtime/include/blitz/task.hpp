@@ -24,9 +24,8 @@ namespace detail {
 class promise_base {
 public:
     // `frame`: the address of the coroutine frame this promise is built in.
-    explicit promise_base(const void* frame) noexcept : header_(claim_fresh_header(frame)) {
-        if (!header_) header_ = elided_mark();
-    }
+    explicit promise_base(const void* frame) noexcept
+        : header_(claim_fresh_header(frame, elided_mark())) {}
 
     // Frame allocation (in promise<T>): [result slot | task_header | frame], so a spawned task
     // costs one allocation.
@@ -47,6 +46,8 @@ public:
 
     // The header in front of this frame, or nullptr when the compiler elided the allocation.
     task_header* header() const noexcept { return header_ == elided_mark() ? nullptr : header_; }
+    // header() without the translation, for spawn: elided_mark() when elided, never null.
+    task_header* header_or_mark() const noexcept { return header_; }
     // For the task dump: whether `frame` (this promise's frame) looks like a blitz task's, its
     // header word being the one a task promise writes (the header in front of it, or the mark
     // of an elided allocation). A coroutine of another library's type, which a task may await,
@@ -62,11 +63,12 @@ public:
     // function pointers, where promise_base's own alignment puts it too).
     std::coroutine_handle<> continuation() const noexcept { return continuation_; }
 
-private:
     // An address no header has (odd, below any mapping): the header word of an elided frame.
     static task_header* elided_mark() noexcept {
         return reinterpret_cast<task_header*>(std::uintptr_t{0xb1172e1d});
     }
+
+private:
     task_header* header_;  // elided_mark() when the frame is not in a block of ours
     std::coroutine_handle<> continuation_{};
 };

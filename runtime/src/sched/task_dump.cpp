@@ -41,7 +41,7 @@ void dump_access::read_chain(task_header* t, task_record& out) {
         // Both compilers keep a frame's resume function in its first word.
         out.frames.push_back(*static_cast<void* const*>(frame));
         if (frame == root) {
-            memory.insert(memory.begin(), {frame, t->frame_bytes_});
+            memory.insert(memory.begin(), {frame, t->frame_capacity()});
             out.chain_complete = true;
             return;
         }
@@ -51,7 +51,7 @@ void dump_access::read_chain(task_header* t, task_record& out) {
         if (!p.is_task_frame(frame)) return;
         // A frame in a block of its own (an elided one lies inside its caller's frame).
         if (const task_header* own = p.header())
-            memory.insert(memory.begin(), {frame, own->frame_bytes_});
+            memory.insert(memory.begin(), {frame, own->frame_capacity()});
         h = p.continuation();
     }
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/detail/task_header.hpp"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cassert>
@@ -24,11 +26,11 @@ namespace blitz::detail {
 
 // The layout the 160-byte block of an empty task depends on (fields listed in task_header.hpp);
 // a field added there must find its bytes elsewhere. It was 80 bytes until issue 46 gave every
-// task an id and a spawn site (16 bytes, as Tokio's task keeps an 8-byte id), then a poll count,
-// a listing time and the frame's size for the dump (12 more, in 16); the model checker's
-// atomics are bigger.
+// task an id and a spawn site (16 bytes, as Tokio's task keeps an 8-byte id), then a poll count
+// and a listing time for the dump (8 more; the prefix rounds 104 up to 112); the model
+// checker's atomics are bigger.
 #if !defined(BLITZ_MODEL_ATOMIC_HEADER)
-static_assert(sizeof(void*) != 8 || sizeof(task_header) == 112, "task_header grew past 112 bytes");
+static_assert(sizeof(void*) != 8 || sizeof(task_header) == 104, "task_header grew past 104 bytes");
 #endif
 
 namespace {
@@ -506,37 +508,48 @@ void* allocate_task_frame(std::size_t frame_size, const task_header::result_ops*
     if (BLITZ_INJECTED_FAILURE(task_alloc)) throw std::bad_alloc();  // faults build only
     // The header in front of the frame (after the result slot, if any); the frame's address.
     // (Lambdas here share the function's access to task_header.)
-    static constexpr auto place = [](void* block, std::size_t c,
-                                     const task_header::result_ops* front,
-                                     std::size_t frame_size) __attribute__((always_inline)) {
-        const std::size_t slot_bytes = front ? front->slot_bytes : 0;
-        auto* h = new (static_cast<std::byte*>(block) + slot_bytes) task_header();
-        static_assert(block_cache::classes <= 255, "a class must fit task_header::size_class_");
-        h->size_class_ = static_cast<std::uint8_t>(c);
-        h->frame_bytes_ = static_cast<std::uint32_t>(frame_size);
-        if (front) {
-            h->void_error_.~exception_ptr();  // a null one: nothing to release
-            h->result_ops_ = front;
-            h->flags_ |= task_header::flag_in_front;
-        }
-        tl_fresh_header = h;
-        return static_cast<void*>(reinterpret_cast<std::byte*>(h) + header_prefix_size);
-    };
+    static constexpr auto place =
+        [](void* block, std::size_t c,
+           const task_header::result_ops* front) __attribute__((always_inline)) {
+            const std::size_t slot_bytes = front ? front->slot_bytes : 0;
+            auto* h = new (static_cast<std::byte*>(block) + slot_bytes) task_header();
+            static_assert(block_cache::classes <= 255, "a class must fit task_header::size_class_");
+            h->size_class_ = static_cast<std::uint8_t>(c);
+            if (front) {
+                h->void_error_.~exception_ptr();  // a null one: nothing to release
+                h->result_ops_ = front;
+                h->flags_ |= task_header::flag_in_front;
+            }
+            tl_fresh_header = h;
+            return static_cast<void*>(reinterpret_cast<std::byte*>(h) + header_prefix_size);
+        };
     // Out of line and called last, so the common path below saves no registers.
-    static constexpr auto slow = [](std::size_t c, std::size_t total,
-                                    const task_header::result_ops* front, std::size_t frame_size)
-                                     __attribute__((noinline)) {
-                                         void* block = alloc_slow(total, c);
-                                         alloc_stats::on_alloc(slow_counters(), total);
-                                         return place(block, c, front, frame_size);
-                                     };
+    static constexpr auto slow =
+        [](std::size_t c, std::size_t total, const task_header::result_ops* front)
+            __attribute__((noinline)) {
+                void* block = alloc_slow(total, c);
+                alloc_stats::on_alloc(slow_counters(), total);
+                return place(block, c, front);
+            };
     const std::size_t total = (front ? front->slot_bytes : 0) + header_prefix_size + frame_size;
     const std::size_t c = block_cache::class_of(total);
     if (void* block = alloc_fast(c)) [[likely]] {
         alloc_stats::on_alloc(tl_blocks.stats(), total);
-        return place(block, c, front, frame_size);
+        return place(block, c, front);
     }
-    return slow(c, total, front, frame_size);
+    return slow(c, total, front);
+}
+
+std::size_t task_header::frame_capacity() const noexcept {
+    auto* self = const_cast<task_header*>(this);
+    std::byte* block =
+        reinterpret_cast<std::byte*>(self) - (has(flag_in_front) ? result_ops_->slot_bytes : 0);
+    const std::size_t c = size_class_;
+    const std::size_t bytes =
+        c < block_cache::classes ? block_cache::bytes_of(c) : ::malloc_usable_size(block);
+    const std::size_t before =
+        static_cast<std::size_t>(reinterpret_cast<std::byte*>(self) + header_prefix_size - block);
+    return bytes > before ? bytes - before : 0;
 }
 
 // Not inlined: compiled into complete_unshared, the spawn path took 5 instructions more.

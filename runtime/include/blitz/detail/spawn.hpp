@@ -32,8 +32,8 @@ join_handle<T> spawn_on(task_scheduler* s, task<T> t, std::source_location site 
         h.destroy();
         throw std::invalid_argument("blitz::spawn: the task has already run to completion");
     }
-    task_header* hdr = h.promise().header();
-    if (!hdr) {
+    task_header* hdr = h.promise().header_or_mark();
+    if (hdr == promise_base::elided_mark()) {
         h.destroy();
         throw std::logic_error("blitz::spawn: the task frame was not heap-allocated");
     }

@@ -222,7 +222,7 @@ private:
     // Destroys the result slot and the header and gives the block back (the last reference).
     static void release_block(task_header* h) noexcept;
 
-    // ---- fields (112 bytes: the header and an empty frame fill a 160-byte block) ----
+    // ---- fields (104 bytes: the header and an empty frame fill a 160-byte block) ----
     detail::atomic<std::uint64_t> state_{0};
     task_scheduler* sched_ = nullptr;         // whoever runs it (task/schedule.hpp)
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
@@ -256,9 +256,10 @@ private:
     // first suspended (written when it is listed, before IDLE is published).
     detail::atomic<std::uint32_t> polls_{0};
     std::uint32_t listed_ms_ = 0;
-    // The frame's size (set at allocation): the dump's lost-task analysis finds the handles
-    // (senders, guards) that live inside a task's frames by address.
-    std::uint32_t frame_bytes_ = 0;
+    // The bytes from the frame's start to its block's end (the block's size from its class,
+    // or the heap's usable size): the dump's lost-task analysis finds the handles (senders,
+    // guards) that live inside a task's frames by address.
+    std::size_t frame_capacity() const noexcept;
     std::uint64_t assign_id(bool in_signal_handler) const noexcept;
     static constexpr std::uint8_t flag_spawned = 1;     // handed to a scheduler
     static constexpr std::uint8_t flag_frame_dead = 2;  // the frame was destroyed
@@ -320,12 +321,13 @@ extern constinit thread_local task_header* tl_fresh_header;
 // That header, if `frame` (the address of the coroutine frame whose promise is being built) is
 // the frame allocated with it; nullptr when the compiler elided the allocation (the frame lies
 // elsewhere): such a task is only ever awaited inline.
-inline task_header* claim_fresh_header(const void* frame) noexcept {
+// `none` (nullptr by default) when it was not.
+inline task_header* claim_fresh_header(const void* frame, task_header* none = nullptr) noexcept {
     task_header* h = tl_fresh_header;
     // As integers: no pointer arithmetic on a null header.
     if (reinterpret_cast<std::uintptr_t>(h) + header_prefix_size !=
         reinterpret_cast<std::uintptr_t>(frame))
-        return nullptr;
+        return none;
     tl_fresh_header = nullptr;
     return h;
 }
