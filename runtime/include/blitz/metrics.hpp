@@ -156,6 +156,11 @@ struct runtime_metrics {
     std::uint64_t stalls = 0;
     std::uint64_t stalls_suppressed = 0;
     std::uint64_t longest_stall_ns = 0;
+    // Of stall_samples, those taken after a doze (every worker parked: one wait of a whole
+    // threshold instead of a sample period), and the dozes a worker cut short by running a
+    // poll (the first poll after an idle spell wakes the detector).
+    std::uint64_t stall_doze_samples = 0;
+    std::uint64_t stall_nudges = 0;
     std::uint64_t timers_fired = 0;    // timers whose wakers were called
     std::uint64_t timers_pending = 0;  // timers armed and not yet fired
     std::uint64_t timer_cascades = 0;  // higher-level wheel slots re-inserted lower down

@@ -462,6 +462,8 @@ runtime_metrics scheduler::metrics() const {
         m.stalls = watchdog_->detected();
         m.stalls_suppressed = watchdog_->suppressed();
         m.longest_stall_ns = watchdog_->longest_ns();
+        m.stall_doze_samples = watchdog_->doze_samples();
+        m.stall_nudges = watchdog_->nudges();
         for (unsigned i = 0; i < nworkers_; ++i) m.workers[i].stalls = watchdog_->detected_on(i);
     }
     return m;

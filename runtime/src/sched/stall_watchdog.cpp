@@ -158,12 +158,16 @@ std::uint64_t stall_watchdog::detected_on(unsigned worker) const noexcept {
 void stall_watchdog::run() {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_) {
-        const auto wait = dozing_.load(std::memory_order_relaxed) ? threshold_ : period_;
-        cv_.wait_for(lock, wait, [this] { return stop_ || nudged_; });
+        const bool dozed = dozing_.load(std::memory_order_relaxed);
+        cv_.wait_for(lock, dozed ? threshold_ : period_, [this] { return stop_ || nudged_; });
         if (stop_) break;
         nudged_ = false;
         lock.unlock();
         dozing_.store(false, std::memory_order_relaxed);  // only this thread sets it
+        // relaxed: a count (this thread is its only writer)
+        if (dozed)
+            doze_samples_.store(doze_samples_.load(std::memory_order_relaxed) + 1,
+                                std::memory_order_relaxed);
         sample();
         lock.lock();
     }
@@ -171,6 +175,7 @@ void stall_watchdog::run() {
 
 void stall_watchdog::wake_if_dozing() noexcept {
     if (!dozing_.exchange(false, std::memory_order_seq_cst)) return;
+    nudges_.fetch_add(1, std::memory_order_relaxed);  // a count
     {
         std::lock_guard<std::mutex> lock(mu_);
         nudged_ = true;

@@ -80,6 +80,10 @@ public:
         return suppressed_.load(std::memory_order_relaxed);
     }
     std::uint64_t longest_ns() const noexcept { return longest_.load(std::memory_order_relaxed); }
+    std::uint64_t doze_samples() const noexcept {
+        return doze_samples_.load(std::memory_order_relaxed);
+    }
+    std::uint64_t nudges() const noexcept { return nudges_.load(std::memory_order_relaxed); }
     std::uint64_t detected_on(unsigned worker) const noexcept;
 
     // Dozing: after a sample that found every worker parked, the watchdog waits up to the
@@ -128,6 +132,7 @@ private:
     std::uint64_t suppressed_since_ = 0;
     std::unique_ptr<atomic<std::uint64_t>[]> per_worker_;
     atomic<std::uint64_t> samples_{0}, detected_{0}, suppressed_{0}, longest_{0};
+    atomic<std::uint64_t> doze_samples_{0}, nudges_{0};  // counts, for metrics and tests
     std::mutex mu_;
     std::condition_variable cv_;
     bool stop_ = false;

@@ -228,21 +228,43 @@ TEST(StallDetector, IdleAndProgressingWorkersAreNeverReported) {
 }
 
 TEST(StallDetector, AParkedRuntimeLetsItDoze) {
-    // Every worker parked: the watchdog samples once a threshold, not 16 times, so an idle
-    // runtime's own park-timeout wakes (every 10 ms) outnumber its samples (one in 50 ms).
+    // Every worker parked (and no park timeout to wake them): the watchdog dozes, waiting a
+    // whole threshold between samples instead of a sample period, so every sample it takes is
+    // a doze sample (counted: the two counters move together, give or take the one being
+    // taken while they are read).
     collector col;
-    blitz::runtime rt(stall_config(col, 1, 50ms));
-    const auto m0 = rt.metrics();
-    auto m = m0;
-    while (m.total(&blitz::worker_metrics::unparks_timeout) -
-               m0.total(&blitz::worker_metrics::unparks_timeout) <
-           40) {
-        std::this_thread::sleep_for(2ms);
-        m = rt.metrics();
+    config c = stall_config(col, 1, 50ms);
+    c.park_timeout = std::chrono::hours(1);
+    blitz::runtime rt(c);
+    auto m1 = rt.metrics();
+    while (m1.stall_doze_samples == 0) {
+        std::this_thread::sleep_for(5ms);
+        m1 = rt.metrics();
     }
-    const std::uint64_t samples = m.stall_samples - m0.stall_samples;
-    EXPECT_LT(samples * 2, 40u) << samples << " samples over 40 park timeouts";
-    // And the first poll after the idle spell wakes it: a stall is found within the bound.
+    auto m2 = m1;
+    while (m2.stall_doze_samples - m1.stall_doze_samples < 3) {
+        std::this_thread::sleep_for(5ms);
+        m2 = rt.metrics();
+    }
+    EXPECT_LE(m2.stall_samples - m1.stall_samples,
+              m2.stall_doze_samples - m1.stall_doze_samples + 1);
+    EXPECT_EQ(m2.stall_nudges, m1.stall_nudges);  // nobody ran a poll
+    // The first poll after an idle spell wakes it (a nudge). A poll that comes while the
+    // watchdog is between a doze and its next sample finds it awake and needs no nudge, so
+    // the spell is tried again: up to 8 times, each after a fresh doze sample (counted).
+    bool nudged = false;
+    for (int attempt = 0; attempt < 8 && !nudged; ++attempt) {
+        const auto before = rt.metrics();
+        auto m = before;
+        while (m.stall_doze_samples == before.stall_doze_samples) {
+            std::this_thread::sleep_for(5ms);
+            m = rt.metrics();
+        }
+        rt.block_on([]() -> blitz::task<void> { co_return; }());
+        nudged = rt.metrics().stall_nudges > m.stall_nudges;
+    }
+    EXPECT_TRUE(nudged) << "eight polls after idle spells never woke the dozing watchdog";
+    // And a stall that begins then is found within the bound.
     std::uint64_t start = 0;
     rt.block_on([](blitz::runtime& r, collector& c, std::uint64_t& s) -> blitz::task<void> {
         s = r.metrics().stall_samples;
