@@ -67,8 +67,8 @@ CATALOGUE = [
      "the inspect socket's credential check passes everyone: another user opening a 0666 socket "
      "file reads the program's metrics and dump (issue 46)"),
     ("stall-doze-never-nudged", "runtime/src/sched/stall_watchdog.cpp",
-     "    if (!dozing_.exchange(false, std::memory_order_seq_cst)) return;",
-     "    if (true || !dozing_.exchange(false, std::memory_order_seq_cst)) return;",
+     "    if (!doze_.wake()) return;",
+     "    if (true || !doze_.wake()) return;",
      "a worker's first poll after an idle spell does not wake the dozing stall detector: a stall "
      "that begins then is found up to a whole threshold late (D1)"),
     ("stall-never-suspected", "runtime/src/sched/stall_watchdog.cpp",

@@ -158,12 +158,12 @@ std::uint64_t stall_watchdog::detected_on(unsigned worker) const noexcept {
 void stall_watchdog::run() {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_) {
-        const bool dozed = dozing_.load(std::memory_order_relaxed);
+        const bool dozed = doze_.dozing();
         cv_.wait_for(lock, dozed ? threshold_ : period_, [this] { return stop_ || nudged_; });
         if (stop_) break;
         nudged_ = false;
         lock.unlock();
-        dozing_.store(false, std::memory_order_relaxed);  // only this thread sets it
+        doze_.withdraw();
         // relaxed: a count (this thread is its only writer)
         if (dozed)
             doze_samples_.store(doze_samples_.load(std::memory_order_relaxed) + 1,
@@ -174,7 +174,7 @@ void stall_watchdog::run() {
 }
 
 void stall_watchdog::wake_if_dozing() noexcept {
-    if (!dozing_.exchange(false, std::memory_order_seq_cst)) return;
+    if (!doze_.wake()) return;
     nudges_.fetch_add(1, std::memory_order_relaxed);  // a count
     {
         std::lock_guard<std::mutex> lock(mu_);
@@ -250,10 +250,7 @@ void stall_watchdog::sample() {
     // Every worker parked: no poll can stall before one wakes, and the first to run a poll
     // wakes the watchdog (wake_if_dozing). Doze only if the bits still say so after dozing_ is
     // published (see dozing()).
-    if (all_parked()) {
-        dozing_.store(true, std::memory_order_seq_cst);
-        if (!all_parked()) dozing_.store(false, std::memory_order_relaxed);
-    }
+    if (all_parked()) (void)doze_.try_doze([this] { return all_parked(); });
 }
 
 bool stall_watchdog::all_parked() const noexcept {

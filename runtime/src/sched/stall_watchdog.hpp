@@ -15,6 +15,7 @@
 #include "blitz/config.hpp"
 #include "blitz/detail/context.hpp"
 #include "blitz/stall.hpp"
+#include "sched/doze_gate.hpp"
 
 namespace blitz::detail {
 
@@ -93,7 +94,7 @@ public:
     // (seq_cst) again; a worker's bit is cleared (seq_cst RMW) before it reads dozing: either
     // the watchdog sees the worker awake and does not doze, or the worker sees it dozing and
     // wakes it.
-    bool dozing() const noexcept { return dozing_.load(std::memory_order_seq_cst); }
+    bool dozing() const noexcept { return doze_.dozing(); }
     void wake_if_dozing() noexcept;
 
     // The sample period for a threshold, and how many samples a request may go unanswered.
@@ -137,7 +138,7 @@ private:
     std::condition_variable cv_;
     bool stop_ = false;
     bool nudged_ = false;  // under mu_: a worker woke the dozing watchdog
-    atomic<bool> dozing_{false};
+    doze_gate doze_;       // sched/doze_gate.hpp
     std::thread thread_;
 };
 
