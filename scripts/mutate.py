@@ -51,6 +51,12 @@ CATALOGUE = [
      "                (void)again;",
      "a task woken or aborted while the dump held it is never queued again: the wake is lost "
      "(issue 46's claim)"),
+    ("dump-not-serialized", "runtime/src/sched/scheduler.cpp",
+     "    std::lock_guard<std::mutex> one_at_a_time(dump_mu_);",
+     "",
+     "two dumps at once overwrite each other's request in a worker's slot: one waits for an "
+     "answer that went to the other, and takes back (and frees) a request that is not its own "
+     "(issue 46, task dump)"),
     ("dump-chain-stops-at-first-frame", "runtime/src/sched/task_dump.cpp",
      "        h = p.continuation();",
      "        h = {};",

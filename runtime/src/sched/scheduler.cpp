@@ -399,6 +399,9 @@ probe_streams scheduler::take_probes() {
 }
 
 runtime_dump scheduler::dump(std::chrono::nanoseconds wait) {
+    // One dump at a time: a worker's slot holds one request (a second dumper waits here; one
+    // asking from inside a task waits at most the first one's wait for its own worker).
+    std::lock_guard<std::mutex> one_at_a_time(dump_mu_);
     runtime_dump out;
     out.taken_at = std::chrono::steady_clock::now();
     out.queued_in_run_queues = global_.len();

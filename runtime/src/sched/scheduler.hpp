@@ -178,6 +178,7 @@ private:
     std::vector<std::thread> threads_;
     bool joined_ = false;
     std::unique_ptr<stall_watchdog> watchdog_;  // config::stall_threshold > 0
+    std::mutex dump_mu_;                        // dump(): one at a time
 };
 
 }  // namespace blitz::detail

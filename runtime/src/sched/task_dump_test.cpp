@@ -266,6 +266,25 @@ TEST(TaskDump, SuspendedAskerIsListedAsRunning) {
     EXPECT_EQ(self->state, task_snapshot::state_kind::running);
 }
 
+TEST(TaskDump, ConcurrentDumpsEachSeeEveryWorker) {
+    blitz::runtime rt(quiet(2));
+    auto h = rt.spawn(dump_sleeper());
+    (void)dump_when_waiting(rt, 1);
+    std::vector<std::thread> ts;
+    std::atomic<int> complete{0};
+    for (int t = 0; t < 4; ++t) {
+        ts.emplace_back([&] {
+            for (int i = 0; i < 50; ++i) {
+                const runtime_dump d = rt.dump();
+                if (d.workers_not_answering.empty() && find_task(d, h.id())) complete.fetch_add(1);
+            }
+        });
+    }
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(complete.load(), 200);
+    h.abort();
+}
+
 TEST(TaskDump, EmptyAfterShutdown) {
     blitz::runtime rt(quiet(1));
     auto h = rt.spawn(dump_sleeper());
