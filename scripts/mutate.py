@@ -57,6 +57,11 @@ CATALOGUE = [
      "two dumps at once overwrite each other's request in a worker's slot: one waits for an "
      "answer that went to the other, and takes back (and frees) a request that is not its own "
      "(issue 46, task dump)"),
+    ("dump-busy-spin-deaf", "runtime/src/sched/worker.cpp",
+     "        if (dump_slot_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]\n            return true;",
+     "",
+     "a busy-mode worker spinning for work never returns to its tick: a task dump waits the "
+     "whole wait for it and reports it as not answering (issue 46)"),
     ("dump-chain-stops-at-first-frame", "runtime/src/sched/task_dump.cpp",
      "        h = p.continuation();",
      "        h = {};",

@@ -285,6 +285,20 @@ TEST(TaskDump, ConcurrentDumpsEachSeeEveryWorker) {
     h.abort();
 }
 
+TEST(TaskDump, ABusyWorkerAnswersBetweenSpins) {
+    // Busy mode: an idle worker spins instead of parking (forever, by default); it answers at
+    // once all the same.
+    blitz::config c = quiet(1);
+    c.io_mode = blitz::io_mode_kind::busy;
+    c.topology.policy = blitz::placement_policy::compact;
+    blitz::runtime rt(c);
+    auto h = rt.spawn(dump_sleeper());
+    const runtime_dump d = dump_when_waiting(rt, 1);
+    EXPECT_TRUE(d.workers_not_answering.empty()) << d.to_string();
+    ASSERT_NE(find_task(d, h.id()), nullptr);
+    h.abort();
+}
+
 TEST(TaskDump, EmptyAfterShutdown) {
     blitz::runtime rt(quiet(1));
     auto h = rt.spawn(dump_sleeper());

@@ -667,6 +667,9 @@ bool worker::busy_wait() noexcept {
     const auto until = forever ? clock::time_point::max() : clock::now() + cfg_.busy_poll_spin;
     for (;;) {
         if (queues_show_work()) return true;
+        // A task dump waits for this worker: answered at the next tick's start.
+        if (dump_slot_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
+            return true;
         bump(c_busy_polls);
         if (BLITZ_FAULT(cfg_.debug.busy_skips_driver)) continue;  // O2's busy-mode control
         if (driver_look(/*busy=*/true)) return true;
