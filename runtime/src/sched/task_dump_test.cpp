@@ -221,6 +221,41 @@ TEST(TaskDump, WakesAndAbortsDuringDumpsAreNotLost) {
     }
 }
 
+// An awaitable whose describe function wakes its own task: the wake lands while the dump holds
+// the task (between its claim and its release), every time.
+struct wakes_when_described : blitz::detail::ready_hook {
+    blitz::waker w;
+    std::atomic<bool> woken{false};
+    bool await_ready() const noexcept { return false; }
+    bool await_suspend(std::coroutine_handle<> h) {
+        blitz::detail::task_header* t = blitz::detail::suspend_current(h, &ready, this, &describe);
+        w = t->make_waker();
+        return true;
+    }
+    void await_resume() const noexcept {}
+    static bool ready(const blitz::detail::ready_hook* p) noexcept {
+        return static_cast<const wakes_when_described*>(p)->woken.load();
+    }
+    static void describe(const blitz::detail::ready_hook* p, blitz::wait_point& out) {
+        auto* self = const_cast<wakes_when_described*>(static_cast<const wakes_when_described*>(p));
+        out.kind = "test: wakes itself when described";
+        if (!self->woken.exchange(true)) std::move(self->w).wake();
+    }
+};
+
+task<void> dump_woken_while_claimed() { co_await wakes_when_described{}; }
+
+TEST(TaskDump, AWakeWhileTheDumpHoldsTheTaskRunsItAgain) {
+    for (const unsigned workers : {1u, 2u}) {
+        blitz::runtime rt(quiet(workers));
+        auto h = rt.spawn(dump_woken_while_claimed());
+        // Counted, not timed: each dump lets every worker run a tick; the first that reads the
+        // task wakes it, and the release must queue it again.
+        for (int i = 0; i < 10000 && !h.is_finished(); ++i) (void)rt.dump();
+        EXPECT_TRUE(h.is_finished()) << "the wake that came during the dump was lost";
+    }
+}
+
 TEST(TaskDump, AWorkerStuckInAPollIsNamedNotWaitedFor) {
     blitz::runtime rt(quiet(2));
     std::atomic<bool> spinning{false}, release{false};
