@@ -191,7 +191,8 @@ struct config {
     // The inspect socket (issue 46; `blitz top --attach`, docs/guide/debugging.md): a Unix
     // stream socket at this path, served by one thread, answers one request per connection:
     // "metrics" (JSON), "openmetrics" (the text format, for Prometheus scrapers), "dump" (the
-    // task dump as JSON), "dump text" and "lost" (runtime::find_lost's report). The socket file is
+    // task dump as JSON), "dump text" and "lost" (runtime::find_lost's report); "GET /metrics"
+    // and the like get the same as HTTP (curl --unix-socket, a scraper's proxy). The socket file is
     // made 0600 and each peer's credentials are checked: a process of another user (root included)
     // is refused. Empty (the default): no socket, no thread. "auto":
     // $XDG_RUNTIME_DIR/blitz-<pid>.sock, or /tmp/blitz-<uid>/blitz-<pid>.sock (a 0700 directory)

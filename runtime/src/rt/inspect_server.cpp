@@ -295,6 +295,15 @@ void inspect_server::serve_one(int conn) noexcept {
     while (!request.empty() && (request.back() == '\r' || request.back() == ' '))
         request.pop_back();
     if (request.empty()) return;  // nothing asked (or a client that stalled)
+    // An HTTP GET (a scraper through `curl --unix-socket`, or a proxy): the request line names
+    // the answer ("GET /metrics" is the OpenMetrics text); the headers that follow are not read.
+    const bool http = request.rfind("GET /", 0) == 0;
+    if (http) {
+        const std::string target = request.substr(5, request.find(' ', 5) - 5);
+        request = target == "metrics" || target.empty() ? "openmetrics"
+                  : target == "dump/text"               ? "dump text"
+                                                        : target;
+    }
     std::string reply;
     try {
         reply = answer_(request);
@@ -302,6 +311,18 @@ void inspect_server::serve_one(int conn) noexcept {
         reply = std::string("error: ") + e.what() + "\n";
     } catch (...) {
         reply = "error: the request failed\n";
+    }
+    if (http) {
+        const bool known = reply.rfind("error:", 0) != 0;
+        const char* type =
+            request == "openmetrics" ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+            : request == "metrics" || request == "dump" ? "application/json"
+                                                        : "text/plain; charset=utf-8";
+        const std::string head = std::string("HTTP/1.0 ") + (known ? "200 OK" : "404 Not Found") +
+                                 "\r\nContent-Type: " + type +
+                                 "\r\nContent-Length: " + std::to_string(reply.size()) +
+                                 "\r\nConnection: close\r\n\r\n";
+        if (!write_all(conn, head.data(), head.size())) return;
     }
     write_all(conn, reply.data(), reply.size());
 }

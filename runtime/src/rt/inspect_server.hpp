@@ -13,12 +13,14 @@ namespace blitz::detail {
 // One per runtime that sets inspect_socket or dump_signal.
 //
 // Protocol, per connection: the client writes one request line ("metrics", "openmetrics",
-// "dump", "dump text", "lost"; at most 255 bytes, ended by a newline or by shutting down its write
-// side), the server writes the answer and closes. Connections are served one at a time; a
-// client that sends nothing within a second, or does not read its answer within a second, is
-// dropped, so a stalled client holds the others up by at most that. A peer whose user id
-// (SO_PEERCRED) is not the process's effective one is refused with "refused: ..." before its
-// request is read.
+// "dump", "dump text", "lost"; at most 255 bytes, ended by a newline or by shutting down its
+// write side), the server writes the answer and closes. A request line "GET /<name> HTTP/..."
+// gets the same answer as an HTTP/1.0 response ("GET /metrics": the OpenMetrics text, for a
+// scraper through `curl --unix-socket` or a proxy; "GET /dump/text": the dump's text). Connections
+// are served one at a time; a client that sends nothing within a second, or does not read its
+// answer within a second, is dropped, so a stalled client holds the others up by at most that. A
+// peer whose user id (SO_PEERCRED) is not the process's effective one is refused with "refused:
+// ..." before its request is read.
 //
 // The socket file is bound under a temporary name, made 0600 and renamed into place, so it is
 // never reachable with wider permissions; it is unlinked when the server stops.

@@ -110,6 +110,13 @@ TEST(InspectSocket, AnswersMetricsOpenMetricsAndDumps) {
     EXPECT_EQ(tasks[0].find("waiting_on")->find("kind")->string(), "sleep");
 
     EXPECT_NE(ask(path, "dump text").find("inspect_sleeper"), std::string::npos);
+    // As HTTP, for a scraper: GET /metrics is the OpenMetrics text with its content type.
+    const std::string http = ask(path, "GET /metrics HTTP/1.1\r\nHost: localhost\r");
+    EXPECT_EQ(http.rfind("HTTP/1.0 200 OK\r\n", 0), 0u) << http.substr(0, 200);
+    EXPECT_NE(http.find("Content-Type: application/openmetrics-text; version=1.0.0"),
+              std::string::npos);
+    EXPECT_NE(http.find("\r\n\r\n# TYPE blitz_worker_polls counter"), std::string::npos);
+    EXPECT_EQ(ask(path, "GET /nothing HTTP/1.1\r").rfind("HTTP/1.0 404 Not Found", 0), 0u);
     EXPECT_EQ(ask(path, "bogus").rfind("error: unknown request 'bogus'", 0), 0u);
 
     rt.shutdown();
