@@ -62,7 +62,9 @@ blitz::task<int> next_event(blitz::receiver<int>& rx) {
 }
 
 blitz::task<void> consume_events(blitz::receiver<int> rx) {
-    while (co_await next_event(rx) >= 0) {
+    for (;;) {
+        const int event = co_await next_event(rx);
+        if (event < 0) co_return;  // the channel closed
     }
 }
 

@@ -102,6 +102,12 @@ namespace {
 // ("serve(int) [clone .resume]" from clang, "[clone .actor]" from gcc): the coroutine's name.
 std::string coroutine_name(std::string n) {
     if (const auto at = n.find(" [clone ."); at != std::string::npos) n.resize(at);
+    // gcc's actor takes the frame: "f(f(int)::_Z1fi.Frame*)" names the coroutine "f(int)".
+    const auto open = n.find('(');
+    const auto mangled = n.find("::_Z");
+    if (open != std::string::npos && mangled != std::string::npos && mangled > open &&
+        n.size() > 8 && n.compare(n.size() - 8, 8, ".Frame*)") == 0)
+        n = n.substr(open + 1, mangled - open - 1);
     return n;
 }
 
