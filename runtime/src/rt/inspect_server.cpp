@@ -231,7 +231,6 @@ void inspect_server::stop() noexcept {
 
 void inspect_server::run() noexcept {
     pthread_setname_np(pthread_self(), "blitz-inspect");
-    // The signals the runtime uses stay with the workers (and the caller's threads).
     for (;;) {
         pollfd fds[3];
         nfds_t n = 0;
