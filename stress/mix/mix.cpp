@@ -612,8 +612,10 @@ result run(const options& o) {
     for (const workload* w : chosen) add_row(w->name);
     // The runtimes' shutdowns: every payload destroyed exactly once once a runtime is gone.
     add_row("shutdown");
+    const std::size_t shutdown_row = res.rows.size() - 1;
     // The inspector's row (--inspect): dumps taken, and false lost-task reports.
     if (o.inspect) add_row("inspect");
+    const std::size_t inspect_row = res.rows.size() - 1;
     if (chosen.empty() || o.workers.empty()) return res;
 
     rng_t r(o.seed);
@@ -686,7 +688,7 @@ result run(const options& o) {
             if (inspector.joinable()) {
                 inspecting.store(false);
                 inspector.join();
-                row& ins = res.rows.back();
+                row& ins = res.rows[inspect_row];
                 ins.rounds += 1;
                 ins.ops += inspections;
                 if (!false_report.empty() && !failed) {
@@ -703,7 +705,7 @@ result run(const options& o) {
             rt.shutdown();
         }
         dog.round({});
-        row& down = res.rows[res.rows.size() - (o.inspect ? 2 : 1)];
+        row& down = res.rows[shutdown_row];
         ++down.rounds;
         if (!failed && payload::live.load() != live_before) {
             row& rw = down;

@@ -20,6 +20,19 @@ void check(const char* field, V value, L lo, L hi, const char* why = nullptr) {
     throw config_error(os.str());
 }
 
+// A signal field: 0 (off), or one in [1, SIGRTMAX] that a handler may take over; `why_bad` says
+// what the field is for when it names one that kills, stops or reports a fault.
+void check_signal(const char* field, int value, const char* zero, const char* why_bad) {
+    if (value == 0) return;
+    check(field, value, 1, SIGRTMAX, zero);
+    for (int bad : {SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+        if (value == bad) {
+            throw config_error(std::string("blitz::config: ") + field + " = " +
+                               std::to_string(bad) + " (" + strsignal(bad) + ") " + why_bad);
+        }
+    }
+}
+
 }  // namespace
 
 const char* to_string(io_mode_kind m) noexcept {
@@ -61,28 +74,12 @@ void config::validate() const {
         check("stall_threshold (ns)", stall_threshold.count(), std::int64_t{1'000'000},
               std::int64_t{3'600'000'000'000}, "0 turns the stall detector off");
     }
-    if (stall_signal != 0) {
-        check("stall_signal", stall_signal, 1, SIGRTMAX, "0 takes no stacks");
-        for (int bad : {SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
-            if (stall_signal == bad) {
-                throw config_error("blitz::config: stall_signal = " + std::to_string(bad) + " (" +
-                                   strsignal(bad) +
-                                   ") cannot carry the stall detector's stack request; use 0 "
-                                   "(no stacks), SIGURG (the default) or a real-time signal");
-            }
-        }
-    }
-
+    check_signal("stall_signal", stall_signal, "0 takes no stacks",
+                 "cannot carry the stall detector's stack request; use 0 (no stacks), SIGURG "
+                 "(the default) or a real-time signal");
+    check_signal("dump_signal", dump_signal, "0: no dump signal",
+                 "cannot ask for a task dump; use SIGUSR1, SIGUSR2 or a real-time signal");
     if (dump_signal != 0) {
-        check("dump_signal", dump_signal, 1, SIGRTMAX, "0: no dump signal");
-        for (int bad : {SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
-            if (dump_signal == bad) {
-                throw config_error("blitz::config: dump_signal = " + std::to_string(bad) + " (" +
-                                   strsignal(bad) +
-                                   ") cannot ask for a task dump; use SIGUSR1, SIGUSR2 or a "
-                                   "real-time signal");
-            }
-        }
         if (dump_signal == stall_signal) {
             throw config_error(
                 "blitz::config: dump_signal = stall_signal = " + std::to_string(dump_signal) +

@@ -33,9 +33,8 @@ runtime_dump runtime::dump(std::chrono::milliseconds wait) const {
     return core_->sched().dump(wait);
 }
 lost_report runtime::find_lost(std::chrono::milliseconds wait) const {
-    const runtime_dump first = dump(wait);
-    const runtime_dump second = dump(wait);
-    return blitz::find_lost(first, second);
+    if (core_->sched().shutting_down()) return {};
+    return core_->find_lost(wait);
 }
 unsigned runtime::num_workers() const noexcept { return core_->sched().num_workers(); }
 const placement_report& runtime::placement() const noexcept { return core_->placement(); }

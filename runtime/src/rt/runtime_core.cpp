@@ -96,16 +96,18 @@ runtime_core::runtime_core(const config& cfg)
     }
 }
 
+lost_report runtime_core::find_lost(std::chrono::nanoseconds wait) {
+    const runtime_dump first = sched_.dump(wait);
+    const runtime_dump second = sched_.dump(wait);
+    return blitz::find_lost(first, second);
+}
+
 std::string runtime_core::answer_inspect(const std::string& request) {
     if (request == "metrics") return metrics().to_json() + "\n";
     if (request == "openmetrics") return metrics().to_openmetrics();
     if (request == "dump") return sched_.dump(std::chrono::seconds(1)).to_json() + "\n";
     if (request == "dump text") return sched_.dump(std::chrono::seconds(1)).to_string();
-    if (request == "lost") {
-        const runtime_dump first = sched_.dump(std::chrono::seconds(1));
-        const runtime_dump second = sched_.dump(std::chrono::seconds(1));
-        return find_lost(first, second).to_string();
-    }
+    if (request == "lost") return find_lost(std::chrono::seconds(1)).to_string();
     return "error: unknown request '" + request.substr(0, 64) +
            "'; ask for metrics, openmetrics, dump, dump text or lost\n";
 }

@@ -59,6 +59,12 @@ private:
     void bind_worker(unsigned index) noexcept;
     // Waits for every worker's binding; throws topology_error for a failed one unless best effort.
     void await_binding();
+
+public:
+    // runtime::find_lost: two dumps in a row and the analysis (blitz::find_lost).
+    lost_report find_lost(std::chrono::nanoseconds wait);
+
+private:
     // One inspect socket request (inspect_server's protocol).
     std::string answer_inspect(const std::string& request);
 

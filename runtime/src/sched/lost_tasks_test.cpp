@@ -129,9 +129,8 @@ task<void> lt_parent_holding_sender() {
 
 // Hands a task its own join handle, or another's.
 template <class T>
-void hand(blitz::runtime& rt, blitz::oneshot_sender<T>& tx, T v) {
+void hand(blitz::oneshot_sender<T>& tx, T v) {
     ASSERT_TRUE(std::move(tx).send(std::move(v)).sent());
-    (void)rt;
 }
 
 TEST(LostTasks, JoinCyclesAndSelfJoin) {
@@ -140,15 +139,15 @@ TEST(LostTasks, JoinCyclesAndSelfJoin) {
     auto [s_tx, s_rx] = blitz::oneshot<join_handle<void>>();
     auto self = rt.spawn(lt_join_received(std::move(s_rx)));
     const std::uint64_t self_id = self.id();
-    hand(rt, s_tx, std::move(self));
+    hand(s_tx, std::move(self));
     // Leak 2: two tasks joining each other.
     auto [a_tx, a_rx] = blitz::oneshot<join_handle<void>>();
     auto [b_tx, b_rx] = blitz::oneshot<join_handle<void>>();
     auto a = rt.spawn(lt_join_received(std::move(a_rx)));
     auto b = rt.spawn(lt_join_received(std::move(b_rx)));
     const std::uint64_t a_id = a.id(), b_id = b.id();
-    hand(rt, a_tx, std::move(b));
-    hand(rt, b_tx, std::move(a));
+    hand(a_tx, std::move(b));
+    hand(b_tx, std::move(a));
     // Leak 3: a cycle of three.
     auto [x_tx, x_rx] = blitz::oneshot<join_handle<void>>();
     auto [y_tx, y_rx] = blitz::oneshot<join_handle<void>>();
@@ -157,15 +156,15 @@ TEST(LostTasks, JoinCyclesAndSelfJoin) {
     auto y = rt.spawn(lt_join_received(std::move(y_rx)));
     auto z = rt.spawn(lt_join_received(std::move(z_rx)));
     const std::uint64_t x_id = x.id(), y_id = y.id(), z_id = z.id();
-    hand(rt, x_tx, std::move(y));
-    hand(rt, y_tx, std::move(z));
-    hand(rt, z_tx, std::move(x));
+    hand(x_tx, std::move(y));
+    hand(y_tx, std::move(z));
+    hand(z_tx, std::move(x));
     // Twin: a chain of joins that ends in a task the test will let finish.
     auto [go_tx, go_rx] = blitz::oneshot<int>();
     auto end = rt.spawn(lt_wait_signal(std::move(go_rx)));
     auto [m_tx, m_rx] = blitz::oneshot<join_handle<void>>();
     auto middle = rt.spawn(lt_join_received(std::move(m_rx)));
-    hand(rt, m_tx, std::move(end));
+    hand(m_tx, std::move(end));
     auto head = rt.spawn(lt_join(std::move(middle)));
 
     const lost_report r = until_reported(rt, {self_id, a_id, b_id, x_id, y_id, z_id});
@@ -216,7 +215,7 @@ TEST(LostTasks, ChannelsWhoseSendersAreStuck) {
     auto [c_tx, c_rx] = blitz::oneshot<join_handle<void>>();
     auto c = rt.spawn(lt_join_received(std::move(c_rx)));
     const std::uint64_t a_id = a.id();
-    hand(rt, c_tx, std::move(a));
+    hand(c_tx, std::move(a));
     // Twins: the sender with the test's thread; in a heap object the frame points to; with a
     // task that will wake from a timer.
     auto [tx3, rx3] = blitz::channel<int>(1);
@@ -267,7 +266,7 @@ TEST(LostTasks, MutexDeadlocks) {
     for (int i = 0; i < 100000 && !m3.is_locked(); ++i) std::this_thread::yield();
     auto waiter = rt.spawn(lt_lock(m3));
     const std::uint64_t waiter_id = waiter.id();
-    hand(rt, h_tx, std::move(waiter));
+    hand(h_tx, std::move(waiter));
     // Twin: a lock held by a task waiting for the test's signal.
     mutex m4;
     auto [g4_tx, g4_rx] = blitz::oneshot<int>();

@@ -67,7 +67,7 @@ void worker::run() {
         // Memory back at completion (issue 45): what completed elsewhere leaves the list now.
         if (!returned_.empty()) reclaim_returned();
         const std::int64_t start = clock_.now();
-        tick_ms_ = static_cast<std::uint32_t>(static_cast<std::uint64_t>(start) / 1'000'000);
+        tick_start_ = start;
         // A task dump waits for this worker's tasks (issue 46): listed between polls.
         if (dump_slot_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
             answer_dump();
@@ -137,8 +137,7 @@ void worker::run() {
 void worker::answer_dump() noexcept {
     dump_request* r = dump_slot_.exchange(nullptr, std::memory_order_acquire);
     if (!r) return;  // the dumper took it back
-    const auto now_ms =
-        static_cast<std::uint32_t>(static_cast<std::uint64_t>(clock_.now()) / 1'000'000);
+    const std::uint32_t now_ms = ms_of(clock_.now());
     std::vector<task_record> mine;
     try {
         mine.reserve(owned_.size());

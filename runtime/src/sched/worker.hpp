@@ -101,7 +101,7 @@ public:
     // Records a task whose poll on this worker left it suspended in its owned list, with the
     // reference spawn reserved (owner thread only), and when (the dump's age: the tick's time).
     void own(task_header* t) noexcept {
-        dump_access::set_listed(t, tick_ms_);
+        dump_access::set_listed(t, ms_of(tick_start_));
         owned_.push(t);
     }
     // Takes a task that completed on this thread out of the owned list if it is there; true if
@@ -377,7 +377,11 @@ private:
     alignas(cache_line) stall_probe stall_;  // the watchdog's and this thread's handler's
     latency_histogram poll_hist_, schedule_hist_, io_hist_;  // written here, read by snapshot()
     atomic<dump_request*> dump_slot_{nullptr};  // a dump waiting for this worker's answer
-    std::uint32_t tick_ms_ = 0;  // the current tick's start in ms of clock_ (own(), the dump)
+    std::int64_t tick_start_ = 0;  // the current tick's start on clock_ (own(), the dump's age)
+    // A reading of clock_ in whole milliseconds, wrapping at 2^32 (task_header::listed_ms_).
+    static std::uint32_t ms_of(std::int64_t ns) noexcept {
+        return static_cast<std::uint32_t>(static_cast<std::uint64_t>(ns) / 1'000'000);
+    }
 };
 
 }  // namespace blitz::detail
