@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The benchmark runner as its own binary: blitz-runner (the library users link, the report's
-// blitz rows) and blitz-noprobes (every probe site compiled out, so the report can set probes
-// compiled in but off against compiled out, pair by pair). `blitz bench-run` is the same runner
-// inside the blitz binary, which carries the conformance suite's faults build.
+// blitz rows), blitz-noprobes (every probe site compiled out, so the report can set probes
+// compiled in but off against compiled out, pair by pair) and blitz-noinspect (the stall
+// detector, histograms and dump records compiled out, likewise). `blitz bench-run` is the same
+// runner inside the blitz binary, which carries the conformance suite's faults build.
 
 #include <exception>
 #include <filesystem>

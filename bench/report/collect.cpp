@@ -20,7 +20,8 @@ namespace blitz::bench {
 namespace fs = std::filesystem;
 
 const std::vector<std::string>& known_peers() {
-    static const std::vector<std::string> p = {"tokio", "go", "asio", "tbb", "noprobes"};
+    static const std::vector<std::string> p = {"tokio", "go",       "asio",
+                                               "tbb",   "noprobes", "noinspect"};
     return p;
 }
 
@@ -90,14 +91,16 @@ std::vector<impl> implementations(const bench_options& o) {
                 i.missing = "busy mode needs pinned workers (--pin compact or scatter)";
             }
         }
-        if (p == "noprobes") {
-            i.name = "blitz-noprobes";
-            i.argv = {here + "/blitz-noprobes", "--peer", "blitz-noprobes"};
+        // Builds of blitz's own with something compiled out: probes, or inspection.
+        if (p == "noprobes" || p == "noinspect") {
+            i.name = "blitz-" + p;
+            i.argv = {here + "/" + i.name, "--peer", i.name};
             pinned(i.argv);
         }
         if (i.missing.empty() && !fs::exists(i.argv[0])) {
-            i.missing = p == "noprobes" ? "blitz-noprobes not built (release preset builds it)"
-                                        : i.argv[0] + " not built (run `make peers`)";
+            i.missing = p == "noprobes" || p == "noinspect"
+                            ? "blitz-" + p + " not built (the release preset builds it)"
+                            : i.argv[0] + " not built (run `make peers`)";
         }
         v.push_back(std::move(i));
     }

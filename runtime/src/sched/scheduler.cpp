@@ -11,6 +11,7 @@
 
 #include "base/rng.hpp"
 #include "blitz/detail/faults.hpp"
+#include "blitz/detail/inspect.hpp"
 #include "blitz/testing/fault_injection.hpp"
 #include "task/alloc_stats.hpp"
 #include "task/context_internal.hpp"
@@ -67,7 +68,7 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
     make_workers();
     // The stall detector exists before the workers start (they ask it whether it dozes), and
     // starts after them.
-    if (cfg_.stall_threshold.count() > 0 && nworkers_ > 0)
+    if (inspect_enabled && cfg_.stall_threshold.count() > 0 && nworkers_ > 0)
         watchdog_ = std::make_unique<stall_watchdog>(*this);
     threads_.reserve(nworkers_);
     unsigned started = 0;
@@ -242,7 +243,7 @@ void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> roo
 
 void scheduler::schedule(task_header* t, bool is_yield) noexcept {
     worker* const w = own_worker();
-    if (w && !is_yield) w->sample_wake(t);
+    if (inspect_enabled && w && !is_yield) w->sample_wake(t);
     schedule_from(w, t, is_yield);
 }
 
@@ -399,6 +400,10 @@ probe_streams scheduler::take_probes() {
 }
 
 runtime_dump scheduler::dump(std::chrono::nanoseconds wait) {
+    if constexpr (!inspect_enabled) {
+        throw std::logic_error(
+            "blitz: runtime::dump: this build has inspection compiled out (BLITZ_INSPECT=0)");
+    }
     // One dump at a time: a worker's slot holds one request (a second dumper waits here; one
     // asking from inside a task waits at most the first one's wait for its own worker).
     std::lock_guard<std::mutex> one_at_a_time(dump_mu_);

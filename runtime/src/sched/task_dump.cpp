@@ -15,6 +15,7 @@
 
 namespace blitz::detail {
 
+#if BLITZ_INSPECT
 namespace {
 
 // A chain deeper than this is cut (a recursion of inline awaits); the dump marks it.
@@ -95,6 +96,14 @@ task_header* dump_access::record(task_header* t, unsigned worker, std::uint32_t 
     }
     return t->transition_after_poll() == task_header::after_poll::rescheduled ? t : nullptr;
 }
+#else
+// Inspection compiled out: no worker answers a dump (scheduler::dump refuses first).
+void dump_access::read_chain(task_header*, task_record&) {}
+task_header* dump_access::record(task_header*, unsigned, std::uint32_t, task_record&, bool& keep) {
+    keep = true;
+    return nullptr;
+}
+#endif
 
 namespace {
 

@@ -63,7 +63,12 @@ private:
 // The reads a dump makes of a task (task_header's fields are private to its friends).
 struct dump_access {
     // When a task joins a worker's list (its first suspension): the worker's tick time.
-    static void set_listed(task_header* t, std::uint32_t ms) noexcept { t->listed_ms_ = ms; }
+    static void set_listed([[maybe_unused]] task_header* t,
+                           [[maybe_unused]] std::uint32_t ms) noexcept {
+#if BLITZ_INSPECT
+        t->listed_ms_ = ms;
+#endif
+    }
     // The task as a record; `t` is in the calling worker's own list (so its block stays). An
     // IDLE task is claimed while its chain is read (task_header::try_claim_idle) and then
     // released; returns it when the release rescheduled it (a wake or an abort arrived in the

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "blitz/detail/faults.hpp"
+#include "blitz/detail/inspect.hpp"
 #include "sched/policy.hpp"
 #include "sched/scheduler.hpp"
 #include "task/block_cache.hpp"
@@ -68,13 +69,16 @@ void worker::run() {
         if (!returned_.empty()) reclaim_returned();
         const std::int64_t start = clock_.now();
         tick_start_ = start;
-        // A task dump waits for this worker's tasks (issue 46): listed between polls.
-        if (dump_slot_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
-            answer_dump();
+        if constexpr (inspect_enabled) {
+            // A task dump waits for this worker's tasks (issue 46): listed between polls.
+            if (dump_slot_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
+                answer_dump();
+        }
         note_time(start);  // G8
         // A followed wake whose task was not polled here within a second was stolen (or waits
         // behind a stall the detector reports): let the slot follow another.
-        if (followed_ && cycle_clock::since(followed_at_, start) > 1'000'000'000) [[unlikely]]
+        if (inspect_enabled && followed_ && cycle_clock::since(followed_at_, start) > 1'000'000'000)
+            [[unlikely]]
             followed_ = nullptr;
         // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
         // keep firing while some other worker is stuck in a long poll (T6). I/O joins here
@@ -91,7 +95,7 @@ void worker::run() {
             task_header* t = next_task();
             if (!t) t = search();
             if (!t) break;
-            if (polls == 0) [[unlikely]] {
+            if (inspect_enabled && polls == 0) [[unlikely]] {
                 // The tick's first poll: a stall detector dozing over an all-parked runtime
                 // must watch again (stall_watchdog::dozing).
                 if (stall_watchdog* wd = sched_.watchdog(); wd && wd->dozing())
@@ -432,11 +436,12 @@ task_header* worker::take_stolen(unsigned victim, const local_queue::steal_resul
     ++polls_since_global_;
     // Latency histograms: a followed wake ends at its task's poll, and one poll in
     // poll_sample_every is timed (a call of its own, so that the others test one counter).
-    if (t == followed_) [[unlikely]]
+    // Both compile away with inspection (BLITZ_INSPECT=0).
+    if (inspect_enabled && t == followed_) [[unlikely]]
         note_followed_poll(t, clock_.now());
     bool stray = false;
     const auto outcome =
-        --poll_countdown_ != 0
+        !inspect_enabled || --poll_countdown_ != 0
             ? t->poll(poll_budget_, BLITZ_FAULT(cfg_.debug.abort_ignores_shield), stray)
             : timed_poll(t, stray);
     if (stray) bump(c_stray_wakes);

@@ -50,7 +50,9 @@ task_header* suspend_current(std::coroutine_handle<> h, ready_fn ready, ready_ho
     if (ready) {
         assert(hook && "suspend_current: a readiness check needs its awaitable (the hook)");
         hook->ready_check = ready;
+#if BLITZ_INSPECT
         hook->describe = describe;
+#endif
     } else {
         hook = nullptr;  // ready on any poll
     }

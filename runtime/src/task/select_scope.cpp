@@ -126,7 +126,9 @@ void select_scope::describe_branches(const ready_hook* self, wait_point& out) {
         if (!sl.armed) continue;
         ++waiting;
         wait_point b;
+#if BLITZ_INSPECT
         if (sl.hook && sl.hook->describe) sl.hook->describe(sl.hook, b);
+#endif
         if (!branches.empty()) branches += " | ";
         branches += b.kind.empty() ? std::string("?") : b.kind;
         if (!b.detail.empty()) branches += " (" + b.detail + ")";

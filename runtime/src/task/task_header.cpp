@@ -30,7 +30,8 @@ namespace blitz::detail {
 // and a listing time for the dump (8 more; the prefix rounds 104 up to 112); the model
 // checker's atomics are bigger.
 #if !defined(BLITZ_MODEL_ATOMIC_HEADER)
-static_assert(sizeof(void*) != 8 || sizeof(task_header) == 104, "task_header grew past 104 bytes");
+static_assert(sizeof(void*) != 8 || sizeof(task_header) == (BLITZ_INSPECT ? 104 : 80),
+              "task_header grew past 104 bytes (80 with inspection compiled out)");
 #endif
 
 namespace {
@@ -593,6 +594,7 @@ void free_task_frame(void* frame) noexcept {
 
 constinit thread_local task_header* tl_fresh_header = nullptr;
 
+#if BLITZ_INSPECT
 namespace {
 // The next task id not handed out (ids start at 1; 0 means not assigned), and the calling
 // thread's block of ids. relaxed: ids only need to differ.
@@ -619,6 +621,7 @@ std::uint64_t task_header::assign_id(bool in_signal_handler) const noexcept {
     if (id_.compare_exchange_strong(seen, mine, std::memory_order_relaxed)) return mine;
     return seen;
 }
+#endif
 
 #if defined(BLITZ_MODEL_ATOMIC_HEADER)
 // The runtime's submit_spawn is in sched/scheduler.cpp, which the model checker's build does not
@@ -635,8 +638,10 @@ void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> roo
 task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_shield,
                                             bool& stray) noexcept {
     const std::uint64_t s = transition_to_running();
+#if BLITZ_INSPECT
     // relaxed: only the poller writes it (RUNNING is exclusive); a dump reads a count
     polls_.store(polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+#endif
     if (cancel_due(s) || (BLITZ_FAULT(fault_ignore_shield) && (s & cancelled))) [[unlikely]] {
         complete(/*cancelled=*/true, 1);
         return poll_outcome::completed;

@@ -7,6 +7,7 @@
 
 #include "blitz/detail/atomic.hpp"
 #include "blitz/detail/faults.hpp"
+#include "blitz/detail/inspect.hpp"
 
 namespace blitz {
 struct config;
@@ -84,7 +85,9 @@ using ready_fn = bool (*)(const ready_hook* self) noexcept;
 using describe_fn = void (*)(const ready_hook* self, wait_point& out);
 struct ready_hook {
     ready_fn ready_check = nullptr;  // set by suspend_current
-    describe_fn describe = nullptr;  // likewise
+#if BLITZ_INSPECT
+    describe_fn describe = nullptr;  // likewise (not kept with inspection compiled out)
+#endif
 };
 
 // For awaitables that park the running task: records `h` as the coroutine to resume on the

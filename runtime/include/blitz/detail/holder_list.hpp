@@ -4,6 +4,7 @@
 // keeps its senders' addresses here, so that runtime::find_lost can tell whether every sender
 // sits in the frame of a task that can never run again.
 
+#include "blitz/detail/inspect.hpp"
 #include "blitz/detail/mutex.hpp"
 
 namespace blitz::detail {
@@ -22,9 +23,11 @@ struct holder_link {
 // Invariants: a handle is listed exactly while it holds the primitive, at its current address.
 // Memory ordering: everything under the mutex.
 // Thread-safety: any thread.
+// With inspection compiled out (BLITZ_INSPECT=0) nothing is listed.
 class holder_list {
 public:
     void add(holder_link* l) noexcept {
+        if constexpr (!inspect_enabled) return;
         lock_guard g(mu_);
         l->prev = nullptr;
         l->next = head_;
@@ -32,11 +35,13 @@ public:
         head_ = l;
     }
     void remove(holder_link* l) noexcept {
+        if constexpr (!inspect_enabled) return;
         lock_guard g(mu_);
         unlink(l);
     }
     // `to` takes `from`'s place (a move: `from` no longer holds the primitive).
     void replace(holder_link* from, holder_link* to) noexcept {
+        if constexpr (!inspect_enabled) return;
         lock_guard g(mu_);
         to->prev = from->prev;
         to->next = from->next;

@@ -58,9 +58,14 @@ struct scope_slot {
 class select_scope : private ready_hook {
 public:
     select_scope(scope_slot* slots, unsigned n) noexcept
+#if BLITZ_INSPECT
         : ready_hook{&select_scope::ready, &select_scope::describe_branches},
+#else
+        : ready_hook{&select_scope::ready},
+#endif
           slots_(slots),
-          n_(n) {}
+          n_(n) {
+    }
     select_scope(const select_scope&) = delete;
     select_scope& operator=(const select_scope&) = delete;
 

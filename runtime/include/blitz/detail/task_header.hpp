@@ -11,6 +11,7 @@
 
 #include "blitz/detail/atomic.hpp"
 #include "blitz/detail/context.hpp"
+#include "blitz/detail/inspect.hpp"
 #include "blitz/detail/task_state.hpp"
 #include "blitz/waker.hpp"
 
@@ -61,7 +62,9 @@ public:
                       std::source_location site = {}) noexcept {
         sched_ = s;
         resume_point_ = root;
+#if BLITZ_INSPECT
         site_ = site;
+#endif
         flags_ |= flag_spawned;
         // join handle + owner's task list + queue entry
         // relaxed: the task is published later by a queue push (lock or release store)
@@ -151,6 +154,10 @@ public:
     // first: from the asking thread's block of ids (taken 4,096 at a time from one process-wide
     // counter), or, in a signal handler, which may interrupt that thread's own take, straight
     // from the counter (id_in_signal_handler: two lock-free RMWs).
+    // With inspection compiled out (BLITZ_INSPECT=0, the benchmark's reference build only) the
+    // header keeps neither: the id is the header's address (reused once the task is gone) and
+    // every spawn site is empty.
+#if BLITZ_INSPECT
     std::uint64_t id() const noexcept {
         const std::uint64_t v = id_.load(std::memory_order_relaxed);  // relaxed: a name, not data
         return v != 0 ? v : assign_id(/*in_signal_handler=*/false);
@@ -160,6 +167,11 @@ public:
         return v != 0 ? v : assign_id(/*in_signal_handler=*/true);
     }
     const std::source_location& spawn_site() const noexcept { return site_; }
+#else
+    std::uint64_t id() const noexcept { return reinterpret_cast<std::uintptr_t>(this); }
+    std::uint64_t id_in_signal_handler() const noexcept { return id(); }
+    std::source_location spawn_site() const noexcept { return {}; }
+#endif
 
     std::uint64_t load_state(std::memory_order mo = std::memory_order_acquire) const noexcept {
         return state_.load(mo);
@@ -222,7 +234,8 @@ private:
     // Destroys the result slot and the header and gives the block back (the last reference).
     static void release_block(task_header* h) noexcept;
 
-    // ---- fields (104 bytes: the header and an empty frame fill a 160-byte block) ----
+    // ---- fields (104 bytes: the header and an empty frame fill a 160-byte block; 80 and 128
+    // with inspection compiled out) ----
     detail::atomic<std::uint64_t> state_{0};
     task_scheduler* sched_ = nullptr;         // whoever runs it (task/schedule.hpp)
     std::coroutine_handle<> resume_point_{};  // innermost coroutine to resume next poll
@@ -248,6 +261,7 @@ private:
     // The block's size class (block_cache; block_cache::classes: from the heap), at allocation.
     std::uint8_t size_class_ = 0;
     std::uint8_t flags_ = 0;  // the bits below; written only by whoever owns the frame
+#if BLITZ_INSPECT
     // See id() (0: not asked for yet) and spawn_site() (set by init_spawned).
     mutable detail::atomic<std::uint64_t> id_{0};
     std::source_location site_{};
@@ -256,6 +270,7 @@ private:
     // first suspended (written when it is listed, before IDLE is published).
     detail::atomic<std::uint32_t> polls_{0};
     std::uint32_t listed_ms_ = 0;
+#endif
     // The bytes from the frame's start to its block's end (the block's size from its class,
     // or the heap's usable size): the dump's lost-task analysis finds the handles (senders,
     // guards) that live inside a task's frames by address.

@@ -14,6 +14,7 @@
 
 #include "blitz/detail/atomic.hpp"
 #include "blitz/detail/context.hpp"
+#include "blitz/detail/inspect.hpp"
 #include "blitz/detail/task_header.hpp"
 #include "blitz/detail/wait_list.hpp"
 #if BLITZ_FAULTS
@@ -268,7 +269,8 @@ public:
     // analysis: its guard records its address when it takes the permit or moves, and clears it
     // when it lets go (nullptr: not held by a guard). A semaphore of more permits ignores it.
     void note_holder(const void* where) noexcept {
-        if (max_ == 1) holder_at_.store(where, std::memory_order_release);
+        if (detail::inspect_enabled && max_ == 1)
+            holder_at_.store(where, std::memory_order_release);
     }
     const void* holder_at() const noexcept { return holder_at_.load(std::memory_order_acquire); }
     // Waiters queued right now (a snapshot, for tests and metrics).
