@@ -14,8 +14,8 @@ namespace blitz::detail {
 //      the parked bits again (try_doze): still all parked, it dozes (waits a whole threshold);
 //      otherwise it withdraws the flag.
 //   2. A worker that leaves its park clears its parked bit (a seq_cst RMW in idle_state) and,
-//      before its tick's first poll, takes the flag (wake): true means the watchdog was dozing
-//      and this worker must wake it.
+//      at the end of its park (before its next poll), takes the flag (wake): true means the
+//      watchdog was dozing and this worker must wake it.
 // Invariants: a watchdog never dozes through a worker's poll unwoken: either its second read
 // sees the worker's bit cleared (and it does not doze), or the worker's take sees the flag (and
 // wakes it). At most one taker wins the flag per doze.

@@ -251,14 +251,20 @@ void scheduler::schedule(task_header* t, bool is_yield) noexcept {
 inline void worker::sample_wake(const task_header* t) noexcept {
     // An I/O wake (made while the driver dispatches events for this worker) is followed
     // whenever the slot is free, as they are fewer than the task wakes sampled one in 16.
-    const bool io = collecting() && tl_io_dispatch;
-    if (!io) {
-        if (--wake_countdown_ != 0) return;
-        wake_countdown_ = wake_sample_every;
+    if (tl_io_dispatch && collecting()) [[unlikely]] {
+        if (followed_ == nullptr) follow_wake(t, /*io=*/true);
+        return;
     }
-    if (followed_ != nullptr) return;
+    if (--wake_countdown_ != 0) [[likely]]
+        return;
+    wake_countdown_ = wake_sample_every;
+    if (followed_ == nullptr) follow_wake(t, /*io=*/false);
+}
+
+// Out of line, so that schedule() saves no registers for the clock's call.
+void worker::follow_wake(const task_header* t, bool io) noexcept {
     followed_ = t;
-    followed_id_ = t->id();
+    followed_polls_ = dump_access::polls(t);
     followed_at_ = clock_.now();
     followed_io_ = io;
 }

@@ -89,7 +89,7 @@ public:
 
     // Dozing: after a sample that found every worker parked, the watchdog waits up to the
     // threshold instead of one period, so an idle runtime costs it a wakeup per threshold
-    // rather than 16. A worker about to run its tick's first poll calls wake_if_dozing().
+    // rather than 16. A worker leaving its park (before its next poll) calls wake_if_dozing().
     // Memory ordering: the watchdog stores dozing (seq_cst) and then reads the parked bits
     // (seq_cst) again; a worker's bit is cleared (seq_cst RMW) before it reads dozing: either
     // the watchdog sees the worker awake and does not doze, or the worker sees it dozing and

@@ -63,6 +63,14 @@ private:
 // The reads a dump makes of a task (task_header's fields are private to its friends).
 struct dump_access {
     // When a task joins a worker's list (its first suspension): the worker's tick time.
+    // Polls so far (the poller's count; 0 with inspection compiled out).
+    static std::uint32_t polls([[maybe_unused]] const task_header* t) noexcept {
+#if BLITZ_INSPECT
+        return t->polls_.load(std::memory_order_relaxed);
+#else
+        return 0;
+#endif
+    }
     static void set_listed([[maybe_unused]] task_header* t,
                            [[maybe_unused]] std::uint32_t ms) noexcept {
 #if BLITZ_INSPECT

@@ -68,8 +68,8 @@ void worker::run() {
         // Memory back at completion (issue 45): what completed elsewhere leaves the list now.
         if (!returned_.empty()) reclaim_returned();
         const std::int64_t start = clock_.now();
-        tick_start_ = start;
         if constexpr (inspect_enabled) {
+            tick_ms_ = ms_of(start);
             // A task dump waits for this worker's tasks (issue 46): listed between polls.
             if (dump_slot_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
                 answer_dump();
@@ -91,20 +91,19 @@ void worker::run() {
         flush_collected();
         if (fired) BLITZ_PROBE(*this, probe_kind::timer_fire, 0, fired);
         unsigned polls = 0;
+        // Latency histograms: the index in this tick of the next poll that is timed (one poll in
+        // poll_sample_every; a compare of two registers per poll; past the budget when none is
+        // due in this tick).
+        unsigned timed_at = poll_countdown_ - 1;
         while (polls < budget_per_tick_) {
             task_header* t = next_task();
             if (!t) t = search();
             if (!t) break;
-            if (inspect_enabled && polls == 0) [[unlikely]] {
-                // The tick's first poll: a stall detector dozing over an all-parked runtime
-                // must watch again (stall_watchdog::dozing).
-                if (stall_watchdog* wd = sched_.watchdog(); wd && wd->dozing())
-                    wd->wake_if_dozing();
-            }
-            run_task(t);
+            run_task(t, polls, timed_at);
             ++polls;
             if (polls % 8 == 0) note_time(clock_.now());  // G8: the clock every 8 polls
         }
+        poll_countdown_ = timed_at - polls + 1;  // >= 1: no index below timed_at was missed
         if (polls == budget_per_tick_) bump(c_budget_exhaustions);
         if (polls > 0) sched_.driver().end_tick();
         if (polls > 0) {
@@ -411,7 +410,8 @@ task_header* worker::take_stolen(unsigned victim, const local_queue::steal_resul
     return r.first;
 }
 
-[[gnu::always_inline]] inline void worker::run_task(task_header* t) noexcept {
+[[gnu::always_inline]] inline void worker::run_task(task_header* t, unsigned index,
+                                                    unsigned& timed_at) noexcept {
     if (searching_) {
         // I4: a searcher that found work and was the last one wakes another worker, when more
         // work is visible: with nothing else queued the wake only made a worker search and park
@@ -434,16 +434,19 @@ task_header* worker::take_stolen(unsigned victim, const local_queue::steal_resul
     BLITZ_PROBE(*this, probe_kind::poll, static_cast<std::uint32_t>(source_),
                 reinterpret_cast<std::uintptr_t>(t), choice_);
     ++polls_since_global_;
-    // Latency histograms: a followed wake ends at its task's poll, and one poll in
-    // poll_sample_every is timed (a call of its own, so that the others test one counter).
+    // Latency histograms: a followed wake ends at its task's poll, and the poll at the tick's
+    // index `timed_at` is timed (a call of its own), the next one poll_sample_every later.
     // Both compile away with inspection (BLITZ_INSPECT=0).
     if (inspect_enabled && t == followed_) [[unlikely]]
         note_followed_poll(t, clock_.now());
     bool stray = false;
-    const auto outcome =
-        !inspect_enabled || --poll_countdown_ != 0
-            ? t->poll(poll_budget_, BLITZ_FAULT(cfg_.debug.abort_ignores_shield), stray)
-            : timed_poll(t, stray);
+    task_header::poll_outcome outcome;
+    if (!inspect_enabled || index != timed_at) [[likely]] {
+        outcome = t->poll(poll_budget_, BLITZ_FAULT(cfg_.debug.abort_ignores_shield), stray);
+    } else {
+        timed_at += poll_sample_every;
+        outcome = timed_poll(t, stray);
+    }
     if (stray) bump(c_stray_wakes);
     if (outcome == task_header::poll_outcome::rescheduled) {
         // Woken while running (or yielded, or cancellation became due): back of the ring.
@@ -462,7 +465,6 @@ task_header* worker::take_stolen(unsigned victim, const local_queue::steal_resul
 }
 
 task_header::poll_outcome worker::timed_poll(task_header* t, bool& stray) noexcept {
-    poll_countdown_ = poll_sample_every;
     const std::int64_t from = clock_.now();
     const auto outcome = t->poll(poll_budget_, BLITZ_FAULT(cfg_.debug.abort_ignores_shield), stray);
     poll_hist_.record(cycle_clock::since(from, clock_.now()));
@@ -471,7 +473,9 @@ task_header::poll_outcome worker::timed_poll(task_header* t, bool& stray) noexce
 
 void worker::note_followed_poll(const task_header* t, std::int64_t now) noexcept {
     followed_ = nullptr;
-    if (t->id() != followed_id_) return;  // another task in the same block
+    // Polled elsewhere since the wake (stolen), or another task in the same block (it starts
+    // at 0 polls, and a woken task has been polled): not the wake followed.
+    if (dump_access::polls(t) != followed_polls_) return;
     (followed_io_ ? io_hist_ : schedule_hist_).record(cycle_clock::since(followed_at_, now));
 }
 
@@ -563,6 +567,7 @@ void worker::park() noexcept {
             (void)begin_search();
         }
         set_closed(closed_parking, false);
+        nudge_dozing_watchdog();
         return;
     }
     // I5: no longer than the park timeout, nor past the next timer expiry (the driver's part).
@@ -602,7 +607,18 @@ void worker::park() noexcept {
     }
     if (spin_.learns()) end_idle_spell(idle_from, found_work && !sched_.shutting_down());
     set_closed(closed_parking, false);
+    nudge_dozing_watchdog();
     flush_collected();  // what the I/O driver woke, now that this worker is back
+}
+
+void worker::nudge_dozing_watchdog() noexcept {
+    // Out of its park (its parked bit cleared, by itself or by a claimer), before its next
+    // poll: a stall detector dozing over an all-parked runtime must watch again
+    // (stall_watchdog::dozing, doze_gate's protocol). Only a park ends a doze: the watchdog
+    // dozes only while every worker is parked.
+    if constexpr (inspect_enabled) {
+        if (stall_watchdog* wd = sched_.watchdog(); wd && wd->dozing()) wd->wake_if_dozing();
+    }
 }
 
 bool worker::spin_as_last_searcher() noexcept {

@@ -101,7 +101,7 @@ public:
     // Records a task whose poll on this worker left it suspended in its owned list, with the
     // reference spawn reserved (owner thread only), and when (the dump's age: the tick's time).
     void own(task_header* t) noexcept {
-        dump_access::set_listed(t, ms_of(tick_start_));
+        dump_access::set_listed(t, tick_ms_);
         owned_.push(t);
     }
     // Takes a task that completed on this thread out of the owned list if it is there; true if
@@ -225,7 +225,7 @@ private:
     bool begin_search() noexcept;
     task_header* steal_tiered(unsigned limit) noexcept;
     task_header* take_stolen(unsigned victim, const local_queue::steal_result& r) noexcept;
-    inline void run_task(task_header* t) noexcept;
+    inline void run_task(task_header* t, unsigned index, unsigned& timed_at) noexcept;
     void push_ring(task_header* t) noexcept;
     // What a worker does as it goes idle (it parks, or busy mode's wait): hands back, trims and
     // returns what a burst left behind.
@@ -344,17 +344,27 @@ private:
     }
     std::uint64_t choice_ = 0;  // own_sources() at the last choice (probes only; see probe.hpp)
     // Latency histograms (issue 46; worker_metrics::poll_ns, schedule_ns, io_ns): one poll in
-    // poll_sample_every is timed; one wake is followed at a time (the task, its id, so that a
-    // block reused by another task at the same address is not taken for it, when it was woken
-    // and whether by the I/O driver), dropped if unpolled here a second later (stolen).
+    // poll_sample_every is timed (poll_countdown_: polls until the next, counted per tick); one
+    // wake is followed at a time (the task, its poll count then, so that a block reused by
+    // another task at the same address is not taken for it, when it was woken and whether by
+    // the I/O driver), dropped if unpolled here a second later (stolen).
     static constexpr unsigned poll_sample_every = 64, wake_sample_every = 16;
     unsigned poll_countdown_ = poll_sample_every;
     unsigned wake_countdown_ = wake_sample_every;
     const task_header* followed_ = nullptr;
-    std::uint64_t followed_id_ = 0;
+    std::uint32_t followed_polls_ = 0;
     std::int64_t followed_at_ = 0;
     bool followed_io_ = false;
     void note_followed_poll(const task_header* t, std::int64_t now) noexcept;
+    void nudge_dozing_watchdog() noexcept;
+    // clang: the callee keeps the registers (preserve_most), so that schedule(), whose path
+    // this call sits on, saves none for it.
+#if defined(__clang__) && defined(__x86_64__)
+    [[gnu::noinline, gnu::cold, clang::preserve_most]]
+#else
+    [[gnu::noinline, gnu::cold]]
+#endif
+    void follow_wake(const task_header* t, bool io) noexcept;
     [[gnu::noinline, gnu::cold]] task_header::poll_outcome timed_poll(task_header* t,
                                                                       bool& stray) noexcept;
     std::unique_ptr<probe_ring> probes_;  // null when config::probes is off
@@ -377,7 +387,8 @@ private:
     alignas(cache_line) stall_probe stall_;  // the watchdog's and this thread's handler's
     latency_histogram poll_hist_, schedule_hist_, io_hist_;  // written here, read by snapshot()
     atomic<dump_request*> dump_slot_{nullptr};  // a dump waiting for this worker's answer
-    std::int64_t tick_start_ = 0;  // the current tick's start on clock_ (own(), the dump's age)
+    // The current tick's start on clock_, in ms_of's units (own(): the dump's age).
+    std::uint32_t tick_ms_ = 0;
     // A reading of clock_ in whole milliseconds, wrapping at 2^32 (task_header::listed_ms_).
     static std::uint32_t ms_of(std::int64_t ns) noexcept {
         return static_cast<std::uint32_t>(static_cast<std::uint64_t>(ns) / 1'000'000);
