@@ -32,8 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (id, file, find, replace, what the defect is)
 CATALOGUE = [
     ("poll-histogram-timed-once", "runtime/src/sched/worker.cpp",
-     "    poll_countdown_ = poll_sample_every;",
-     "    poll_countdown_ = ~0u;",
+     "        poll_countdown_ = timed_at - polls + 1;",
+     "        poll_countdown_ = ~0u;",
      "the poll-time histogram times one poll and then (for 4 billion polls) none: poll_ns "
      "stops counting one poll in 64"),
     ("followed-wake-not-recorded", "runtime/src/sched/worker.cpp",
@@ -82,6 +82,16 @@ CATALOGUE = [
      "    if (true || !doze_.wake()) return;",
      "a worker's first poll after an idle spell does not wake the dozing stall detector: a stall "
      "that begins then is found up to a whole threshold late (D1)"),
+    ("stall-park-exit-no-nudge", "runtime/src/sched/worker.cpp",
+     "    set_closed(closed_parking, false);\n    nudge_dozing_watchdog();\n    flush_collected();",
+     "    set_closed(closed_parking, false);\n    flush_collected();",
+     "a worker that slept in its park does not wake the dozing stall detector on the way out: a "
+     "stall in its first poll after an idle spell is found up to a whole threshold late (D1)"),
+    ("histogram-poll-sampled-half", "runtime/src/sched/worker.cpp",
+     "        timed_at += poll_sample_every;",
+     "        timed_at += 2 * poll_sample_every;",
+     "the poll histogram times one poll in 128 within a tick instead of one in 64: the samples "
+     "undercount (issue 46, latency histograms)"),
     ("stall-never-suspected", "runtime/src/sched/stall_watchdog.cpp",
      "if (w.ph == phase::watching && now - w.first >= threshold_ &&",
      "if (w.ph == phase::watching && now - w.first >= threshold_ * 1000 &&",
@@ -204,8 +214,8 @@ CATALOGUE = [
      "const std::uint64_t up = whole;",
      "a deadline rounds down: timers fire up to a tick early (T4, T6)"),
     ("budget-not-counted", "runtime/src/sched/worker.cpp",
-     "            run_task(t);\n            ++polls;\n",
-     "            run_task(t);\n",
+     "            run_task(t, polls, timed_at);\n            ++polls;\n",
+     "            run_task(t, polls, timed_at);\n",
      "the tick budget is never counted: a tick ends only when work runs out (B1, T8)"),
     ("notified-dropped-after-pending-poll", "runtime/src/task/task_header.cpp",
      "if (yielded || (s & notified) || cancel_due(s)) {\n            ns = with_lifecycle(s, lifecycle::scheduled) & ~notified;  // keep the queue ref",

@@ -40,6 +40,8 @@ int run_workloads(const runner_options& o) {
             if (o.park_spin_us) cfg.park_spin = std::chrono::microseconds(*o.park_spin_us);
             if (o.park_spin_fixed) cfg.park_spin_adaptive = false;
             cfg.io_mode = o.io_mode;
+            if (o.stall_threshold_ms)
+                cfg.stall_threshold = std::chrono::milliseconds(*o.stall_threshold_ms);
             runtime rt(cfg);
             if (o.warmup) (void)w.run(rt);
             std::vector<double> reps, samples;
@@ -98,6 +100,8 @@ int runner_main(int argc, char** argv) {
             o.park_spin_fixed = true;
         } else if (a == "--io-mode") {
             o.io_mode = parse_io_mode(value());
+        } else if (a == "--stall-threshold-ms") {
+            o.stall_threshold_ms = static_cast<unsigned>(std::stoul(value()));
         } else if (a == "--peer") {
             o.peer = value();
         } else {

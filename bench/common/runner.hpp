@@ -24,10 +24,13 @@ struct runner_options {
     bool park_spin_fixed = false;
     io_mode_kind io_mode = io_mode_kind::shared;  // --io-mode busy (needs --pin)
     bool warmup = true;  // --no-warmup: the smoke test runs each workload once
+    // config::stall_threshold in ms (--stall-threshold-ms; 0 turns the detector off): unset keeps
+    // the default (the cost study of issue 46 runs the default against 0).
+    std::optional<unsigned> stall_threshold_ms;
 };
 
 // Parses `--workers N --reps N --filter RE --allocs --pin POLICY --peer NAME --park-spin-us N
-// --park-spin-fixed --io-mode shared|busy`
+// --park-spin-fixed --io-mode shared|busy --stall-threshold-ms N`
 // (argv[0] is the subcommand) and runs; the exit code is non-zero when a workload failed its own
 // check.
 int runner_main(int argc, char** argv);
