@@ -92,6 +92,17 @@ CATALOGUE = [
      "        timed_at += 2 * poll_sample_every;",
      "the poll histogram times one poll in 128 within a tick instead of one in 64: the samples "
      "undercount (issue 46, latency histograms)"),
+    ("site-entry-not-written", "runtime/src/task/site_table.hpp",
+     "        sites_[index].store(reinterpret_cast<const void*>(static_cast<std::uintptr_t>(k)),\n"
+     "                            std::memory_order_relaxed);\n",
+     "",
+     "the table of spawn sites hands out an index without its reverse entry: every task's spawn "
+     "site reads back empty (issue 46)"),
+    ("spawn-site-not-indexed", "runtime/src/sched/scheduler.cpp",
+     "inspect_enabled ? spawn_site_index(site) : 0",
+     "0",
+     "a spawn records no site: the stall report and the dump cannot say where a task came from "
+     "(issue 46)"),
     ("stall-never-suspected", "runtime/src/sched/stall_watchdog.cpp",
      "if (w.ph == phase::watching && now - w.first >= threshold_ &&",
      "if (w.ph == phase::watching && now - w.first >= threshold_ * 1000 &&",

@@ -15,6 +15,7 @@
 #include "blitz/testing/fault_injection.hpp"
 #include "task/alloc_stats.hpp"
 #include "task/context_internal.hpp"
+#include "task/site_table.hpp"
 
 namespace blitz::detail {
 
@@ -229,7 +230,7 @@ void scheduler::spawn(task_header* t) noexcept { spawn_here(t); }
 // and that one has no worker of its own, so it takes scheduler::spawn.
 void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> root,
                   std::source_location site) noexcept {
-    t->init_spawned(s, root, site);
+    t->init_spawned(s, root, inspect_enabled ? spawn_site_index(site) : 0);
     if (s->is_runtime_scheduler()) [[likely]] {
         auto* sc = static_cast<scheduler*>(s);
         worker* const w = sc->own_worker();

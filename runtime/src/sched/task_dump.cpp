@@ -67,8 +67,8 @@ task_header* dump_access::record(task_header* t, unsigned worker, std::uint32_t 
     keep = true;
     task_snapshot& s = out.snap;
     s.id = t->id();
-    s.spawn_site = t->site_;
-    s.spawn_site_known = t->site_.line() != 0;
+    s.spawn_site = t->spawn_site();
+    s.spawn_site_known = s.spawn_site.line() != 0;
     s.worker = static_cast<int>(worker);
     s.age = std::chrono::milliseconds(static_cast<std::uint32_t>(now_ms - t->listed_ms_));
     out.listed_ms = t->listed_ms_;

@@ -21,6 +21,7 @@
 #include "task/context_internal.hpp"
 #include "task/home_stack.hpp"
 #include "task/schedule.hpp"
+#include "task/site_table.hpp"
 
 namespace blitz::detail {
 
@@ -30,8 +31,8 @@ namespace blitz::detail {
 // and a listing time for the dump (8 more; the prefix rounds 104 up to 112); the model
 // checker's atomics are bigger.
 #if !defined(BLITZ_MODEL_ATOMIC_HEADER)
-static_assert(sizeof(void*) != 8 || sizeof(task_header) == (BLITZ_INSPECT ? 104 : 80),
-              "task_header grew past 104 bytes (80 with inspection compiled out)");
+static_assert(sizeof(void*) != 8 || sizeof(task_header) == (BLITZ_INSPECT ? 96 : 80),
+              "task_header grew past 96 bytes (80 with inspection compiled out)");
 #endif
 
 namespace {
@@ -615,12 +616,44 @@ std::uint64_t task_header::assign_id(bool in_signal_handler) const noexcept {
         }
         mine = tl_ids_next++;
     }
-    std::uint64_t seen = 0;
+    // Ids wrap at 2^48 (never 0): unique among the first 2^48 handed out.
+    mine &= id_mask;
+    if (mine == 0) mine = 1;
+    // The site's bits, set before the task was published, stay as they are: only the id's
+    // change, from 0 to an id, once.
+    std::uint64_t seen = id_site_.load(std::memory_order_relaxed);
     // relaxed: whoever wins, every reader then sees the same id (the word's one modification
     // order); a loser's id is simply never used.
-    if (id_.compare_exchange_strong(seen, mine, std::memory_order_relaxed)) return mine;
-    return seen;
+    while ((seen & id_mask) == 0) {
+        if (id_site_.compare_exchange_weak(seen, seen | mine, std::memory_order_relaxed))
+            return mine;
+    }
+    return seen & id_mask;
 }
+
+#if !defined(BLITZ_MODEL_ATOMIC_HEADER)
+// The table of spawn sites (task/site_table.hpp): zero pages until spawns use it.
+namespace {
+constinit site_table<max_spawn_sites> spawn_sites;
+}  // namespace
+
+std::uint16_t spawn_site_index_slow(const void* key) noexcept {
+    const std::uint16_t index = spawn_sites.index_of(key);
+    tl_site_cache[(reinterpret_cast<std::uintptr_t>(key) >> 3) % site_cache_size] = {key, index};
+    return index;
+}
+
+std::source_location spawn_site_at(std::uint16_t index) noexcept {
+    const void* key = spawn_sites.at(index);
+    return key ? std::bit_cast<std::source_location>(key) : std::source_location{};
+}
+#else
+// The model checker's build: its harnesses spawn without sites.
+std::uint16_t spawn_site_index_slow(const void*) noexcept { return 0; }
+std::source_location spawn_site_at(std::uint16_t) noexcept { return {}; }
+#endif
+#else
+std::source_location spawn_site_at(std::uint16_t) noexcept { return {}; }
 #endif
 
 #if defined(BLITZ_MODEL_ATOMIC_HEADER)
@@ -628,7 +661,8 @@ std::uint64_t task_header::assign_id(bool in_signal_handler) const noexcept {
 // compile: there every scheduler is a harness, called through the interface.
 void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> root,
                   std::source_location site) noexcept {
-    t->init_spawned(s, root, site);
+    (void)site;  // the harnesses' tasks have no site
+    t->init_spawned(s, root);
     s->spawn(t);
 }
 #endif

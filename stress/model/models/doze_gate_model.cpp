@@ -24,7 +24,7 @@ std::function<void()> doze_body() {
         thread watchdog([&] { dozed = gate.try_doze([&] { return parked.load() == 1; }); });
         thread worker([&] {
             parked.fetch_sub(1);  // leaves its park (a seq_cst RMW, as idle_state does)
-            woke = gate.wake();   // before its tick's first poll
+            woke = gate.wake();   // at the end of its park, before its next poll
         });
         watchdog.join();
         worker.join();

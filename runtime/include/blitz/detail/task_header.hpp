@@ -21,6 +21,10 @@ class task_scheduler;
 class task_list;
 class select_scope;
 
+// The spawn site a task header's index names (task/site_table.hpp); empty for 0. Lock-free and
+// async-signal-safe.
+std::source_location spawn_site_at(std::uint16_t index) noexcept;
+
 // The header of a spawned task. It sits in front of the coroutine frame in the same allocation
 // (task<T>::promise_type::operator new places it there), so a spawn costs one allocation.
 //
@@ -58,12 +62,14 @@ public:
     task_header& operator=(const task_header&) = delete;
 
     // ---- set by spawn (before the task is published) ----
+    // `site`: the spawn site's index in the table of sites (spawn_site_index; 0: none).
     void init_spawned(task_scheduler* s, std::coroutine_handle<> root,
-                      std::source_location site = {}) noexcept {
+                      [[maybe_unused]] std::uint16_t site = 0) noexcept {
         sched_ = s;
         resume_point_ = root;
 #if BLITZ_INSPECT
-        site_ = site;
+        // relaxed: published with the task; the id is not taken before the spawn
+        id_site_.store(std::uint64_t{site} << site_shift, std::memory_order_relaxed);
 #endif
         flags_ |= flag_spawned;
         // join handle + owner's task list + queue entry
@@ -148,8 +154,9 @@ public:
     void drop_handle(bool interested) noexcept;
 
     // Who the task is, for the stall detector and the dump (issue 46): an id unique in the
-    // process (never 0, never reused) and where it was spawned (set before the task is
-    // published; an empty location when the spawn came through an internal path without one).
+    // process (never 0, never reused among the first 2^48) and where it was spawned (set before
+    // the task is published; an empty location when the spawn came through an internal path
+    // without one, or after 65,535 other sites: the table of sites is full).
     // The id is taken when first asked for (a spawn pays nothing for it), by whoever asks
     // first: from the asking thread's block of ids (taken 4,096 at a time from one process-wide
     // counter), or, in a signal handler, which may interrupt that thread's own take, straight
@@ -159,14 +166,18 @@ public:
     // every spawn site is empty.
 #if BLITZ_INSPECT
     std::uint64_t id() const noexcept {
-        const std::uint64_t v = id_.load(std::memory_order_relaxed);  // relaxed: a name, not data
+        // relaxed: a name, not data
+        const std::uint64_t v = id_site_.load(std::memory_order_relaxed) & id_mask;
         return v != 0 ? v : assign_id(/*in_signal_handler=*/false);
     }
     std::uint64_t id_in_signal_handler() const noexcept {
-        const std::uint64_t v = id_.load(std::memory_order_relaxed);
+        const std::uint64_t v = id_site_.load(std::memory_order_relaxed) & id_mask;
         return v != 0 ? v : assign_id(/*in_signal_handler=*/true);
     }
-    const std::source_location& spawn_site() const noexcept { return site_; }
+    std::source_location spawn_site() const noexcept {
+        return spawn_site_at(
+            static_cast<std::uint16_t>(id_site_.load(std::memory_order_relaxed) >> site_shift));
+    }
 #else
     std::uint64_t id() const noexcept { return reinterpret_cast<std::uintptr_t>(this); }
     std::uint64_t id_in_signal_handler() const noexcept { return id(); }
@@ -234,7 +245,7 @@ private:
     // Destroys the result slot and the header and gives the block back (the last reference).
     static void release_block(task_header* h) noexcept;
 
-    // ---- fields (104 bytes: the header and an empty frame fill a 160-byte block; 80 and 128
+    // ---- fields (96 bytes: the header and an empty frame fill a 144-byte block; 80 and 128
     // with inspection compiled out) ----
     detail::atomic<std::uint64_t> state_{0};
     task_scheduler* sched_ = nullptr;         // whoever runs it (task/schedule.hpp)
@@ -262,9 +273,11 @@ private:
     std::uint8_t size_class_ = 0;
     std::uint8_t flags_ = 0;  // the bits below; written only by whoever owns the frame
 #if BLITZ_INSPECT
-    // See id() (0: not asked for yet) and spawn_site() (set by init_spawned).
-    mutable detail::atomic<std::uint64_t> id_{0};
-    std::source_location site_{};
+    // See id() (the low 48 bits; 0: not asked for yet) and spawn_site() (the top 16 bits: an
+    // index in the table of sites, set by init_spawned).
+    static constexpr int site_shift = 48;
+    static constexpr std::uint64_t id_mask = (std::uint64_t{1} << site_shift) - 1;
+    mutable detail::atomic<std::uint64_t> id_site_{0};
     // For the dump: polls so far (written by the poller, read by a dump with a relaxed load),
     // and the millisecond, on the process's cycle_clock (wrapping at 2^32), at which the task
     // first suspended (written when it is listed, before IDLE is published).
