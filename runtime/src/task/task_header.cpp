@@ -639,7 +639,9 @@ constinit site_table<max_spawn_sites> spawn_sites;
 
 std::uint16_t spawn_site_index_slow(const void* key) noexcept {
     const std::uint16_t index = spawn_sites.index_of(key);
-    tl_site_cache[(reinterpret_cast<std::uintptr_t>(key) >> 3) % site_cache_size] = {key, index};
+    const unsigned slot = site_cache_slot(key);
+    tl_site_cache_keys[slot] = key;
+    tl_site_cache_indices[slot] = index;
     return index;
 }
 
