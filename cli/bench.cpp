@@ -111,7 +111,7 @@ void bench_help() {
            "                 aspin10 ... aspin100 with the adaptive spin capped there;\n"
            "                 nospin with park_spin 0; busy\n"
            "                 adds blitz in busy mode (io_mode busy; needs --pin)\n"
-           "  --workers      worker counts (default: 4 and one per hardware thread)\n"
+           "  --workers      worker counts (default: 4 and one per CPU this process may use)\n"
            "  --pin          placement of blitz's workers: none (default), compact, scatter\n"
            "  --repetitions  timed repetitions per implementation (default 5)\n"
            "  --quick        3 repetitions, 4 workers (make run); writes results/<machine>/quick/\n"
@@ -239,7 +239,7 @@ int bench_main(int argc, char** argv) {
     if (o.smoke && !timeout_given) o.timeout_s = 300;
     if (workers.empty()) {
         workers.push_back(4);
-        const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+        const unsigned hw = read_cpu_budget().count;  // the affinity mask and cgroup quota
         if (hw != 4) workers.push_back(hw);
     }
     o.workers = workers;

@@ -67,6 +67,9 @@ int run_topo(const topo_options& o) {
               << (r.synthetic ? " (not this machine: nothing is bound)" : "") << "\n  "
               << r.packages << " package(s), " << r.nodes.size() << " NUMA node(s), " << r.cores
               << " core(s), " << r.pus << " PU(s)\n";
+    // What this process may use, which decides the default worker count (issue 47).
+    if (!r.synthetic)
+        std::cout << "  CPUs for this process: " << read_cpu_budget().to_string() << "\n";
     table nodes({"node", "os index", "package", "PUs (os indexes)"});
     for (const numa_node_info& n : r.nodes) {
         nodes.add({std::to_string(n.index), std::to_string(n.os_index), std::to_string(n.package),

@@ -282,6 +282,7 @@ void write_json(json_writer& w, const machine_record& m) {
         .field("build_flags", m.build_flags)
         .field("commit", m.commit)
         .field("dirty", m.dirty)
+        .field("cpu_budget", m.cpu_budget)
         .field("io_backend", m.io_backend)
         .field("io_backend_reason", m.io_backend_reason)
         .field("io_modes", m.io_modes)
@@ -306,6 +307,7 @@ void write_markdown_rows(std::ostream& os, const machine_record& m) {
        << "| compiler | " << m.compiler << " |\n"
        << "| build flags | " << m.build_flags << " |\n"
        << "| commit | " << m.commit << (m.dirty ? " (dirty: uncommitted changes)" : "") << " |\n"
+       << "| CPUs for this process | " << m.cpu_budget << " |\n"
        << "| I/O backend (automatic) | " << m.io_backend
        << (m.io_backend_reason.empty() ? "" : " (" + m.io_backend_reason + ")") << " |\n"
        << "| I/O modes | " << m.io_modes << (m.io_rings.empty() ? "" : "; rings: " + m.io_rings)

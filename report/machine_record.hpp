@@ -43,6 +43,9 @@ struct machine_record {
     // runtime reports them (runtime_metrics::io_rings), both filled in by the caller.
     std::string io_modes = "shared";
     std::string io_rings;
+    // The CPUs the process may use (blitz::cpu_budget::to_string: the count the default worker
+    // count takes, the affinity mask, the cgroup quota), filled in by the caller.
+    std::string cpu_budget = "unknown";
 };
 
 // Reads this machine (hwloc, /proc/cpuinfo, uname, lscpu, git). `build_flags` is the build's

@@ -103,6 +103,21 @@ CATALOGUE = [
      "0",
      "a spawn records no site: the stall report and the dump cannot say where a task came from "
      "(issue 46)"),
+    ("cpu-quota-ignored", "runtime/src/topo/cpu_budget.cpp",
+     "    if (b.quota > 0) {\n        // Rounded up",
+     "    if (false) {\n        // Rounded up",
+     "the default worker count ignores the cgroup CPU quota: a container limited to 2 CPUs on a "
+     "64-core host starts 64 workers (issue 47)"),
+    ("cpu-affinity-ignored", "runtime/src/topo/cpu_budget.cpp",
+     "unsigned n = b.affinity != 0 ? b.affinity : b.online;",
+     "unsigned n = b.online;",
+     "the default worker count ignores the affinity mask: a process started under taskset runs a "
+     "worker per online CPU (issue 47)"),
+    ("cgroup-path-not-walked", "runtime/src/topo/cpu_budget.cpp",
+     "        if (dir.size() <= point.size()) break;",
+     "        break;",
+     "only the process's own cgroup is read: a quota set on a parent (a pod's, a slice's) is "
+     "missed (issue 47)"),
     ("stall-never-suspected", "runtime/src/sched/stall_watchdog.cpp",
      "if (w.ph == phase::watching && now - w.first >= threshold_ &&",
      "if (w.ph == phase::watching && now - w.first >= threshold_ * 1000 &&",

@@ -97,7 +97,8 @@ io_mode_kind parse_io_mode(const std::string& s);
 // Constants"); tests and conformance negative controls change them. validate() is called by the
 // runtime constructor.
 struct config {
-    // Number of worker threads; 0 means one per hardware thread, capped at max_workers.
+    // Number of worker threads; 0 means one per CPU this process may use (its affinity mask and
+    // its cgroup CPU quota, rounded up: blitz::read_cpu_budget), capped at max_workers.
     unsigned workers = 0;
     // Polls per tick before maintenance (BUDGET_PER_TICK, B1). Range [1, 65536].
     unsigned budget_per_tick = 128;
@@ -313,8 +314,9 @@ struct config {
 
     // Throws config_error naming the first field out of range.
     void validate() const;
-    // `workers` with 0 resolved to the hardware thread count (capped at max_workers). With a
-    // placement policy the runtime resolves 0 from the topology instead (runtime::num_workers).
+    // `workers` with 0 resolved to the CPUs this process may use (read_cpu_budget().count,
+    // capped at max_workers). With a placement policy the runtime resolves 0 from the topology
+    // instead (the eligible PUs, capped by the cgroup quota; runtime::num_workers).
     unsigned resolved_workers() const;
 };
 

@@ -72,6 +72,30 @@ struct placement_report {
 // only the PUs in the calling thread's CPU set are used (as the runtime does).
 placement_report plan_placement(const config& cfg, unsigned workers = 0);
 
+// How many CPUs this process may use (issue 47): the CPUs online, its affinity mask, and the CPU
+// quota of its cgroup (v2's cpu.max, or v1's cpu.cfs_quota_us over cpu.cfs_period_us; the
+// smallest along the path from its cgroup to the root). A container limited to 2 CPUs on a
+// 64-core host gets 2, as Go's runtime and Rust's available_parallelism decide.
+struct cpu_budget {
+    unsigned online = 0;        // CPUs online
+    unsigned affinity = 0;      // CPUs in the calling thread's affinity mask (0: unknown)
+    std::string affinity_list;  // the mask as a list, e.g. "0-3,8"
+    double quota = 0;           // the cgroup quota in CPUs (e.g. 1.5); 0: none
+    std::string quota_source;   // the file the quota came from, or why there is none
+    // What blitz uses: min(affinity, quota rounded up), at least 1 (online when the mask is
+    // unknown).
+    unsigned count = 1;
+    // One line: "2 (affinity 0-3: 4 CPUs; quota 1.5 CPUs from /sys/fs/cgroup/a/cpu.max; 8
+    // online)".
+    std::string to_string() const;
+};
+// Reads the calling thread's budget from /proc and /sys.
+cpu_budget read_cpu_budget();
+// The same from other files (tests): `proc_cgroup` in /proc/self/cgroup's format and
+// `mountinfo` in /proc/self/mountinfo's (where the cgroup hierarchies are mounted). The
+// affinity and online counts are the calling thread's.
+cpu_budget read_cpu_budget(const std::string& proc_cgroup, const std::string& mountinfo);
+
 const char* to_string(placement_policy p) noexcept;
 // "none", "compact", "scatter" or "list"; throws config_error naming the bad value.
 placement_policy parse_placement_policy(const std::string& s);

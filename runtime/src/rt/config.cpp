@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include "blitz/topology.hpp"
+
 namespace blitz {
 namespace {
 
@@ -164,8 +166,9 @@ void config::validate() const {
 
 unsigned config::resolved_workers() const {
     if (workers != 0) return workers;
-    unsigned hw = std::thread::hardware_concurrency();
-    return std::clamp(hw, 1u, max_workers);
+    // The CPUs this process may use: its affinity mask and its cgroup quota (issue 47), not the
+    // machine's count (a container limited to 2 CPUs on a 64-core host runs 2 workers).
+    return std::clamp(read_cpu_budget().count, 1u, max_workers);
 }
 
 }  // namespace blitz

@@ -111,6 +111,9 @@ plan make_plan(const config& cfg, unsigned workers, bool inspect) {
             workers =
                 std::min<unsigned>(static_cast<unsigned>(eligible_pus(m, o.one_pu_per_core).size()),
                                    config::max_workers);
+            // On this machine the eligible PUs are the affinity mask's already; a cgroup CPU
+            // quota caps them further (issue 47). A synthetic topology has no quota.
+            if (m.thissystem) workers = std::max(1u, std::min(workers, read_cpu_budget().count));
         } else {
             workers = cfg.resolved_workers();
         }
