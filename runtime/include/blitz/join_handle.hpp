@@ -61,8 +61,8 @@ public:
     ~join_handle() { release(); }
 
     bool valid() const noexcept { return h_ != nullptr; }
-    // The task's id (unique in the process, never 0; 0 for an empty handle), as stall reports
-    // and blitz::this_task_id() name it.
+    // The task's id (unique in the process among the first 2^48 taken, never 0; 0 for an empty
+    // handle), as stall reports and blitz::this_task_id() name it.
     std::uint64_t id() const noexcept { return h_ ? h_->id() : 0; }
     bool is_finished() const noexcept { return h_ && h_->is_complete(); }
     // True once the task has completed as cancelled.
