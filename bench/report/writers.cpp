@@ -76,6 +76,26 @@ const std::vector<std::string>& zero_alloc_rows() {
     return v;
 }
 
+// One target row per scheduler and fork-join workload: blitz against one of its own builds with
+// something compiled out (`peer`), by the median of the pairwise ratios and the larger of the
+// two spreads; `verdict(median, noise)` says met or by how much not.
+template <class Verdict>
+void write_compiled_out_rows(std::ostream& md, const run_data& d, const std::string& peer,
+                             const char* what, Verdict verdict) {
+    for (const auto& name : d.names) {
+        auto a = d.s.find({name, "blitz"});
+        auto p = d.s.find({name, peer});
+        if (a == d.s.end() || p == d.s.end() || !a->second.seen || !p->second.seen) continue;
+        if (d.kinds.at(name) != "scheduler" && d.kinds.at(name) != "fork-join") continue;
+        const auto r = pair_ratios(a->second, p->second);
+        if (r.empty()) continue;
+        const double med = quantile(r, 0.5);
+        const double noise = std::max(summarize(a->second.reps).cv, summarize(p->second.reps).cv);
+        md << "| " << what << " | " << name << " | " << fmt("%.3fx", med) << " (noise "
+           << fmt("%.1f%%", noise * 100) << ") | " << verdict(med, noise) << " |\n";
+    }
+}
+
 // The targets of issue 7 at one worker count, as Markdown rows.
 void write_targets(std::ostream& md, const run_data& d) {
     md << "### " << d.workers
@@ -118,37 +138,21 @@ void write_targets(std::ostream& md, const run_data& d) {
     }
     // Probes compiled in but off against compiled out: "within noise" when the median of the
     // pairwise ratios is within the larger of the two spreads (CV) of 1.
-    for (const auto& name : d.names) {
-        auto a = d.s.find({name, "blitz"});
-        auto p = d.s.find({name, "blitz-noprobes"});
-        if (a == d.s.end() || p == d.s.end() || !a->second.seen || !p->second.seen) continue;
-        if (d.kinds.at(name) != "scheduler" && d.kinds.at(name) != "fork-join") continue;
-        const auto r = pair_ratios(a->second, p->second);
-        if (r.empty()) continue;
-        const double med = quantile(r, 0.5);
-        const double noise = std::max(summarize(a->second.reps).cv, summarize(p->second.reps).cv);
-        md << "| probes compiled in but off within noise of compiled out | " << name << " | "
-           << fmt("%.3fx", med) << " (noise " << fmt("%.1f%%", noise * 100) << ") | "
-           << (std::abs(med - 1) <= noise
-                   ? "met"
-                   : "outside noise by " + fmt("%.1f%%", (std::abs(med - 1) - noise) * 100))
-           << " |\n";
-    }
+    write_compiled_out_rows(
+        md, d, "blitz-noprobes", "probes compiled in but off within noise of compiled out",
+        [](double med, double noise) {
+            const double off = std::abs(med - 1);
+            return off <= noise ? std::string("met")
+                                : "outside noise by " + fmt("%.1f%%", (off - noise) * 100);
+        });
     // The stall detector, histograms and dump records on (the default build) against compiled
     // out (issue 46): within 2% on every scheduler row, by the median of the pairwise ratios.
-    for (const auto& name : d.names) {
-        auto a = d.s.find({name, "blitz"});
-        auto p = d.s.find({name, "blitz-noinspect"});
-        if (a == d.s.end() || p == d.s.end() || !a->second.seen || !p->second.seen) continue;
-        if (d.kinds.at(name) != "scheduler" && d.kinds.at(name) != "fork-join") continue;
-        const auto r = pair_ratios(a->second, p->second);
-        if (r.empty()) continue;
-        const double med = quantile(r, 0.5);
-        const double noise = std::max(summarize(a->second.reps).cv, summarize(p->second.reps).cv);
-        md << "| inspection on within 2% of compiled out | " << name << " | " << fmt("%.3fx", med)
-           << " (noise " << fmt("%.1f%%", noise * 100) << ") | "
-           << (med <= 1.02 ? "met" : "missed by " + fmt("%.1f%%", (med - 1.02) * 100)) << " |\n";
-    }
+    write_compiled_out_rows(md, d, "blitz-noinspect", "inspection on within 2% of compiled out",
+                            [](double med, double) {
+                                return med <= 1.02
+                                           ? std::string("met")
+                                           : "missed by " + fmt("%.1f%%", (med - 1.02) * 100);
+                            });
     md << "\n";
 }
 

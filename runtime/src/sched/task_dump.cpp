@@ -82,11 +82,11 @@ task_header* dump_access::record(task_header* t, unsigned worker, std::uint32_t 
         }
         s.state = l == lifecycle::running ? task_snapshot::state_kind::running
                                           : task_snapshot::state_kind::queued;
-        s.polls = t->polls_.load(std::memory_order_relaxed);
+        s.polls = polls(t);
         return nullptr;
     }
     s.state = task_snapshot::state_kind::waiting;
-    s.polls = t->polls_.load(std::memory_order_relaxed);
+    s.polls = polls(t);
     try {
         read_chain(t, out);
     } catch (...) {

@@ -630,8 +630,9 @@ std::uint64_t task_header::assign_id(bool in_signal_handler) const noexcept {
     }
     return seen & id_mask;
 }
+#endif
 
-#if !defined(BLITZ_MODEL_ATOMIC_HEADER)
+#if BLITZ_INSPECT && !defined(BLITZ_MODEL_ATOMIC_HEADER)
 // The table of spawn sites (task/site_table.hpp): zero pages until spawns use it.
 namespace {
 constinit site_table<max_spawn_sites> spawn_sites;
@@ -650,11 +651,9 @@ std::source_location spawn_site_at(std::uint16_t index) noexcept {
     return key ? std::bit_cast<std::source_location>(key) : std::source_location{};
 }
 #else
-// The model checker's build: its harnesses spawn without sites.
+// No table: inspection compiled out (headers keep no site), or the model checker's build (its
+// harnesses spawn without sites).
 std::uint16_t spawn_site_index_slow(const void*) noexcept { return 0; }
-std::source_location spawn_site_at(std::uint16_t) noexcept { return {}; }
-#endif
-#else
 std::source_location spawn_site_at(std::uint16_t) noexcept { return {}; }
 #endif
 

@@ -41,6 +41,15 @@ struct fake_tree {
     std::string path(const std::string& rel) const { return (root / rel).string(); }
 };
 
+// A mountinfo line: the cgroup2 hierarchy, or a v1 hierarchy with `controllers`, mounted at
+// `point` with `root` as the mount's root.
+std::string cgroup2_mount(const std::string& point, const std::string& root = "/") {
+    return "41 31 0:38 " + root + " " + point + " rw,relatime - cgroup2 cgroup2 rw\n";
+}
+std::string cgroup1_mount(const std::string& point, const std::string& controllers) {
+    return "32 31 0:29 / " + point + " rw,relatime - cgroup cgroup rw," + controllers + "\n";
+}
+
 unsigned affinity_now() {
     cpu_set_t s;
     CPU_ZERO(&s);
@@ -53,8 +62,7 @@ TEST(CpuBudget, CgroupV2TakesTheSmallestQuotaOnThePath) {
     t.write("cg2/a/b/cpu.max", "max 100000\n");   // none here
     t.write("cg2/cpu.max", "800000 100000\n");    // 8 at the root
     const auto cg = t.write("proc_cgroup", "0::/a/b\n");
-    const auto mi = t.write(
-        "mountinfo", "41 31 0:38 / " + t.path("cg2") + " rw,relatime - cgroup2 cgroup2 rw\n");
+    const auto mi = t.write("mountinfo", cgroup2_mount(t.path("cg2")));
     const blitz::cpu_budget b = blitz::read_cpu_budget(cg, mi);
     EXPECT_DOUBLE_EQ(b.quota, 1.5);
     EXPECT_EQ(b.quota_source, t.path("cg2/a/cpu.max"));
@@ -69,10 +77,8 @@ TEST(CpuBudget, CgroupV1ReadsTheCpuHierarchysQuotaOverPeriod) {
     t.write("cpu/cpu.cfs_quota_us", "-1\n");
     t.write("cpu/cpu.cfs_period_us", "100000\n");
     const auto cg = t.write("proc_cgroup", "5:memory:/docker/x\n4:cpu,cpuacct:/docker/x\n0::/\n");
-    const auto mi = t.write(
-        "mountinfo", "32 31 0:29 / " + t.path("cpu") +
-                         " rw,relatime - cgroup cgroup rw,cpu,cpuacct\n"
-                         "35 31 0:32 / /nonexistent rw,relatime - cgroup cgroup rw,memory\n");
+    const auto mi = t.write("mountinfo", cgroup1_mount(t.path("cpu"), "cpu,cpuacct") +
+                                             cgroup1_mount("/nonexistent", "memory"));
     const blitz::cpu_budget b = blitz::read_cpu_budget(cg, mi);
     EXPECT_DOUBLE_EQ(b.quota, 3.0);
     EXPECT_EQ(b.count, std::min(3u, affinity_now()));
@@ -82,8 +88,7 @@ TEST(CpuBudget, AContainersNamespaceShowsItsOwnCgroupAsTheMountsRoot) {
     fake_tree t;
     t.write("cg2/cpu.max", "100000 100000\n");  // 1 CPU, at the mount point itself
     const auto cg = t.write("proc_cgroup", "0::/\n");
-    const auto mi = t.write("mountinfo",
-                            "41 31 0:38 /docker/x " + t.path("cg2") + " rw - cgroup2 cgroup2 rw\n");
+    const auto mi = t.write("mountinfo", cgroup2_mount(t.path("cg2"), "/docker/x"));
     const blitz::cpu_budget b = blitz::read_cpu_budget(cg, mi);
     EXPECT_DOUBLE_EQ(b.quota, 1.0);
     EXPECT_EQ(b.count, 1u);
@@ -95,10 +100,8 @@ TEST(CpuBudget, HybridHierarchiesTakeTheSmallerQuota) {
     t.write("cpu/s/cpu.cfs_quota_us", "50000\n");  // half a CPU: rounded up to 1
     t.write("cpu/s/cpu.cfs_period_us", "100000\n");
     const auto cg = t.write("proc_cgroup", "1:cpu:/s\n0::/s\n");
-    const auto mi = t.write("mountinfo", "41 31 0:38 / " + t.path("cg2") +
-                                             " rw - cgroup2 cgroup2 rw\n"
-                                             "32 31 0:29 / " +
-                                             t.path("cpu") + " rw - cgroup cgroup rw,cpu\n");
+    const auto mi =
+        t.write("mountinfo", cgroup2_mount(t.path("cg2")) + cgroup1_mount(t.path("cpu"), "cpu"));
     const blitz::cpu_budget b = blitz::read_cpu_budget(cg, mi);
     EXPECT_DOUBLE_EQ(b.quota, 0.5);
     EXPECT_EQ(b.count, 1u);
@@ -110,8 +113,7 @@ TEST(CpuBudget, NoQuotaOrUnreadableFilesLeaveTheAffinityMask) {
     t.write("cg2/b/cpu.max", "garbage\n");
     for (const char* path : {"0::/a\n", "0::/b\n", "0::/missing\n", "not a cgroup line\n"}) {
         const auto cg = t.write("proc_cgroup", path);
-        const auto mi =
-            t.write("mountinfo", "41 31 0:38 / " + t.path("cg2") + " rw - cgroup2 cgroup2 rw\n");
+        const auto mi = t.write("mountinfo", cgroup2_mount(t.path("cg2")));
         const blitz::cpu_budget b = blitz::read_cpu_budget(cg, mi);
         EXPECT_EQ(b.quota, 0.0) << path;
         EXPECT_EQ(b.count, std::max(1u, affinity_now())) << path;
