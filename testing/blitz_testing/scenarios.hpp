@@ -351,9 +351,15 @@ inline int fetched_batch_stranded(const config& c, int rounds, std::chrono::seco
 // fewer than a quarter interval of the ring's tasks ahead of it when it came as the rest of that
 // check's batch (G6), the first task of its pair, its own poll.
 // The polls are counted from metrics read after both pushes returned (a lower bound); a pair
-// that found a worker parked is skipped (not saturated: no verdict).
+// that found a worker parked is skipped (not saturated: no verdict), and so is one whose pushes
+// were not bracketed: its runner polled more than twice between the metrics read before the
+// pushes and the one after them (this thread was preempted there, so the base is too late and
+// the count too low to say anything; on a loaded machine that hid every wait of the control, and
+// on a quiet one it never happens). Pairs are tried until `pairs` were measured (at most 50
+// times as many).
 struct injected_wait_result {
     int samples = 0;                 // injected tasks measured
+    int unbracketed = 0;             // pairs skipped: their pushes were not bracketed
     int over = 0;                    // of those, how many waited past their bound
     std::uint64_t worst_excess = 0;  // polls beyond the bound, the largest
     std::string first_over;          // the first one over, in words
@@ -402,7 +408,7 @@ inline injected_wait_result injected_waits(const config& c, unsigned per_worker,
         }
         std::this_thread::sleep_for(100us);
     }
-    for (int k = 0; k < pairs; ++k) {
+    for (int k = 0, measured = 0; measured < pairs && k < 50 * pairs; ++k) {
         std::this_thread::sleep_for(poll * 2);
         const runtime_metrics before = rt.metrics();
         if (before.num_parked > 0) continue;
@@ -414,6 +420,15 @@ inline injected_wait_result injected_waits(const config& c, unsigned per_worker,
         ha.join();
         hb.join();
         const runtime_metrics after = rt.metrics();
+        const auto bracketed = [&](const start_record& r) {
+            const unsigned on = r.on.load();
+            return pushed.workers[on].polls - before.workers[on].polls <= 2;
+        };
+        if (!bracketed(a) || !bracketed(b)) {
+            ++out.unbracketed;
+            continue;
+        }
+        ++measured;
         for (const start_record* r : {&a, &b}) {
             const unsigned on = r->on.load();
             const std::uint64_t base = pushed.workers[on].polls, start = r->polls.load();
