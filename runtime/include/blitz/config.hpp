@@ -93,10 +93,33 @@ enum class io_mode_kind { shared, busy };
 const char* to_string(io_mode_kind m) noexcept;
 io_mode_kind parse_io_mode(const std::string& s);
 
+// Which threads run a runtime's tasks (issue 47; Tokio's runtime flavours).
+//   multi_thread    `workers` threads of its own, work stealing between them (the default)
+//   current_thread  no thread of its own: every task, timer and I/O operation runs on the
+//                   thread that calls block_on (or join on one of its handles), while it waits;
+//                   spawns from other threads queue and wake it. One thread drives it at a time;
+//                   another that calls block_on meanwhile waits for its task (the driver runs
+//                   it) or for the runtime to be free. Needs workers 0 or 1, io_mode shared and
+//                   no placement policy; its I/O goes through the shared ring (no ring per
+//                   worker: the driving thread may change between calls).
+enum class runtime_flavor { multi_thread, current_thread };
+// "multi_thread" or "current_thread", and back (config_error for any other name).
+const char* to_string(runtime_flavor f) noexcept;
+runtime_flavor parse_flavor(const std::string& s);
+
 // Runtime configuration. Defaults are the reference design's constants (seeds/004, "Key
 // Constants"); tests and conformance negative controls change them. validate() is called by the
 // runtime constructor.
 struct config {
+    // A config for a current-thread runtime (flavor current_thread, one worker: the caller).
+    static config current_thread() {
+        config c;
+        c.flavor = runtime_flavor::current_thread;
+        c.workers = 1;
+        return c;
+    }
+    // Multi-threaded (the default) or current-thread: see runtime_flavor.
+    runtime_flavor flavor = runtime_flavor::multi_thread;
     // Number of worker threads; 0 means one per CPU this process may use (its affinity mask and
     // its cgroup CPU quota, rounded up: blitz::read_cpu_budget), capped at max_workers.
     unsigned workers = 0;

@@ -41,6 +41,17 @@ const char* to_string(io_mode_kind m) noexcept {
     return m == io_mode_kind::busy ? "busy" : "shared";
 }
 
+const char* to_string(runtime_flavor f) noexcept {
+    return f == runtime_flavor::current_thread ? "current_thread" : "multi_thread";
+}
+
+runtime_flavor parse_flavor(const std::string& s) {
+    for (auto f : {runtime_flavor::multi_thread, runtime_flavor::current_thread}) {
+        if (s == to_string(f)) return f;
+    }
+    throw config_error("unknown flavor '" + s + "' (expected multi_thread or current_thread)");
+}
+
 io_mode_kind parse_io_mode(const std::string& s) {
     for (auto m : {io_mode_kind::shared, io_mode_kind::busy}) {
         if (s == to_string(m)) return m;
@@ -131,6 +142,23 @@ void config::validate() const {
     }
     check("io_pool_buffer_size", io_pool_buffer_size, 64u, 1u << 20);
     check("io_pool_queue", io_pool_queue, 1u, 4096u);
+    if (flavor == runtime_flavor::current_thread) {
+        if (workers > 1) {
+            throw config_error("blitz::config: workers = " + std::to_string(workers) +
+                               " on a current-thread runtime, whose one worker is the thread "
+                               "that calls block_on; use 0 or 1, or flavor multi_thread");
+        }
+        if (io_mode == io_mode_kind::busy) {
+            throw config_error(
+                "blitz::config: io_mode = busy on a current-thread runtime: busy workers are "
+                "pinned threads of the runtime's own, and a current-thread runtime has none");
+        }
+        if (t.policy != placement_policy::none) {
+            throw config_error(
+                "blitz::config: a placement policy on a current-thread runtime, which runs on "
+                "the calling thread and starts none to place; pin the calling thread instead");
+        }
+    }
     if (io_mode == io_mode_kind::busy && t.policy == placement_policy::none) {
         throw config_error(
             "blitz::config: io_mode = busy needs a placement policy (topology.policy compact, "
@@ -165,6 +193,7 @@ void config::validate() const {
 }
 
 unsigned config::resolved_workers() const {
+    if (flavor == runtime_flavor::current_thread) return 1;
     if (workers != 0) return workers;
     // The CPUs this process may use: its affinity mask and its cgroup quota (issue 47), not the
     // machine's count (a container limited to 2 CPUs on a 64-core host runs 2 workers).

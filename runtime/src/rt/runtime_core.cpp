@@ -54,7 +54,9 @@ std::shared_ptr<io_driver> make_io(const config& cfg, const topo::plan& plan, st
         }
     }
     std::shared_ptr<io_driver> d = io_driver::create(cfg, reason);
-    if (d && cfg.io_worker_rings) {
+    // A current-thread runtime's worker runs on whichever thread drives it, and a worker's ring
+    // has one issuer for life: its I/O stays on the shared ring.
+    if (d && cfg.io_worker_rings && cfg.flavor == runtime_flavor::multi_thread) {
         d->create_worker_rings(static_cast<unsigned>(plan.report.workers.size()), cfg.io_entries);
     }
     return d;

@@ -62,7 +62,8 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
       driver_(setup_.driver),
       idle_(nworkers_, cfg.limit_searchers,
             idle_faults{BLITZ_FAULT(cfg.debug.claim_highest_parked),
-                        BLITZ_FAULT(cfg.debug.wake_despite_searchers)}) {
+                        BLITZ_FAULT(cfg.debug.wake_despite_searchers)}),
+      current_thread_(cfg.flavor == runtime_flavor::current_thread) {
     assert(driver_ != nullptr);
     global_.set_fault_locked_empty(BLITZ_FAULT(cfg.debug.locked_global_empty));
     global_.set_fault_locked_push(BLITZ_FAULT(cfg.debug.locked_global_push));
@@ -71,10 +72,13 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
     // starts after them.
     if (inspect_enabled && cfg_.stall_threshold.count() > 0 && nworkers_ > 0)
         watchdog_ = std::make_unique<stall_watchdog>(*this);
-    threads_.reserve(nworkers_);
+    // A current-thread scheduler starts no thread: its worker waits, parked, for a drive.
+    if (current_thread_) workers_[0]->start_parked();
+    const unsigned threads = current_thread_ ? 0 : nworkers_;
+    threads_.reserve(threads);
     unsigned started = 0;
     try {
-        for (; started < nworkers_; ++started) {
+        for (; started < threads; ++started) {
             if (BLITZ_INJECTED_FAILURE(worker_thread)) {  // faults build only
                 throw std::system_error(
                     std::make_error_code(std::errc::resource_unavailable_try_again),
@@ -355,11 +359,73 @@ void scheduler::shutdown() {
     for (auto& th : threads_) {
         if (th.joinable()) th.join();
     }
+    if (current_thread_) {
+        // The driving thread, if any, leaves its drive at its next look; no drive starts after
+        // this (the core stays taken).
+        std::unique_lock l(core_mu_);
+        ++core_waiters_;
+        core_cv_.wait(l, [&] { return !core_taken_; });
+        --core_waiters_;
+        core_taken_ = true;
+    }
     joined_ = true;
     // The watchdog watched the shutdown too (a worker stuck in a poll holds it up); it stops
     // once every worker left its run loop, so it never signals a thread that has exited.
     if (watchdog_) watchdog_->stop();
     cancel_all_and_drain();
+}
+
+const waker_vtable scheduler::core_waker_vtable{&scheduler::wake_core, &scheduler::wake_core,
+                                                &scheduler::keep_core_waker,
+                                                &scheduler::drop_core_waker};
+
+void scheduler::wake_core(void* self) {
+    auto* s = static_cast<scheduler*>(self);
+    {
+        std::lock_guard l(s->core_mu_);
+        if (s->core_waiters_ != 0) s->core_cv_.notify_all();
+    }
+    // On the driving thread the drive sees the completion after this poll.
+    if (!s->own_worker()) s->workers_[0]->unpark();
+}
+
+bool scheduler::run_until_complete(task_header* t) noexcept {
+    if (!current_thread_) return false;
+    // The waker's data is this scheduler, which outlives every task of its own (the shutdown
+    // completes them all before it returns): nothing to count.
+    if (!t->set_join_waker(waker(this, &core_waker_vtable))) return true;  // complete already
+    std::unique_lock l(core_mu_);
+    for (;;) {
+        if (t->is_complete()) return true;
+        if (!core_taken_) break;
+        ++core_waiters_;
+        core_cv_.wait(l);
+        --core_waiters_;
+    }
+    core_taken_ = true;
+    l.unlock();
+    workers_[0]->drive(t);
+    l.lock();
+    core_taken_ = false;
+    if (core_waiters_ != 0) core_cv_.notify_all();
+    // Shutdown began during the drive: `t` completes in its drain, and its waker notifies.
+    if (!t->is_complete()) {
+        ++core_waiters_;
+        core_cv_.wait(l, [&] { return t->is_complete(); });
+        --core_waiters_;
+    }
+    return true;
+}
+
+void scheduler::answer_dump_undriven() {
+    std::unique_lock l(core_mu_);
+    if (core_taken_) return;  // the driver answers at its next tick (ask_dump unparked it)
+    core_taken_ = true;
+    l.unlock();
+    workers_[0]->answer_dump();
+    l.lock();
+    core_taken_ = false;
+    if (core_waiters_ != 0) core_cv_.notify_all();
 }
 
 void scheduler::cancel_all_and_drain() noexcept {
@@ -423,6 +489,9 @@ runtime_dump scheduler::dump(std::chrono::nanoseconds wait) {
     // Asked from inside one of this runtime's tasks: this worker answers at once (between the
     // polls of its own list; the task asking shows as running).
     if (worker* self = own_worker()) self->answer_dump();
+    // A current-thread runtime nobody drives: its worker's state waits for the next drive, and
+    // this thread may read it meanwhile (it holds the core while it does).
+    if (current_thread_ && !own_worker()) answer_dump_undriven();
     std::vector<task_record> records;
     {
         std::unique_lock<std::mutex> lock(r->m);

@@ -2,6 +2,7 @@
 #pragma once
 // scheduler: the multi-threaded work-stealing scheduler behind blitz::runtime.
 
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -94,6 +95,11 @@ public:
     released release(task_header* t) noexcept override;
     void hand_back(task_header* t) noexcept override;
     void unhandled_exception(task_header* t) noexcept override;
+    // The current-thread runtime (config::flavor): drives worker 0 on the calling thread until
+    // `t` completes, or waits for `t` while another thread drives; false on a multi-threaded
+    // scheduler. See "The current-thread core" below.
+    bool run_until_complete(task_header* t) noexcept override;
+    bool current_thread() const noexcept { return current_thread_; }
 
     // Wakes one parked worker unless a searcher exists (I3); true if it claimed one.
     // `pushed_by_rmw`: see idle_state::should_notify (true after a global queue push).
@@ -179,6 +185,33 @@ private:
     bool joined_ = false;
     std::unique_ptr<stall_watchdog> watchdog_;  // config::stall_threshold > 0
     std::mutex dump_mu_;                        // dump(): one at a time
+
+    // The current-thread core: worker 0 of a current-thread scheduler has no thread; whoever
+    // holds the core runs it (worker::drive).
+    //   1. run_until_complete(t) sets t's join waker to wake_core (once per call), then waits
+    //      under core_mu_ until t completed or the core is free; it takes the core
+    //      (core_taken_), drives worker 0 until t completes, and gives the core back,
+    //      notifying the waiters.
+    //   2. wake_core (t completed): notifies the waiters, each of which rechecks its own task;
+    //      from a thread other than the driver it also unparks worker 0, whose drive rechecks
+    //      its root after every park (a token left by an unpark that came early makes the next
+    //      park return at once).
+    //   3. shutdown() unparks the driver, waits for the core, and keeps it: no drive starts
+    //      after it; the drain that follows completes every waiter's task.
+    // Invariants: at most one thread drives worker 0; core_taken_ is true while one does, and
+    // from shutdown on. Thread-safety: core_mu_ guards core_taken_ and core_waiters_.
+    const bool current_thread_;
+    std::mutex core_mu_;
+    std::condition_variable core_cv_;
+    bool core_taken_ = false;
+    unsigned core_waiters_ = 0;
+    static void wake_core(void* self);
+    // dump() on a current-thread runtime: answers for worker 0 on this thread when nobody
+    // drives it (holding the core meanwhile).
+    void answer_dump_undriven();
+    static void* keep_core_waker(void* self) { return self; }
+    static void drop_core_waker(void*) {}
+    static const waker_vtable core_waker_vtable;
 };
 
 }  // namespace blitz::detail

@@ -46,95 +46,135 @@ worker::worker(scheduler& s, unsigned index, std::uint64_t seed, std::uint16_t l
     set(c_park_spin_budget_ns, static_cast<std::uint64_t>(spin_.budget_ns()));
 }
 
-void worker::run() {
-    std::string name = cfg_.thread_name + std::to_string(index_);
-    name.resize(std::min<std::size_t>(name.size(), 15));  // the kernel's limit
-    pthread_setname_np(pthread_self(), name.c_str());
+[[gnu::always_inline]] inline bool worker::tick() noexcept {
+    bump(c_ticks);
+    BLITZ_PROBE(*this, probe_kind::tick_begin, 0,
+                counters_[c_ticks].load(std::memory_order_relaxed));
+    // L3 (issue 45): the LIFO count carries across the tick boundary, so a pair that
+    // reached the cap on the last poll of a tick does not get the cap's polls again.
+    if (BLITZ_FAULT(cfg_.debug.lifo_count_per_tick)) lifo_polls_ = 0;
+    // Memory back at completion (issue 45): what completed elsewhere leaves the list now.
+    if (!returned_.empty()) reclaim_returned();
+    const std::int64_t start = clock_.now();
+    if constexpr (inspect_enabled) {
+        tick_ms_ = ms_of(start);
+        // A task dump waits for this worker's tasks (issue 46): listed between polls.
+        if (dump_slot_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
+            answer_dump();
+    }
+    note_time(start);  // G8
+    // A followed wake whose task was not polled here within a second was stolen (or waits
+    // behind a stall the detector reports): let the slot follow another.
+    if (inspect_enabled && followed_ && cycle_clock::since(followed_at_, start) > 1'000'000'000)
+        [[unlikely]]
+        followed_ = nullptr;
+    // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
+    // keep firing while some other worker is stuck in a long poll (T6). I/O joins here
+    // with the I/O driver.
+    const bool skip_maintain =
+        BLITZ_FAULT(cfg_.debug.timers_only_when_idle) && (lifo_ || given_back_ || !ring_.empty());
+    set_closed(closed_collecting, true);
+    const std::size_t fired = skip_maintain ? 0 : sched_.driver().maintain();
+    set_closed(closed_collecting, false);
+    flush_collected();
+    if (fired) BLITZ_PROBE(*this, probe_kind::timer_fire, 0, fired);
+    unsigned polls = 0;
+    // Latency histograms: the index in this tick of the next poll that is timed (one poll in
+    // poll_sample_every; a compare of two registers per poll; past the budget when none is
+    // due in this tick).
+    unsigned timed_at = poll_countdown_ - 1;
+    while (polls < budget_per_tick_) {
+        task_header* t = next_task();
+        if (!t) t = search();
+        if (!t) break;
+        run_task(t, polls, timed_at);
+        ++polls;
+        if (polls % 8 == 0) note_time(clock_.now());  // G8: the clock every 8 polls
+    }
+    poll_countdown_ = timed_at - polls + 1;  // >= 1: no index below timed_at was missed
+    if (polls == budget_per_tick_) bump(c_budget_exhaustions);
+    if (polls > 0) sched_.driver().end_tick();
+    if (polls > 0) {
+        if (woke_by_timeout_) bump(c_timeout_wakes_found_work);
+        woke_by_timeout_ = false;
+        [[maybe_unused]] const std::uint64_t elapsed_ns = end_tick(polls, start);
+        // G5: the tick's duration and the resulting interval and average, for replay.
+        BLITZ_PROBE(
+            *this, probe_kind::tick_end, polls, elapsed_ns,
+            (std::uint64_t{interval_} << 32) |
+                std::min<std::uint64_t>(static_cast<std::uint64_t>(avg_poll_ns_), 0xFFFFFFFF));
+    } else {
+        BLITZ_PROBE(*this, probe_kind::tick_end, 0);
+    }
+    return polls > 0;
+}
+
+void worker::enter_thread() noexcept {
     tl_current_worker = this;
-    // The stall detector may signal this thread from here until the run loop ends.
+    // The stall detector may signal this thread from here until leave_thread.
     set_thread_stall_probe(&stall_);
     stall_.polling_slot = &tl_task;
     stall_.tid.store(static_cast<int>(::gettid()), std::memory_order_seq_cst);
     sched_.on_worker_start(index_);  // the runtime's context, and the placed PU first (N1)
     sched_.driver().worker_started(index_);
+}
 
+void worker::leave_thread() noexcept {
+    // Busy mode: the worker's own ring is cancelled and reaped by the worker (its only issuer);
+    // what the completions wake lands in the queues the shutdown drains.
+    sched_.driver().worker_stopping(index_);
+    sched_.on_worker_stop();
+    // The watchdog may be reading this thread's task slot or signalling it: it must be done
+    // before the thread (and its thread-locals) go, or before the thread moves on to other
+    // work (stall_watchdog::ask).
+    stall_.tid.store(0, std::memory_order_seq_cst);
+    while (stall_.watchdog_busy.load(std::memory_order_seq_cst)) spin_pause();
+    set_thread_stall_probe(nullptr);
+    tl_current_worker = nullptr;
+}
+
+void worker::run() {
+    std::string name = cfg_.thread_name + std::to_string(index_);
+    name.resize(std::min<std::size_t>(name.size(), 15));  // the kernel's limit
+    pthread_setname_np(pthread_self(), name.c_str());
+    enter_thread();
     while (!sched_.shutting_down()) {
-        bump(c_ticks);
-        BLITZ_PROBE(*this, probe_kind::tick_begin, 0,
-                    counters_[c_ticks].load(std::memory_order_relaxed));
-        // L3 (issue 45): the LIFO count carries across the tick boundary, so a pair that
-        // reached the cap on the last poll of a tick does not get the cap's polls again.
-        if (BLITZ_FAULT(cfg_.debug.lifo_count_per_tick)) lifo_polls_ = 0;
-        // Memory back at completion (issue 45): what completed elsewhere leaves the list now.
-        if (!returned_.empty()) reclaim_returned();
-        const std::int64_t start = clock_.now();
-        if constexpr (inspect_enabled) {
-            tick_ms_ = ms_of(start);
-            // A task dump waits for this worker's tasks (issue 46): listed between polls.
-            if (dump_slot_.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
-                answer_dump();
-        }
-        note_time(start);  // G8
-        // A followed wake whose task was not polled here within a second was stolen (or waits
-        // behind a stall the detector reports): let the slot follow another.
-        if (inspect_enabled && followed_ && cycle_clock::since(followed_at_, start) > 1'000'000'000)
-            [[unlikely]]
-            followed_ = nullptr;
-        // Maintenance at the start of every tick (B1): any worker fires due timers, so timers
-        // keep firing while some other worker is stuck in a long poll (T6). I/O joins here
-        // with the I/O driver.
-        const bool skip_maintain = BLITZ_FAULT(cfg_.debug.timers_only_when_idle) &&
-                                   (lifo_ || given_back_ || !ring_.empty());
-        set_closed(closed_collecting, true);
-        const std::size_t fired = skip_maintain ? 0 : sched_.driver().maintain();
-        set_closed(closed_collecting, false);
-        flush_collected();
-        if (fired) BLITZ_PROBE(*this, probe_kind::timer_fire, 0, fired);
-        unsigned polls = 0;
-        // Latency histograms: the index in this tick of the next poll that is timed (one poll in
-        // poll_sample_every; a compare of two registers per poll; past the budget when none is
-        // due in this tick).
-        unsigned timed_at = poll_countdown_ - 1;
-        while (polls < budget_per_tick_) {
-            task_header* t = next_task();
-            if (!t) t = search();
-            if (!t) break;
-            run_task(t, polls, timed_at);
-            ++polls;
-            if (polls % 8 == 0) note_time(clock_.now());  // G8: the clock every 8 polls
-        }
-        poll_countdown_ = timed_at - polls + 1;  // >= 1: no index below timed_at was missed
-        if (polls == budget_per_tick_) bump(c_budget_exhaustions);
-        if (polls > 0) sched_.driver().end_tick();
-        if (polls > 0) {
-            if (woke_by_timeout_) bump(c_timeout_wakes_found_work);
-            woke_by_timeout_ = false;
-            [[maybe_unused]] const std::uint64_t elapsed_ns = end_tick(polls, start);
-            // G5: the tick's duration and the resulting interval and average, for replay.
-            BLITZ_PROBE(
-                *this, probe_kind::tick_end, polls, elapsed_ns,
-                (std::uint64_t{interval_} << 32) |
-                    std::min<std::uint64_t>(static_cast<std::uint64_t>(avg_poll_ns_), 0xFFFFFFFF));
-        } else {
-            BLITZ_PROBE(*this, probe_kind::tick_end, 0);
-            if (!busy_ || !busy_wait()) park();
-        }
+        if (!tick() && (!busy_ || !busy_wait())) park();
     }
     // Leave the idle state consistent for the shutdown pass.
     if (searching_) {
         searching_ = false;
         sched_.idle().transition_from_searching();
     }
-    // Busy mode: the worker's own ring is cancelled and reaped by the worker (its only issuer);
-    // what the completions wake lands in the queues the shutdown drains.
-    sched_.driver().worker_stopping(index_);
-    sched_.on_worker_stop();
-    // The watchdog may be reading this thread's task slot or signalling it: it must be done
-    // before the thread (and its thread-locals) go (stall_watchdog::ask).
-    stall_.tid.store(0, std::memory_order_seq_cst);
-    while (stall_.watchdog_busy.load(std::memory_order_seq_cst)) spin_pause();
-    set_thread_stall_probe(nullptr);
-    tl_current_worker = nullptr;
+    leave_thread();
+}
+
+void worker::start_parked() noexcept { (void)sched_.idle().mark_parked(index_, false); }
+
+void worker::drive(const task_header* root) noexcept {
+    enter_thread();
+    // Out of the park the last drive (or start_parked) left: a producer that claimed this
+    // worker meanwhile unparked it, and that token is taken now (take_claim_token), so none is
+    // left to cut a later park short.
+    if (!sched_.idle().unmark_parked(index_)) {
+        take_claim_token();
+        searching_ = true;
+        bump(c_unparks_notified);
+    }
+    nudge_dozing_watchdog();
+    while (!root->is_complete() && !sched_.shutting_down()) {
+        // The root may complete on another thread (an abort of an idle task): its join waker
+        // unparks this worker, so a park that began before it returns at once.
+        if (!tick() && !root->is_complete()) park();
+    }
+    // Parked again until the next drive: what is queued waits for it, as Tokio's current-thread
+    // runtime leaves its tasks between two block_on calls. Spawns from other threads claim this
+    // worker and leave their token.
+    tidy_for_idle();
+    if (lifo_) push_ring(std::exchange(lifo_, nullptr));
+    (void)sched_.idle().mark_parked(index_, searching_);
+    searching_ = false;
+    leave_thread();
 }
 
 void worker::answer_dump() noexcept {

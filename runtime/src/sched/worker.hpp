@@ -73,6 +73,13 @@ public:
     worker& operator=(const worker&) = delete;
 
     void run();  // the thread body; returns at shutdown
+    // The current-thread runtime (config::flavor): runs this worker on the calling thread until
+    // `root` completes or shutdown begins, then leaves it parked (its bit set), as it was
+    // before. One thread at a time (the scheduler's core), never a thread of another runtime.
+    void drive(const task_header* root) noexcept;
+    // The current-thread runtime before its first drive: the worker counts as parked, so that
+    // spawns from other threads claim and unpark it (their token waits for the next drive).
+    void start_parked() noexcept;
 
     // Places a task (with its queue entry) on this worker: LIFO slot, or the ring tail for a
     // yield or when the LIFO is disabled (L1). Owner thread only. Inline in scheduler.cpp, its
@@ -232,6 +239,13 @@ private:
     void tidy_for_idle() noexcept;
     void park() noexcept;
     void take_claim_token() noexcept;
+    // One tick (B1): maintenance, then up to budget_per_tick polls. False when it found nothing
+    // to poll (the caller parks, or spins in busy mode).
+    inline bool tick() noexcept;
+    // What a thread does first and last as this worker (run, drive): the thread's context, the
+    // stall detector's view of it, the driver's per-worker state.
+    void enter_thread() noexcept;
+    void leave_thread() noexcept;
     // Puts a task that gave this worker back (a yield, a wake while running) at the ring's
     // tail, waking a parked worker only if there is more here than that task.
     void requeue_given_back(task_header* t) noexcept;

@@ -36,6 +36,10 @@ public:
     virtual void hand_back(task_header* t) noexcept = 0;
     // An exception ended `t` and nobody awaits its result (config::on_unhandled_exception).
     virtual void unhandled_exception(task_header* t) noexcept = 0;
+    // A plain thread is about to block until `t` completes (join, block_on). A scheduler with no
+    // threads of its own (the current-thread runtime) runs its tasks on the caller until `t`
+    // completes, and returns true; the others return false and the caller waits.
+    virtual bool run_until_complete(task_header* /*t*/) noexcept { return false; }
 
     // Whether release() answers `mine` for every task in no list (the runtime's scheduler:
     // the reserved list reference is the completer's), so a completion may skip the call for

@@ -1042,6 +1042,8 @@ void wait_blocking(task_header* t) {
         throw std::logic_error(
             "blitz: join()/block_on() would block a runtime worker; use co_await inside tasks");
     }
+    // A current-thread runtime runs on this thread until `t` completes.
+    if (task_scheduler* s = t->scheduler(); s && s->run_until_complete(t)) return;
     auto* sig = new thread_signal();
     sig->refs.fetch_add(1, std::memory_order_relaxed);  // ours, besides the waker's
     if (t->set_join_waker(waker(sig, &thread_signal_vtable))) {
