@@ -212,6 +212,99 @@ rep chained_spawn(runtime& rt) {
     return timed(since(t0));
 }
 
+// ---- the current-thread column (issue 47) ----------------------------------------------------
+// A current-thread runtime runs only while a thread waits in block_on, so these shapes keep the
+// whole row inside one block_on: the last task notifies the root instead of a plain thread's
+// semaphore (tokio-peer --current-thread runs the same shapes with tokio::sync::Notify).
+
+// Counts down; the last one notifies the root.
+struct countdown {
+    std::atomic<int> left;
+    notify done;
+    explicit countdown(int n) : left(n) {}
+    void one() {
+        if (left.fetch_sub(1, std::memory_order_relaxed) == 1) done.notify_one();
+    }
+};
+
+rep spawn_many_local_ct(runtime& rt) {
+    countdown c(kSpawn);
+    const auto t0 = steady::now();
+    rt.block_on([](countdown& c) -> task<void> {
+        for (int i = 0; i < kSpawn; ++i) {
+            spawn([](countdown& c) -> task<void> {
+                c.one();
+                co_return;
+            }(c))
+                .detach();
+        }
+        co_await c.done.notified();
+    }(c));
+    return timed(since(t0));
+}
+
+rep yield_many_ct(runtime& rt) {
+    countdown c(kYielders);
+    const auto t0 = steady::now();
+    rt.block_on([](countdown& c) -> task<void> {
+        for (int t = 0; t < kYielders; ++t) {
+            spawn([](countdown& c) -> task<void> {
+                for (int i = 0; i < kYields; ++i) co_await yield_now();
+                c.one();
+            }(c))
+                .detach();
+        }
+        co_await c.done.notified();
+    }(c));
+    return timed(since(t0));
+}
+
+task<void> ping_round_ct(countdown& c) {
+    auto [tx1, rx1] = oneshot<int>();
+    auto [tx2, rx2] = oneshot<int>();
+    spawn([](oneshot_receiver<int> rx1, oneshot_sender<int> tx2) -> task<void> {
+        (void)co_await rx1;
+        (void)std::move(tx2).send(1);
+    }(std::move(rx1), std::move(tx2)))
+        .detach();
+    (void)std::move(tx1).send(1);
+    (void)co_await rx2;
+    c.one();
+}
+
+rep ping_pong_ct(runtime& rt) {
+    countdown c(1'000);
+    const auto t0 = steady::now();
+    rt.block_on([](countdown& c) -> task<void> {
+        spawn([](countdown& c) -> task<void> {
+            for (int i = 0; i < 1'000; ++i) spawn(ping_round_ct(c)).detach();
+            co_return;
+        }(c))
+            .detach();
+        co_await c.done.notified();
+    }(c));
+    return timed(since(t0));
+}
+
+task<void> chain_link_ct(countdown& c, int n) {
+    if (n == 0) {
+        c.one();
+    } else {
+        spawn(chain_link_ct(c, n - 1)).detach();
+    }
+    co_return;
+}
+
+rep chained_spawn_ct(runtime& rt) {
+    countdown c(1);
+    const auto t0 = steady::now();
+    rt.block_on([](countdown& c) -> task<void> {
+        spawn(chain_link_ct(c, 1'000)).detach();
+        co_await c.done.notified();
+    }(c));
+    return timed(since(t0));
+}
+
 // ---- fork-join and fan-out ------------------------------------------------------------------
 
 rep skynet_1m(runtime& rt) {
@@ -694,13 +787,13 @@ const char* kind_name(kind k) noexcept {
 
 const std::vector<workload>& workloads() {
     static const std::vector<workload> all = {
-        {"spawn_many_local", kind::scheduler, kSpawn, spawn_many_local},
+        {"spawn_many_local", kind::scheduler, kSpawn, spawn_many_local, spawn_many_local_ct},
         {"spawn_many_remote_idle", kind::scheduler, kSpawn, spawn_many_remote_idle},
         {"spawn_many_remote_busy1", kind::scheduler, kSpawn, spawn_many_remote_busy1},
         {"spawn_many_remote_busy2", kind::scheduler, 1'000, spawn_many_remote_busy2},
-        {"yield_many", kind::scheduler, 200'000, yield_many},
-        {"ping_pong", kind::scheduler, 1'000, ping_pong},
-        {"chained_spawn", kind::scheduler, 1'000, chained_spawn},
+        {"yield_many", kind::scheduler, 200'000, yield_many, yield_many_ct},
+        {"ping_pong", kind::scheduler, 1'000, ping_pong, ping_pong_ct},
+        {"chained_spawn", kind::scheduler, 1'000, chained_spawn, chained_spawn_ct},
         {"skynet_1m", kind::forkjoin, 1'111'111, skynet_1m},
         {"fib_30", kind::forkjoin, 2'692'537, fib_30},
         {"wake_latency", kind::latency, 1, wake_latency},

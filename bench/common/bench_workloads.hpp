@@ -28,6 +28,9 @@ struct workload {
     kind group;
     long ops;  // tasks or operations per repetition (1 for latency workloads: ns is per sample)
     std::function<rep(runtime&)> run;
+    // The same row on a current-thread runtime (issue 47's column), for the rows where Tokio's
+    // benchmarks use one; empty elsewhere (the row is not run there).
+    std::function<rep(runtime&)> run_current_thread = {};
 };
 
 // Every workload, in report order.

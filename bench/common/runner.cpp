@@ -33,6 +33,16 @@ int run_workloads(const runner_options& o) {
             .field("workload", w.name)
             .field("kind", kind_name(w.group))
             .field("workers", o.workers);
+        const bool current_thread = o.flavor == runtime_flavor::current_thread;
+        if (current_thread && !w.run_current_thread) {
+            js.field("not_run",
+                     std::string("the current-thread column runs spawn_many_local, yield_many, "
+                                 "ping_pong and chained_spawn only"));
+            js.end_object();
+            std::cout << line.str() << std::endl;
+            continue;
+        }
+        const auto& run = current_thread ? w.run_current_thread : w.run;
         try {
             config cfg;
             cfg.workers = o.workers;
@@ -40,13 +50,17 @@ int run_workloads(const runner_options& o) {
             if (o.park_spin_us) cfg.park_spin = std::chrono::microseconds(*o.park_spin_us);
             if (o.park_spin_fixed) cfg.park_spin_adaptive = false;
             cfg.io_mode = o.io_mode;
+            if (current_thread) {
+                cfg.flavor = runtime_flavor::current_thread;
+                cfg.workers = 1;
+            }
             if (o.stall_threshold_ms)
                 cfg.stall_threshold = std::chrono::milliseconds(*o.stall_threshold_ms);
             runtime rt(cfg);
-            if (o.warmup) (void)w.run(rt);
+            if (o.warmup) (void)run(rt);
             std::vector<double> reps, samples;
             for (unsigned i = 0; i < o.reps; ++i) {
-                rep r = w.run(rt);
+                rep r = run(rt);
                 reps.push_back(std::round(r.ns));
                 for (double x : r.samples_ns) samples.push_back(std::round(x));
             }
@@ -55,7 +69,7 @@ int run_workloads(const runner_options& o) {
             if (o.count_allocs && w.group != kind::latency) {
                 const alloc_totals a0 = allocations();
                 count_allocations(true);
-                (void)w.run(rt);
+                (void)run(rt);
                 count_allocations(false);
                 const alloc_totals a1 = allocations();
                 js.field("allocs_per_op", double(a1.count - a0.count) / double(w.ops))
@@ -100,6 +114,8 @@ int runner_main(int argc, char** argv) {
             o.park_spin_fixed = true;
         } else if (a == "--io-mode") {
             o.io_mode = parse_io_mode(value());
+        } else if (a == "--flavor") {
+            o.flavor = parse_flavor(value());
         } else if (a == "--stall-threshold-ms") {
             o.stall_threshold_ms = static_cast<unsigned>(std::stoul(value()));
         } else if (a == "--peer") {

@@ -23,6 +23,9 @@ struct runner_options {
     std::optional<unsigned> park_spin_us;
     bool park_spin_fixed = false;
     io_mode_kind io_mode = io_mode_kind::shared;  // --io-mode busy (needs --pin)
+    // --flavor current_thread: the rows with a current-thread shape, on a current-thread
+    // runtime (one worker: the runner's thread); the other rows are reported as not run.
+    runtime_flavor flavor = runtime_flavor::multi_thread;
     bool warmup = true;  // --no-warmup: the smoke test runs each workload once
     // config::stall_threshold in ms (--stall-threshold-ms; 0 turns the detector off): unset keeps
     // the default (the cost study of issue 46 runs the default against 0).
@@ -30,9 +33,9 @@ struct runner_options {
 };
 
 // Parses `--workers N --reps N --filter RE --allocs --pin POLICY --peer NAME --park-spin-us N
-// --park-spin-fixed --io-mode shared|busy --stall-threshold-ms N`
-// (argv[0] is the subcommand) and runs; the exit code is non-zero when a workload failed its own
-// check.
+// --park-spin-fixed --io-mode shared|busy --stall-threshold-ms N --flavor
+// multi_thread|current_thread` (argv[0] is the subcommand) and runs; the exit code is non-zero when
+// a workload failed its own check.
 int runner_main(int argc, char** argv);
 int run_workloads(const runner_options& o);
 

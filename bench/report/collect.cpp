@@ -20,8 +20,10 @@ namespace blitz::bench {
 namespace fs = std::filesystem;
 
 const std::vector<std::string>& known_peers() {
-    static const std::vector<std::string> p = {"tokio", "go",       "asio",
-                                               "tbb",   "noprobes", "noinspect"};
+    // ct and tokio-ct: the current-thread column (issue 47), blitz's and Tokio's
+    // current-thread runtimes on the rows where Tokio's benchmarks use one.
+    static const std::vector<std::string> p = {"tokio",    "go",        "asio", "tbb",
+                                               "noprobes", "noinspect", "ct",   "tokio-ct"};
     return p;
 }
 
@@ -70,6 +72,12 @@ std::vector<impl> implementations(const bench_options& o) {
     for (const auto& p : o.peers) {
         impl i{p, {}, ""};
         if (p == "tokio") i.argv = {peers + "/tokio/release/tokio-peer"};
+        if (p == "tokio-ct") i.argv = {peers + "/tokio/release/tokio-peer", "--current-thread"};
+        if (p == "ct") {
+            // One worker, the runner's thread, whatever --workers says.
+            i.name = "blitz-ct";
+            i.argv = {here + "/blitz-runner", "--peer", i.name, "--flavor", "current_thread"};
+        }
         if (p == "go") i.argv = {peers + "/go-peer"};
         if (p == "asio") i.argv = {peers + "/asio-peer"};
         if (p == "tbb") i.argv = {peers + "/tbb-peer"};

@@ -15,10 +15,28 @@ namespace blitz::bench {
 namespace fs = std::filesystem;
 namespace {
 
+// The blitz implementation an implementation's ratio is taken against: Tokio's current-thread
+// runtime against blitz's (the current-thread column, issue 47), everything else against the
+// default blitz.
+const char* reference_for(const std::string& impl) {
+    return impl == "tokio-ct" ? "blitz-ct" : "blitz";
+}
+
+// The ratio of implementation `i` on row `name` against its reference (empty: not measured).
+std::vector<double> ratios_for(const run_data& d, const std::string& name, const std::string& i) {
+    const std::string ref = reference_for(i);
+    if (i == "blitz") return {};
+    auto b = d.s.find({name, ref});
+    auto s = d.s.find({name, i});
+    if (b == d.s.end() || s == d.s.end() || !b->second.seen || !s->second.seen) return {};
+    return pair_ratios(b->second, s->second);
+}
+
 // Targets of issue 7: reported, never asserted.
 struct target {
     std::string workload, against, what;
-    double ratio;  // blitz/peer at most this
+    double ratio;                // blitz/peer at most this
+    std::string self = "blitz";  // the blitz implementation measured (blitz-ct: issue 47)
 };
 
 std::vector<target> ratio_targets() {
@@ -28,6 +46,11 @@ std::vector<target> ratio_targets() {
         t.push_back({w, "tokio", "scheduler workload at most 0.5x Tokio", 0.5});
     }
     t.push_back({"skynet_1m", "go", "skynet at most 0.5x Go", 0.5});
+    // Issue 47: the current-thread runtimes against each other.
+    for (const char* w : {"spawn_many_local", "yield_many", "ping_pong", "chained_spawn"}) {
+        t.push_back(
+            {w, "tokio-ct", "current-thread at most 0.7x Tokio's current_thread", 0.7, "blitz-ct"});
+    }
     // The published ratios, on the rows with the reference's own definitions (single-task fast
     // paths; bench_workloads.cpp), and the same numbers held against this suite's awaiting rows.
     const std::pair<const char*, const char*> published[] = {{"channel_try_send", "channel_send"},
@@ -101,12 +124,12 @@ void write_targets(std::ostream& md, const run_data& d) {
     md << "### " << d.workers
        << " workers\n\n| target | workload | measured | verdict |\n|---|---|---|---|\n";
     for (const auto& t : ratio_targets()) {
-        if (!d.s.count({t.workload, "blitz"})) continue;
+        if (!d.s.count({t.workload, t.self})) continue;
         const std::string peer = t.against;
         auto it = d.s.find({t.workload, peer});
         std::string measured = "-", verdict = "not measured (" + peer + " not run)";
-        if (it != d.s.end() && it->second.seen && d.s.at({t.workload, "blitz"}).seen) {
-            const auto r = pair_ratios(d.s.at({t.workload, "blitz"}), it->second);
+        if (it != d.s.end() && it->second.seen && d.s.at({t.workload, t.self}).seen) {
+            const auto r = pair_ratios(d.s.at({t.workload, t.self}), it->second);
             if (!r.empty()) {
                 const double med = quantile(r, 0.5);
                 measured = fmt("%.2fx ", med) + peer;
@@ -164,13 +187,12 @@ void write_rows(std::ostream& md, const run_data& d, const std::vector<impl>& im
        << "|---|---|---|---|---|---|---|---|---|---|\n";
     std::ostringstream lat;
     for (const auto& name : d.names) {
-        const series& b = d.s.at({name, "blitz"});
         for (const auto& i : impls) {
             const series& s = d.s.at({name, i.name});
             const stats st = summarize(s.reps);
             std::string ratio = "-";
-            if (i.name != "blitz" && s.seen && b.seen) {
-                const auto r = pair_ratios(b, s);
+            if (s.seen) {
+                const auto r = ratios_for(d, name, i.name);
                 if (!r.empty()) {
                     const stats rs = summarize(r);
                     ratio = fmt("%.2fx", rs.median) + " (" + fmt("%.2f", rs.min) + "-" +
@@ -190,7 +212,11 @@ void write_rows(std::ostream& md, const run_data& d, const std::vector<impl>& im
                << fmt("%.1f%%", st.cv * 100) << " | "
                << (latency ? "(per sample)" : fmt("%.1f", st.median / double(std::max(1L, s.ops))))
                << " | " << (s.allocs < 0 ? "-" : fmt("%.3f", s.allocs)) << " | "
-               << (s.bytes < 0 ? "-" : fmt("%.1f", s.bytes)) << " | " << ratio << " |\n";
+               << (s.bytes < 0 ? "-" : fmt("%.1f", s.bytes)) << " | " << ratio
+               << (ratio != "-" && std::string(reference_for(i.name)) != "blitz"
+                       ? std::string(" (") + reference_for(i.name) + "/this)"
+                       : std::string())
+               << " |\n";
             if (latency) {
                 lat << "| " << name << " | " << i.name << " | " << s.samples.size() << " | "
                     << dur(quantile(s.samples, 0.5)) << " | " << dur(quantile(s.samples, 0.99))
@@ -231,12 +257,10 @@ void write_plots(const run_data& d, const std::vector<impl>& impls, const std::s
     std::vector<bar_row> bars;
     for (const auto& name : d.names) {
         if (d.is_latency(name)) continue;
-        const series& b = d.s.at({name, "blitz"});
         bar_row row{name, {}};
         bool any = false;
         for (const auto& c : cols) {
-            auto it = d.s.find({name, c});
-            const auto r = it == d.s.end() ? std::vector<double>{} : pair_ratios(b, it->second);
+            const auto r = ratios_for(d, name, c);
             row.ratio.push_back(r.empty() ? std::nan("") : quantile(r, 0.5));
             any = any || !r.empty();
         }
@@ -432,7 +456,6 @@ void write_json(std::ostream& os, const report_input& in) {
         .begin_array();
     for (const auto& d : in.runs) {
         for (const auto& name : d.names) {
-            const series& b = d.s.at({name, "blitz"});
             for (const auto& i : in.impls) {
                 const series& s = d.s.at({name, i.name});
                 w.begin_object()
@@ -454,12 +477,10 @@ void write_json(std::ostream& os, const report_input& in) {
                     .field("ns_per_op", st.median / double(std::max(1L, s.ops)));
                 if (s.allocs >= 0)
                     w.field("allocs_per_op", s.allocs).field("bytes_per_op", s.bytes);
-                if (i.name != "blitz" && b.seen) {
-                    const auto r = pair_ratios(b, s);
-                    if (!r.empty()) {
-                        w.field("ratio_blitz_over_this", summarize(r).median)
-                            .field("pair_ratios", r);
-                    }
+                if (const auto r = ratios_for(d, name, i.name); !r.empty()) {
+                    w.field("ratio_blitz_over_this", summarize(r).median)
+                        .field("ratio_of", reference_for(i.name))
+                        .field("pair_ratios", r);
                 }
                 w.field("reps_ns", s.reps);
                 if (!s.samples.empty()) w.field("samples_ns", s.samples);
@@ -473,7 +494,9 @@ void write_json(std::ostream& os, const report_input& in) {
 std::vector<std::string> summary_header(const report_input& in) {
     std::vector<std::string> h = {"workers", "workload", "blitz median", "ns/op"};
     for (const auto& i : in.impls) {
-        if (i.name != "blitz") h.push_back("vs " + i.name);
+        if (i.name == "blitz") continue;
+        const std::string ref = reference_for(i.name);
+        h.push_back(ref == "blitz" ? "vs " + i.name : ref + " vs " + i.name);
     }
     return h;
 }
@@ -490,8 +513,7 @@ std::vector<std::vector<std::string>> summary_rows(const report_input& in) {
                     : "-"};
             for (const auto& i : in.impls) {
                 if (i.name == "blitz") continue;
-                const series& s = d.s.at({name, i.name});
-                const auto r = s.seen && b.seen ? pair_ratios(b, s) : std::vector<double>{};
+                const auto r = ratios_for(d, name, i.name);
                 row.push_back(r.empty() ? "-" : fmt("%.2fx", summarize(r).median));
             }
             rows.push_back(std::move(row));

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The Tokio peer: blitz's benchmark workloads (bench/common/bench_workloads.cpp) written against
 // Debian's tokio crate, printing one JSON object per workload (schema in ../README.md).
-// Flags: --workers N --reps N --filter F --allocs (F: a workload name as ^name$, or a substring).
+// Flags: --workers N --reps N --filter F --allocs (F: a workload name as ^name$, or a substring),
+// --current-thread (the current-thread column: a current_thread runtime on the rows with a
+// current-thread shape, printed as peer tokio-ct; the other rows are reported as not run).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
@@ -228,6 +230,113 @@ fn chained_spawn(rt: &Runtime) -> Rep {
         rx.recv().unwrap();
     });
     rep(ns(t0.elapsed()))
+}
+
+// ---- the current-thread column (blitz's bench_workloads.cpp, issue 47) ----------------------
+// A current_thread runtime runs tasks only inside block_on, so each row stays inside one
+// block_on: the last task notifies the root (tokio::sync::Notify keeps a permit, as blitz's
+// notify does) instead of a plain thread's channel.
+
+struct Countdown {
+    left: AtomicUsize,
+    done: tokio::sync::Notify,
+}
+
+impl Countdown {
+    fn new(n: usize) -> Arc<Countdown> {
+        Arc::new(Countdown { left: AtomicUsize::new(n), done: tokio::sync::Notify::new() })
+    }
+    fn one(&self) {
+        if self.left.fetch_sub(1, Relaxed) == 1 {
+            self.done.notify_one();
+        }
+    }
+}
+
+fn spawn_many_local_ct(rt: &Runtime) -> Rep {
+    let c = Countdown::new(NUM_SPAWN);
+    let t0 = Instant::now();
+    rt.block_on(async {
+        for _ in 0..NUM_SPAWN {
+            let c = c.clone();
+            tokio::spawn(async move { c.one() });
+        }
+        c.done.notified().await;
+    });
+    rep(ns(t0.elapsed()))
+}
+
+fn yield_many_ct(rt: &Runtime) -> Rep {
+    let c = Countdown::new(200);
+    let t0 = Instant::now();
+    rt.block_on(async {
+        for _ in 0..200 {
+            let c = c.clone();
+            tokio::spawn(async move {
+                for _ in 0..1000 {
+                    tokio::task::yield_now().await;
+                }
+                c.one();
+            });
+        }
+        c.done.notified().await;
+    });
+    rep(ns(t0.elapsed()))
+}
+
+fn ping_pong_ct(rt: &Runtime) -> Rep {
+    let c = Countdown::new(1000);
+    let t0 = Instant::now();
+    rt.block_on(async {
+        let spawner = c.clone();
+        tokio::spawn(async move {
+            for _ in 0..1000 {
+                let c = spawner.clone();
+                tokio::spawn(async move {
+                    let (tx1, rx1) = tokio::sync::oneshot::channel::<()>();
+                    let (tx2, rx2) = tokio::sync::oneshot::channel::<()>();
+                    tokio::spawn(async move {
+                        rx1.await.unwrap();
+                        tx2.send(()).unwrap();
+                    });
+                    tx1.send(()).unwrap();
+                    rx2.await.unwrap();
+                    c.one();
+                });
+            }
+        });
+        c.done.notified().await;
+    });
+    rep(ns(t0.elapsed()))
+}
+
+fn chain_ct(c: Arc<Countdown>, n: usize) {
+    if n == 0 {
+        c.one();
+    } else {
+        tokio::spawn(async move { chain_ct(c, n - 1) });
+    }
+}
+
+fn chained_spawn_ct(rt: &Runtime) -> Rep {
+    let c = Countdown::new(1);
+    let t0 = Instant::now();
+    rt.block_on(async {
+        let first = c.clone();
+        tokio::spawn(async move { chain_ct(first, 1000) });
+        c.done.notified().await;
+    });
+    rep(ns(t0.elapsed()))
+}
+
+fn run_ct(rt: &Runtime, name: &str) -> Option<Rep> {
+    match name {
+        "spawn_many_local" => Some(spawn_many_local_ct(rt)),
+        "yield_many" => Some(yield_many_ct(rt)),
+        "ping_pong" => Some(ping_pong_ct(rt)),
+        "chained_spawn" => Some(chained_spawn_ct(rt)),
+        _ => None,
+    }
 }
 
 // ---- fork-join -----------------------------------------------------------------------------
@@ -770,13 +879,15 @@ fn main() {
     let mut filter = String::new();
     let mut count_allocs = false;
     let mut force = false;
+    let mut current_thread = false;
     let args: Vec<String> = std::env::args().collect();
     let mut i = 1;
     while i < args.len() {
         let flag = args[i].trim_start_matches('-');
-        if flag == "allocs" || flag == "force" {
+        if flag == "allocs" || flag == "force" || flag == "current-thread" {
             count_allocs |= flag == "allocs";
             force |= flag == "force";
+            current_thread |= flag == "current-thread";
             i += 1;
             continue;
         }
@@ -796,6 +907,41 @@ fn main() {
             name.contains(filter.as_str())
         }
     };
+    if current_thread {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        for (name, kind, ops) in WORKLOADS {
+            if !matches(name) {
+                continue;
+            }
+            // The first call is the warm-up, or says the row has no current-thread shape.
+            if run_ct(&rt, name).is_none() {
+                println!(
+                    "{{\"peer\":\"tokio-ct\",\"workload\":\"{}\",\"kind\":\"{}\",\"workers\":{},\"not_run\":\"the current-thread column runs spawn_many_local, yield_many, ping_pong and chained_spawn only\"}}",
+                    name, kind, workers
+                );
+                continue;
+            }
+            let times: Vec<f64> = (0..reps).map(|_| run_ct(&rt, name).unwrap().ns).collect();
+            let mut extra = String::new();
+            if count_allocs {
+                let (a0, b0) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
+                COUNT_ON.store(true, Relaxed);
+                run_ct(&rt, name);
+                COUNT_ON.store(false, Relaxed);
+                let (a1, b1) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
+                extra += &format!(
+                    ",\"allocs_per_op\":{:.4},\"bytes_per_op\":{:.1}",
+                    (a1 - a0) as f64 / *ops as f64,
+                    (b1 - b0) as f64 / *ops as f64
+                );
+            }
+            println!(
+                "{{\"peer\":\"tokio-ct\",\"version\":\"tokio 1.24.2 (Debian librust-tokio-dev), current_thread\",\"workload\":\"{}\",\"kind\":\"{}\",\"workers\":{},\"ops\":{},\"reps_ns\":[{}]{}}}",
+                name, kind, workers, ops, numbers(&times), extra
+            );
+        }
+        return;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()
