@@ -178,7 +178,8 @@ int topo_main(args& a) {
 
 void list_checkers() {
     for (const auto& c : blitz::conformance::all_checkers()) {
-        std::cout << c.id << "\t" << c.statement << "\n";
+        // "(+ct)": it also runs on a current-thread runtime (issue 47).
+        std::cout << c.id << "\t" << c.statement << (c.current_thread ? " (+ct)" : "") << "\n";
     }
 }
 
@@ -222,6 +223,10 @@ int conformance_main(args& a) {
                    "                   --quick, 120 with --full)\n"
                    "  --max-hangs N    stop after N hangs outside negative controls\n"
                    "  --hang-selftest  run only H0, which hangs on purpose\n"
+                   "  --no-current-thread  skip the current-thread pass: the checkers marked\n"
+                   "                   (+ct) in --list run once more, with their controls, on a\n"
+                   "                   current-thread runtime (W=1), whenever the unpinned pass\n"
+                   "                   runs\n"
                 << exit_codes;
             return 0;
         }
@@ -257,6 +262,9 @@ int conformance_main(args& a) {
         } else if (f == "--hang-selftest") {
             a.no_value();
             o.hang_selftest = true;
+        } else if (f == "--no-current-thread") {
+            a.no_value();
+            o.current_thread = false;
         } else if (f == "--filter") {
             // --filter O4 O2, --filter O4,O2 or --filter=O4,O2.
             auto add = [&](const std::string& v) {

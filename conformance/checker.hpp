@@ -50,6 +50,10 @@ struct checker {
     // final check before parking): busy mode's workers never park, so its busy configurations
     // are not applicable (noted in the row) rather than run.
     bool needs_parking = false;
+    // The property holds for one worker and the workload drives its runtime only through
+    // block_on and join (issue 47): the current-thread pass runs it, and its control, on a
+    // current-thread runtime ("current_thread W=1"), where the control must be caught too.
+    bool current_thread = false;
 };
 
 const std::vector<checker>& all_checkers();

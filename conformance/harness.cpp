@@ -139,6 +139,13 @@ struct guarded {
     outcome o;
     bool hung = false;
 };
+// The current-thread pass's placement: fresh(1) makes a current-thread runtime (issue 47).
+suite_placement current_thread_pass(std::uint64_t seed) {
+    suite_placement p{placement_policy::none, 0, seed, io_mode_kind::shared, {}};
+    p.flavor = runtime_flavor::current_thread;
+    return p;
+}
+
 guarded run_guarded(const checker& c, run_params p, bool faulty, const std::string& label,
                     std::chrono::seconds limit) {
     struct shared {
@@ -275,6 +282,14 @@ suite_run run_checkers(const harness_options& o) {
         out.machine.io_modes += std::string(out.machine.io_modes.empty() ? "" : ", ") +
                                 (m == io_mode_kind::busy ? "busy (pinned passes)" : to_string(m));
     }
+    // The current-thread pass goes with the unpinned pass (a current-thread runtime is never
+    // placed): a pinned-only or busy run leaves it out.
+    const bool ct_pass = o.current_thread && std::find(o.policies.begin(), o.policies.end(),
+                                                       placement_policy::none) != o.policies.end();
+    if (ct_pass) {
+        out.machine.io_modes +=
+            "; a current-thread pass (W=1, with its controls) for the checkers it applies to";
+    }
     suite_park_spin().reset();
     if (o.park_spin.count() > 0) {
         suite_park_spin() = o.park_spin;
@@ -365,6 +380,10 @@ suite_run run_checkers(const harness_options& o) {
                     }
                 }
             }
+            if (ct_pass && c.current_thread) {
+                current_placement() = current_thread_pass(o.seed);
+                one(run_params{1, o.seed, o.quick, {}}, "current_thread W=1");
+            }
             current_placement() =
                 suite_placement{placement_policy::none, 0, o.seed, io_mode_kind::shared, {}};
         }
@@ -442,6 +461,26 @@ suite_run run_checkers(const harness_options& o) {
                     if (g.o.violations == 0) {
                         r.caught = false;
                         r.control.detail = "not caught in busy mode";
+                    }
+                }
+            }
+            if (ct_pass && c.current_thread && !stopped()) {
+                // The control on the current-thread runtime: caught there too.
+                const std::string lbl = "negative control current_thread W=1";
+                current_placement() = current_thread_pass(o.seed);
+                dog.arm(c.id + " " + lbl);
+                const auto ct_started = std::chrono::steady_clock::now();
+                guarded g = run_guarded(c, run_params{1, o.seed, o.quick, {}}, /*faulty=*/true, lbl,
+                                        hang_limit);
+                current_placement() =
+                    suite_placement{placement_policy::none, 0, o.seed, io_mode_kind::shared, {}};
+                out.hangs += g.hung;
+                if (g.o.applicable) {
+                    r.configs.push_back({lbl, g.o, seconds_since(ct_started), true});
+                    r.control.violations += g.o.violations;
+                    if (g.o.violations == 0) {
+                        r.caught = false;
+                        r.control.detail = "not caught on the current-thread runtime";
                     }
                 }
             }

@@ -25,6 +25,9 @@ struct harness_options {
     // io_mode passes: each pinned pass runs once per mode (busy needs pinning, so the unpinned
     // pass is always shared). Labels say "busy compact W=2".
     std::vector<io_mode_kind> io_modes{io_mode_kind::shared};
+    // The current-thread pass: the checkers marked current_thread run once more, and their
+    // controls too, on a current-thread runtime (W=1).
+    bool current_thread = true;
     std::string out_dir;  // where conformance.md/.json go; empty: don't write
     std::string command;  // the command line, printed to reproduce the run
     // Topologies the N checkers run on besides this machine (--topology); empty: the shipped

@@ -32,8 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (id, file, find, replace, what the defect is)
 CATALOGUE = [
     ("poll-histogram-timed-once", "runtime/src/sched/worker.cpp",
-     "        poll_countdown_ = timed_at - polls + 1;",
-     "        poll_countdown_ = ~0u;",
+     "    poll_countdown_ = timed_at - polls + 1;",
+     "    poll_countdown_ = ~0u;",
      "the poll-time histogram times one poll and then (for 4 billion polls) none: poll_ns "
      "stops counting one poll in 64"),
     ("followed-wake-not-recorded", "runtime/src/sched/worker.cpp",
@@ -103,6 +103,27 @@ CATALOGUE = [
      "0",
      "a spawn records no site: the stall report and the dump cannot say where a task came from "
      "(issue 46)"),
+    ("ct-foreign-completion-no-wake", "runtime/src/sched/scheduler.cpp",
+     "    if (!s->own_worker()) s->workers_[0]->unpark();",
+     "",
+     "a current-thread runtime's block_on task completed on another thread (an abort) does not "
+     "wake the driver asleep in its park: block_on waits for the park timeout (issue 47)"),
+    ("ct-never-parked", "runtime/src/sched/scheduler.cpp",
+     "    if (current_thread_) workers_[0]->start_parked();",
+     "",
+     "a current-thread runtime's worker does not count as parked before its first drive: "
+     "spawns from other threads claim nobody, and a driver asleep in its park is not woken "
+     "(issue 47)"),
+    ("ct-waiter-not-notified", "runtime/src/sched/scheduler.cpp",
+     "    core_taken_ = false;\n    if (core_waiters_ != 0) core_cv_.notify_all();\n    // Shutdown",
+     "    core_taken_ = false;\n    // Shutdown",
+     "a thread waiting for a current-thread runtime's core is not told when the driver gives it "
+     "back: its block_on waits for ever (issue 47)"),
+    ("ct-drive-ignores-root", "runtime/src/sched/worker.cpp",
+     "    while (!root->is_complete() && !sched_.shutting_down()) {",
+     "    while (!sched_.shutting_down()) {",
+     "a current-thread drive does not stop when its task completes: block_on never returns "
+     "(issue 47)"),
     ("cpu-quota-ignored", "runtime/src/topo/cpu_budget.cpp",
      "    if (b.quota > 0) {\n        // Rounded up",
      "    if (false) {\n        // Rounded up",
@@ -240,8 +261,8 @@ CATALOGUE = [
      "const std::uint64_t up = whole;",
      "a deadline rounds down: timers fire up to a tick early (T4, T6)"),
     ("budget-not-counted", "runtime/src/sched/worker.cpp",
-     "            run_task(t, polls, timed_at);\n            ++polls;\n",
-     "            run_task(t, polls, timed_at);\n",
+     "        run_task(t, polls, timed_at);\n        ++polls;\n",
+     "        run_task(t, polls, timed_at);\n",
      "the tick budget is never counted: a tick ends only when work runs out (B1, T8)"),
     ("notified-dropped-after-pending-poll", "runtime/src/task/task_header.cpp",
      "if (yielded || (s & notified) || cancel_due(s)) {\n            ns = with_lifecycle(s, lifecycle::scheduled) & ~notified;  // keep the queue ref",
@@ -281,8 +302,7 @@ CATALOGUE = [
      "if (!anyone_parked) return;\n    (void)sched_;",
      "timer coverage never wakes anyone (T7)"),
     ("timers-only-when-idle", "runtime/src/sched/worker.cpp",
-     "BLITZ_FAULT(cfg_.debug.timers_only_when_idle) &&\n"
-     "                                   (lifo_ || given_back_ || !ring_.empty());",
+     "BLITZ_FAULT(cfg_.debug.timers_only_when_idle) && (lifo_ || given_back_ || !ring_.empty());",
      "(lifo_ || given_back_ || !ring_.empty());",
      "a worker fires timers only at ticks that start with empty queues (T8)"),
     ("periodic-fetch-batches", "runtime/src/sched/worker.cpp",
@@ -523,9 +543,9 @@ CATALOGUE = [
      "a waiter woken by notify_one and aborted before it resumed keeps the notification: the "
      "next waiter is not woken and no permit is stored (X4)"),
     ("timers-only-at-empty-ring", "runtime/src/sched/worker.cpp",
-     "        const bool skip_maintain = BLITZ_FAULT(cfg_.debug.timers_only_when_idle) &&\n"
-     "                                   (lifo_ || given_back_ || !ring_.empty());",
-     "        const bool skip_maintain = !ring_.empty();",
+     "    const bool skip_maintain =\n"
+     "        BLITZ_FAULT(cfg_.debug.timers_only_when_idle) && (lifo_ || given_back_ || !ring_.empty());",
+     "    const bool skip_maintain = !ring_.empty();",
      "timers (and I/O) are turned only at ticks that start with an empty ring: a worker whose "
      "yielding tasks always leave one in the ring fires a due sleep hundreds of milliseconds late "
      "(T8 with two yielders)"),
@@ -561,8 +581,8 @@ CATALOGUE = [
      "a task that completed without ever being listed keeps the list reference spawn reserved: "
      "its block is never freed (K3, lazy listing)"),
     ("lifo-count-reset-per-tick", "runtime/src/sched/worker.cpp",
-     "        if (BLITZ_FAULT(cfg_.debug.lifo_count_per_tick)) lifo_polls_ = 0;",
-     "        lifo_polls_ = 0;",
+     "    if (BLITZ_FAULT(cfg_.debug.lifo_count_per_tick)) lifo_polls_ = 0;",
+     "    lifo_polls_ = 0;",
      "the LIFO count starts again at every tick: a pair that reached the cap on a tick's last poll "
      "runs three more polls while a queued task waits (L3 at the tick's edge, 2 x cap)"),
     ("timeout-look-never-skipped", "runtime/src/sched/worker.cpp",

@@ -21,6 +21,9 @@ struct suite_placement {
     // The topology the pinned runtimes are placed on (conformance --place-on): empty for this
     // machine; a synthetic string or a file, where placement is computed and nothing bound.
     std::string source;
+    // The current-thread pass (issue 47): fresh(1) is a current-thread runtime, driven by the
+    // checker's block_on and join calls; other worker counts stay multi-threaded.
+    runtime_flavor flavor = runtime_flavor::multi_thread;
 };
 
 inline suite_placement& current_placement() {
@@ -42,7 +45,9 @@ inline config fresh(unsigned workers) {
     config c;
     c.workers = workers;
     const suite_placement& p = current_placement();
-    if (p.policy != placement_policy::none && workers <= p.max_pinned) {
+    if (p.flavor == runtime_flavor::current_thread && workers == 1) {
+        c.flavor = runtime_flavor::current_thread;
+    } else if (p.policy != placement_policy::none && workers <= p.max_pinned) {
         c.topology.policy = p.policy;
         c.topology.source = p.source;
         c.io_mode = p.io_mode;
