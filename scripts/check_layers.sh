@@ -30,6 +30,7 @@ subsystem() {
     local p=${1#runtime/src/}
     p=${p#runtime/include/}
     case "$p" in
+    blitz/testing/gtest.hpp) echo rt ;;  # BLITZ_TEST: a runtime per test (issue 47)
     blitz/config.hpp | blitz/metrics.hpp | blitz/probe.hpp | blitz/topology.hpp | blitz/stall.hpp | blitz/dump.hpp) echo base ;;
     blitz/buffer.hpp) echo base ;;
     blitz/detail/faults.hpp | blitz/detail/inspect.hpp | blitz/detail/requires_cxx20.hpp | blitz/detail/atomic.hpp | blitz/detail/mutex.hpp | blitz/detail/holder_list.hpp | blitz/testing/*) echo base ;;

@@ -44,7 +44,10 @@ TEST(CurrentThread, EveryTaskRunsOnTheCallingThread) {
         ids.insert(std::this_thread::get_id());
         std::vector<join_handle<std::thread::id>> hs;
         for (int i = 0; i < 200; ++i) hs.push_back(spawn(where_am_i()));
-        for (auto& h : hs) ids.insert(co_await h);
+        for (auto& h : hs) {
+            const auto id = co_await h;
+            ids.insert(id);
+        }
         co_await sleep(1ms);  // the timer fires on this thread too
         ids.insert(std::this_thread::get_id());
         co_return ids;
@@ -81,7 +84,8 @@ TEST(CurrentThread, JoinFromAPlainThreadDrivesTheRuntime) {
     auto h = rt.spawn([]() -> task<int> {
         int sum = 0;
         for (int i = 0; i < 100; ++i) {
-            sum += co_await spawn([](int i) -> task<int> { co_return i; }(i));
+            const int v = co_await spawn([](int i) -> task<int> { co_return i; }(i));
+            sum += v;
             co_await yield_now();
         }
         co_return sum;
@@ -273,7 +277,8 @@ TEST_P(CurrentThreadIo, EchoOverLoopbackOnTheCallingThread) {
                     for (;;) {
                         auto n = co_await s.read(buf);
                         if (!n || *n == 0) co_return;
-                        if (!co_await s.write_all(std::span(buf.data(), *n))) co_return;
+                        auto w = co_await s.write_all(std::span(buf.data(), *n));
+                        if (!w) co_return;
                     }
                 }(std::move(*s)))
                     .detach();

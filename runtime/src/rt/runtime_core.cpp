@@ -120,6 +120,15 @@ scheduler_setup runtime_core::make_setup() {
     s.workers = n;
     s.driver = &drivers_;
     s.context = &ctx_;
+    if (cfg_.flavor == runtime_flavor::current_thread && cfg_.start_paused) {
+        // Tokio's auto-advance, held back while blocking work runs (its result may be what
+        // the timers race).
+        s.auto_advance = [this] {
+            const blocking_pool::stats b = blocking_.snapshot();
+            if (b.threads - b.idle + b.queued > 0) return false;
+            return timers_.advance_to_next();
+        };
+    }
     if (!plan_.placed) return s;
     s.on_worker_start = [this](unsigned i) { bind_worker(i); };
     if (std::any_of(plan_.memory_kernel_node.begin(), plan_.memory_kernel_node.end(),

@@ -34,6 +34,11 @@ struct scheduler_setup {
     const runtime_context* context = nullptr;  // opaque here: installed on each worker thread
     // Called first thing on worker i's thread (binding it to its PU, N1). Must not throw.
     std::function<void(unsigned)> on_worker_start;
+    // A current-thread runtime on a paused clock (issue 47): called when its driver has nothing
+    // to run, before it parks; moves the clock to the next timer and fires it (Tokio's
+    // auto-advance), or returns false (no timer armed, or blocking work still running). Empty:
+    // never.
+    std::function<bool()> auto_advance;
     // Memory for worker i's state (N3: on its node), or nullptr for the default allocation;
     // `release_worker_memory` gives it back. Both empty: default allocation for everyone.
     std::function<void*(unsigned, std::size_t)> worker_memory;
@@ -100,6 +105,8 @@ public:
     // scheduler. See "The current-thread core" below.
     bool run_until_complete(task_header* t) noexcept override;
     bool current_thread() const noexcept { return current_thread_; }
+    // The setup's auto_advance, or false without one.
+    bool auto_advance() { return setup_.auto_advance && setup_.auto_advance(); }
 
     // Wakes one parked worker unless a searcher exists (I3); true if it claimed one.
     // `pushed_by_rmw`: see idle_state::should_notify (true after a global queue push).

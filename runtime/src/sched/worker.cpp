@@ -165,7 +165,8 @@ void worker::drive(const task_header* root) noexcept {
     while (!root->is_complete() && !sched_.shutting_down()) {
         // The root may complete on another thread (an abort of an idle task): its join waker
         // unparks this worker, so a park that began before it returns at once.
-        if (!tick() && !root->is_complete()) park();
+        // Paused time with nothing to run: the clock jumps to the next timer instead.
+        if (!tick() && !root->is_complete() && !sched_.auto_advance()) park();
     }
     // Parked again until the next drive: what is queued waits for it, as Tokio's current-thread
     // runtime leaves its tasks between two block_on calls. Spawns from other threads claim this

@@ -155,6 +155,17 @@ void timer_driver::advance(duration d) {
     fire_due(/*wait=*/true);
 }
 
+bool timer_driver::advance_to_next() {
+    if (!paused_) throw std::logic_error("blitz: advance() needs a runtime with start_paused");
+    const std::uint64_t next = next_tick_.load(std::memory_order_seq_cst);  // see class comment
+    if (next == UINT64_MAX) return false;
+    const clock::time_point due =
+        origin_ + tick * static_cast<std::int64_t>(std::min(next, max_tick));
+    const clock::time_point at = now();
+    advance(due > at ? std::chrono::duration_cast<duration>(due - at) : duration::zero());
+    return true;
+}
+
 std::size_t timer_driver::pending() const {
     lock_guard l(mu_);
     return wheel_.size() + pending_count_;

@@ -74,6 +74,9 @@ public:
     // (virtual time does not pass while a worker sleeps).
     std::optional<clock::time_point> next_expiry() const noexcept;
     void advance(duration d);  // paused clock only
+    // Paused clock only: moves it to the earliest armed timer's due instant (if it is later
+    // than now) and fires what is due. False, with nothing done, when no timer is armed.
+    bool advance_to_next();
 
     std::size_t pending() const;  // armed timers (in the wheel or about to fire)
     std::uint64_t fired_total() const noexcept { return fired_.load(std::memory_order_relaxed); }
