@@ -124,6 +124,16 @@ CATALOGUE = [
      "    while (!sched_.shutting_down()) {",
      "a current-thread drive does not stop when its task completes: block_on never returns "
      "(issue 47)"),
+    ("ct-auto-advance-ignores-blocking", "runtime/src/rt/runtime_core.cpp",
+     "            if (b.threads - b.idle + b.queued > 0) return false;\n",
+     "",
+     "a paused current-thread runtime jumps its clock while spawn_blocking work runs: a timeout "
+     "on that work fires at once (issue 47)"),
+    ("ct-paused-never-advances", "runtime/src/sched/worker.cpp",
+     "        if (!tick() && !root->is_complete() && !sched_.auto_advance()) park();",
+     "        if (!tick() && !root->is_complete()) park();",
+     "a paused current-thread runtime never moves its clock: a BLITZ_TEST_PAUSED body that "
+     "sleeps waits for ever (issue 47)"),
     ("cpu-quota-ignored", "runtime/src/topo/cpu_budget.cpp",
      "    if (b.quota > 0) {\n        // Rounded up",
      "    if (false) {\n        // Rounded up",
