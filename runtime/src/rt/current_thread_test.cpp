@@ -152,6 +152,25 @@ TEST(CurrentThread, AnAbortFromAnotherThreadEndsBlockOn) {
     aborter.join();
 }
 
+// A task_scope's abort_all from a plain thread completes an idle task there, on that thread:
+// its join waker must wake the driver asleep in its park (an hour-long one here).
+TEST(CurrentThread, ATaskCompletedOnAnotherThreadWakesTheDriver) {
+    config c = current();
+    c.park_timeout = std::chrono::hours(1);
+    runtime rt(c);
+    task_scope scope;
+    auto h = rt.block_on([](task_scope& s) -> task<join_handle<void>> {
+        co_return s.spawn_with_handle(
+            []() -> task<void> { co_await sleep(std::chrono::hours(1)); }());
+    }(scope));
+    std::thread aborter([&scope] {
+        std::this_thread::sleep_for(30ms);
+        scope.abort_all();  // the sleeper is idle: it completes here, as cancelled
+    });
+    EXPECT_THROW(h.join(), task_cancelled);
+    aborter.join();
+}
+
 TEST(CurrentThread, BlockOnInsideATaskIsRefused) {
     runtime rt(current());
     const bool refused = rt.block_on([](runtime& rt) -> task<bool> {
