@@ -164,8 +164,7 @@ void worker::drive(const task_header* root) noexcept {
     nudge_dozing_watchdog();
     while (!root->is_complete() && !sched_.shutting_down()) {
         // The root may complete on another thread (task_scope::abort_all of an idle task): its
-        // join waker
-        // unparks this worker, so a park that began before it returns at once.
+        // join waker unparks this worker, so a park that began before it returns at once.
         // Paused time with nothing to run: the clock jumps to the next timer instead.
         if (!tick() && !root->is_complete() && !sched_.auto_advance()) park();
     }
