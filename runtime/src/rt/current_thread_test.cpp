@@ -136,6 +136,41 @@ TEST(CurrentThread, TwoThreadsBlockOnAtOnceAndNeitherWaitsForTheOther) {
     EXPECT_TRUE(second_done.load());
 }
 
+// A thread waiting for the core whose task is still pending when the driver's own task
+// completes takes the core over (it is told the core is free) and runs its task itself.
+TEST(CurrentThread, AWaiterTakesTheCoreOverWhenTheDriverReturns) {
+    config c = current();
+    c.park_timeout = std::chrono::hours(1);
+    runtime rt(c);
+    auto [tx_a, rx_a] = oneshot<int>();
+    auto [tx_b, rx_b] = oneshot<int>();
+    // Slow polls keep a's last tick going well after its own task completed (whose wake
+    // notifies b too early to matter): b is back to waiting when a gives the core up.
+    std::atomic<bool> stop{false};
+    rt.spawn([](std::atomic<bool>& stop) -> task<void> {
+          while (!stop.load()) {
+              const auto until = std::chrono::steady_clock::now() + 50us;
+              while (std::chrono::steady_clock::now() < until) {
+              }
+              co_await yield_now();
+          }
+      }(stop))
+        .detach();
+    std::thread a([&rt, rx = std::move(rx_a)]() mutable {
+        EXPECT_EQ(rt.block_on(receive(std::move(rx))), 1);
+    });
+    std::this_thread::sleep_for(20ms);  // a drives
+    std::thread b([&rt, rx = std::move(rx_b)]() mutable {
+        EXPECT_EQ(rt.block_on(receive(std::move(rx))), 2);
+    });
+    std::this_thread::sleep_for(20ms);  // b waits for its task or the core
+    (void)std::move(tx_a).send(1);
+    a.join();  // a's drive is over; b's task still waits for its value
+    (void)std::move(tx_b).send(2);
+    b.join();
+    stop = true;
+}
+
 TEST(CurrentThread, AnAbortFromAnotherThreadEndsBlockOn) {
     config c = current();
     c.park_timeout = std::chrono::hours(1);
