@@ -103,9 +103,11 @@ void bench_help() {
            "                   [--no-plots] [--timeout S] [--baseline PATH] [--list]\n"
            "  --filter       only workloads matching the regular expression (see --list)\n"
            "  --list         the workloads: name, kind and operations per repetition\n"
-           "  --peers        tokio,go,asio,tbb,noprobes,noinspect (default: all), or none;\n"
-           "                 noprobes and noinspect are blitz with its probes, or its stall\n"
-           "                 detector, histograms and dump records, compiled out;\n"
+           "  --peers        tokio,go,asio,tbb,noprobes,noinspect,ct,tokio-ct (default: all),\n"
+           "                 or none; noprobes and noinspect are blitz with its probes, or its\n"
+           "                 stall detector, histograms and dump records, compiled out; ct and\n"
+           "                 tokio-ct are blitz's and Tokio's current-thread runtimes (the\n"
+           "                 rows where Tokio's benchmarks use one; tokio-ct against ct);\n"
            "                 spin10, spin20, spin50 and spin100 add blitz with a fixed park_spin\n"
            "                 of that many us (the last searcher spins before parking);\n"
            "                 aspin10 ... aspin100 with the adaptive spin capped there;\n"
@@ -176,11 +178,11 @@ int bench_main(int argc, char** argv) {
                         known_peers().end() &&
                     std::find(extra_peers().begin(), extra_peers().end(), p) ==
                         extra_peers().end()) {
-                    throw usage_error(
-                        "bench: --peers: unknown peer '" + p +
-                        "' (known: tokio, go, asio, tbb, noprobes, noinspect, spin10, spin20, "
-                        "spin50, spin100, aspin10, aspin20, aspin50, aspin100, "
-                        "nospin, busy, all, none)");
+                    throw usage_error("bench: --peers: unknown peer '" + p +
+                                      "' (known: tokio, go, asio, tbb, noprobes, noinspect, ct, "
+                                      "tokio-ct, spin10, spin20, "
+                                      "spin50, spin100, aspin10, aspin20, aspin50, aspin100, "
+                                      "nospin, busy, all, none)");
                 }
                 o.peers.push_back(p);
             }
