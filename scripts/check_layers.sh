@@ -34,7 +34,7 @@ subsystem() {
     blitz/config.hpp | blitz/metrics.hpp | blitz/probe.hpp | blitz/topology.hpp | blitz/stall.hpp | blitz/dump.hpp) echo base ;;
     blitz/buffer.hpp) echo base ;;
     blitz/detail/faults.hpp | blitz/detail/inspect.hpp | blitz/detail/requires_cxx20.hpp | blitz/detail/atomic.hpp | blitz/detail/mutex.hpp | blitz/detail/holder_list.hpp | blitz/testing/*) echo base ;;
-    blitz/waker.hpp | blitz/task.hpp | blitz/join_handle.hpp | blitz/yield.hpp | blitz/cancel.hpp) echo task ;;
+    blitz/waker.hpp | blitz/task.hpp | blitz/join_handle.hpp | blitz/yield.hpp | blitz/cancel.hpp | blitz/coop.hpp) echo task ;;
     blitz/detail/context.hpp | blitz/detail/task_header.hpp | blitz/detail/task_state.hpp) echo task ;;
     blitz/detail/select_scope.hpp | blitz/detail/select_branch.hpp | blitz/detail/spawn.hpp) echo task ;;
     blitz/detail/wait_list.hpp | blitz/detail/io_deadline.hpp) echo task ;;

@@ -134,6 +134,16 @@ CATALOGUE = [
      "        if (!tick() && !root->is_complete()) park();",
      "a paused current-thread runtime never moves its clock: a BLITZ_TEST_PAUSED body that "
      "sleeps waits for ever (issue 47)"),
+    ("ct-driver-keeps-budget", "runtime/src/sched/worker.cpp",
+     "    tl_coop_budget = -1;\n",
+     "",
+     "a thread that drove a current-thread runtime keeps its last poll's cooperative budget: as "
+     "a plain thread it reads as out of budget (issue 47)"),
+    ("consume-budget-never-yields", "runtime/include/blitz/coop.hpp",
+     "        if (detail::coop_exhausted()) return false;\n        detail::coop_spend();",
+     "        detail::coop_spend();",
+     "co_await blitz::consume_budget() never yields: a loop that consumes budget keeps its "
+     "worker (B2, issue 47)"),
     ("cpu-quota-ignored", "runtime/src/topo/cpu_budget.cpp",
      "    if (b.quota > 0) {\n        // Rounded up",
      "    if (false) {\n        // Rounded up",

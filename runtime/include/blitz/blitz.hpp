@@ -9,6 +9,7 @@
 #include "blitz/chan.hpp"
 #include "blitz/combinators.hpp"
 #include "blitz/config.hpp"
+#include "blitz/coop.hpp"
 #include "blitz/fs.hpp"
 #include "blitz/join_handle.hpp"
 #include "blitz/metrics.hpp"

@@ -131,6 +131,8 @@ void worker::leave_thread() noexcept {
     while (stall_.watchdog_busy.load(std::memory_order_seq_cst)) spin_pause();
     set_thread_stall_probe(nullptr);
     tl_current_worker = nullptr;
+    // A current-thread driver goes back to being a plain thread: no poll's budget left over.
+    tl_coop_budget = -1;
 }
 
 void worker::run() {

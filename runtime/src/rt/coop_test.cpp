@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+// The public cooperative budget (issue 47, blitz/coop.hpp, B2): consume_budget yields once the
+// poll's budget is spent, a task that never suspends otherwise lets its neighbours run, and an
+// awaitable of one's own spends and yields through has_budget_remaining and spend_budget.
+// Verdicts in polls and outcomes, never in time.
+
+#include "blitz/coop.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "blitz/blitz.hpp"
+
+namespace blitz {
+namespace {
+
+task<void> spend(int n) {
+    for (int i = 0; i < n; ++i) co_await consume_budget();
+}
+
+std::uint64_t polls_to_spend(unsigned budget, int n) {
+    config c = config::current_thread();
+    c.coop_budget_per_poll = budget;
+    runtime rt(c);
+    auto h = rt.spawn(spend(n));
+    const std::uint64_t before = rt.metrics().workers[0].polls;
+    h.join();  // drives this task alone
+    return rt.metrics().workers[0].polls - before;
+}
+
+TEST(CoopApi, ConsumeBudgetYieldsOncePerBudget) {
+    EXPECT_EQ(polls_to_spend(128, 1000), 8u) << "ceil(1000 / 128) polls of 128 units";
+    EXPECT_EQ(polls_to_spend(128, 128), 1u) << "the 128th unit is the poll's last";
+    EXPECT_EQ(polls_to_spend(10, 100), 10u);
+    EXPECT_EQ(polls_to_spend(0, 1000), 1u) << "budget off: never yields";
+}
+
+// On one worker, a task that only consumes budget would keep the worker from anything else
+// were it not for the yields: the other task runs and stops it.
+TEST(CoopApi, ALoopThatConsumesBudgetLetsOthersRun) {
+    runtime rt(config::current_thread());
+    std::atomic<bool> stop{false};
+    auto spinner = rt.spawn([](std::atomic<bool>& stop) -> task<long> {
+        long n = 0;
+        while (!stop.load()) {
+            co_await consume_budget();
+            ++n;
+        }
+        co_return n;
+    }(stop));
+    auto stopper = rt.spawn([](std::atomic<bool>& stop) -> task<void> {
+        stop = true;
+        co_return;
+    }(stop));
+    stopper.join();
+    EXPECT_GE(spinner.join(), 0);
+}
+
+// The pattern blitz/coop.hpp shows for an awaitable of one's own.
+struct always_ready {
+    int* polls_seen;
+    bool yielded = false;
+    bool await_ready() {
+        if (!has_budget_remaining()) return false;
+        spend_budget();
+        return true;
+    }
+    void await_suspend(std::coroutine_handle<> h) {
+        yielded = true;
+        yield_now().await_suspend(h);
+    }
+    int await_resume() {
+        if (yielded) spend_budget();
+        return 1;
+    }
+};
+
+TEST(CoopApi, AnAwaitableOfOnesOwnSpendsAndYields) {
+    config c = config::current_thread();
+    c.coop_budget_per_poll = 16;
+    runtime rt(c);
+    auto h = rt.spawn([]() -> task<int> {
+        int sum = 0;
+        for (int i = 0; i < 160; ++i) {
+            const int v = co_await always_ready{nullptr};
+            sum += v;
+        }
+        co_return sum;
+    }());
+    const std::uint64_t before = rt.metrics().workers[0].polls;
+    EXPECT_EQ(h.join(), 160);
+    EXPECT_EQ(rt.metrics().workers[0].polls - before, 10u) << "160 awaits, 16 a poll";
+}
+
+// Also on a thread that drove a current-thread runtime whose last poll spent its budget.
+TEST(CoopApi, OutsideATaskTheBudgetIsUnlimited) {
+    config c = config::current_thread();
+    c.coop_budget_per_poll = 4;
+    runtime rt(c);
+    rt.block_on([]() -> task<void> {
+        for (int i = 0; i < 4; ++i) spend_budget();
+        co_return;  // the poll ends with none left
+    }());
+    EXPECT_TRUE(has_budget_remaining());
+    for (int i = 0; i < 1000; ++i) spend_budget();
+    EXPECT_TRUE(has_budget_remaining());
+}
+
+}  // namespace
+}  // namespace blitz
