@@ -441,48 +441,38 @@ suite_run run_checkers(const harness_options& o) {
             }
             r.control_na = !r.control.applicable;
             r.caught = r.control.violations > 0 || r.control_na;
+            // The control once more under another pass's placement, where it must be caught
+            // too (busy mode; the current-thread runtime).
+            auto control_under = [&](const suite_placement& where, unsigned workers,
+                                     const std::string& lbl, const char* not_caught) {
+                current_placement() = where;
+                dog.arm(c.id + " " + lbl);
+                const auto extra_started = std::chrono::steady_clock::now();
+                guarded g = run_guarded(c, run_params{workers, o.seed, o.quick, {}},
+                                        /*faulty=*/true, lbl, hang_limit);
+                current_placement() =
+                    suite_placement{placement_policy::none, 0, o.seed, io_mode_kind::shared, {}};
+                out.hangs += g.hung;
+                if (!g.o.applicable) return;
+                r.configs.push_back({lbl, g.o, seconds_since(extra_started), true});
+                r.control.violations += g.o.violations;
+                if (g.o.violations == 0) {
+                    r.caught = false;
+                    r.control.detail = not_caught;
+                }
+            };
             if (c.busy_control && busy_pass_run && !stopped()) {
                 // The busy-mode variant of the control, pinned as busy mode needs.
                 const unsigned bw = std::min(2u, max_pinned);
-                const std::string lbl = "negative control busy " + std::string(to_string(*pinned)) +
-                                        " W=" + std::to_string(bw);
-                current_placement() =
-                    suite_placement{*pinned, max_pinned, o.seed, io_mode_kind::busy, {}};
-                dog.arm(c.id + " " + lbl);
-                const auto busy_started = std::chrono::steady_clock::now();
-                guarded g = run_guarded(c, run_params{bw, o.seed, o.quick, {}}, /*faulty=*/true,
-                                        lbl, hang_limit);
-                current_placement() =
-                    suite_placement{placement_policy::none, 0, o.seed, io_mode_kind::shared, {}};
-                out.hangs += g.hung;
-                if (g.o.applicable) {
-                    r.configs.push_back({lbl, g.o, seconds_since(busy_started), true});
-                    r.control.violations += g.o.violations;
-                    if (g.o.violations == 0) {
-                        r.caught = false;
-                        r.control.detail = "not caught in busy mode";
-                    }
-                }
+                control_under(suite_placement{*pinned, max_pinned, o.seed, io_mode_kind::busy, {}},
+                              bw,
+                              "negative control busy " + std::string(to_string(*pinned)) +
+                                  " W=" + std::to_string(bw),
+                              "not caught in busy mode");
             }
             if (ct_pass && c.current_thread && !stopped()) {
-                // The control on the current-thread runtime: caught there too.
-                const std::string lbl = "negative control current_thread W=1";
-                current_placement() = current_thread_pass(o.seed);
-                dog.arm(c.id + " " + lbl);
-                const auto ct_started = std::chrono::steady_clock::now();
-                guarded g = run_guarded(c, run_params{1, o.seed, o.quick, {}}, /*faulty=*/true, lbl,
-                                        hang_limit);
-                current_placement() =
-                    suite_placement{placement_policy::none, 0, o.seed, io_mode_kind::shared, {}};
-                out.hangs += g.hung;
-                if (g.o.applicable) {
-                    r.configs.push_back({lbl, g.o, seconds_since(ct_started), true});
-                    r.control.violations += g.o.violations;
-                    if (g.o.violations == 0) {
-                        r.caught = false;
-                        r.control.detail = "not caught on the current-thread runtime";
-                    }
-                }
+                control_under(current_thread_pass(o.seed), 1, "negative control current_thread W=1",
+                              "not caught on the current-thread runtime");
             }
         }
         r.seconds = seconds_since(row_started);

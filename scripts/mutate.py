@@ -109,14 +109,14 @@ CATALOGUE = [
      "a current-thread runtime's block_on task completed on another thread (an abort) does not "
      "wake the driver asleep in its park: block_on waits for the park timeout (issue 47)"),
     ("ct-never-parked", "runtime/src/sched/scheduler.cpp",
-     "    if (current_thread_) workers_[0]->start_parked();",
+     "    if (current_thread()) workers_[0]->start_parked();",
      "",
      "a current-thread runtime's worker does not count as parked before its first drive: "
      "spawns from other threads claim nobody, and a driver asleep in its park is not woken "
      "(issue 47)"),
     ("ct-waiter-not-notified", "runtime/src/sched/scheduler.cpp",
-     "    core_taken_ = false;\n    if (core_waiters_ != 0) core_cv_.notify_all();\n    // Shutdown",
-     "    core_taken_ = false;\n    // Shutdown",
+     "    core_taken_ = false;\n    if (core_waiters_ != 0) core_cv_.notify_all();\n}",
+     "    core_taken_ = false;\n}",
      "a thread waiting for a current-thread runtime's core is not told when the driver gives it "
      "back: its block_on waits for ever (issue 47)"),
     ("ct-drive-ignores-root", "runtime/src/sched/worker.cpp",

@@ -158,108 +158,30 @@ rep yield_many(runtime& rt) {
     return timed(since(t0));
 }
 
-// 1,000 rounds, each a task that spawns a responder and exchanges two oneshots with it; the
-// last round signals the plain thread.
-task<void> ping_round(std::atomic<int>& rem, done_signal& done) {
-    auto [tx1, rx1] = oneshot<int>();
-    auto [tx2, rx2] = oneshot<int>();
-    spawn([](oneshot_receiver<int> rx1, oneshot_sender<int> tx2) -> task<void> {
-        (void)co_await rx1;
-        (void)std::move(tx2).send(1);
-    }(std::move(rx1), std::move(tx2)))
-        .detach();
-    (void)std::move(tx1).send(1);
-    (void)co_await rx2;
-    if (rem.fetch_sub(1, std::memory_order_relaxed) == 1) done.release();
-}
-
-rep ping_pong(runtime& rt) {
-    std::atomic<int> rem{1'000};
-    done_signal done(0);
-    const auto t0 = steady::now();
-    rt.block_on([](std::atomic<int>& rem, done_signal& done) -> task<void> {
-        spawn([](std::atomic<int>& rem, done_signal& done) -> task<void> {
-            for (int i = 0; i < 1'000; ++i) spawn(ping_round(rem, done)).detach();
-            co_return;
-        }(rem, done))
-            .detach();
-        co_return;
-    }(rem, done));
-    done.acquire();
-    return timed(since(t0));
-}
-
-// A chain of 1,000 tasks, each spawning the next; the last signals the plain thread.
-task<void> chain_link(done_signal& done, int n) {
-    if (n == 0) {
-        done.release();
-    } else {
-        spawn(chain_link(done, n - 1)).detach();
+// Counts down to the plain thread: the last one() releases `done`.
+struct thread_countdown {
+    std::atomic<int> left;
+    done_signal done{0};
+    explicit thread_countdown(int n) : left(n) {}
+    void one() {
+        if (left.fetch_sub(1, std::memory_order_relaxed) == 1) done.release();
     }
-    co_return;
-}
+};
 
-// The first link is spawned from the plain thread, as in Tokio's benchmark: its block_on runs
-// the future on the calling thread, so the spawn inside it comes from outside the workers and
-// block_on itself wakes nobody. blitz's block_on runs its task on a worker, which put a worker
-// wake and a wake back of the caller in front of the chain (about 80 of the row's 160-180 us at
-// 4 workers on the KVM VM, with about 45 ns a link).
-rep chained_spawn(runtime& rt) {
-    done_signal done(0);
-    const auto t0 = steady::now();
-    rt.spawn(chain_link(done, 1'000)).detach();
-    done.acquire();
-    return timed(since(t0));
-}
-
-// ---- the current-thread column (issue 47) ----------------------------------------------------
-// A current-thread runtime runs only while a thread waits in block_on, so these shapes keep the
-// whole row inside one block_on: the last task notifies the root instead of a plain thread's
-// semaphore (tokio-peer --current-thread runs the same shapes with tokio::sync::Notify).
-
-// Counts down; the last one notifies the root.
-struct countdown {
+// Counts down to the root of a current-thread row: the last one() notifies it.
+struct task_countdown {
     std::atomic<int> left;
     notify done;
-    explicit countdown(int n) : left(n) {}
+    explicit task_countdown(int n) : left(n) {}
     void one() {
         if (left.fetch_sub(1, std::memory_order_relaxed) == 1) done.notify_one();
     }
 };
 
-rep spawn_many_local_ct(runtime& rt) {
-    countdown c(kSpawn);
-    const auto t0 = steady::now();
-    rt.block_on([](countdown& c) -> task<void> {
-        for (int i = 0; i < kSpawn; ++i) {
-            spawn([](countdown& c) -> task<void> {
-                c.one();
-                co_return;
-            }(c))
-                .detach();
-        }
-        co_await c.done.notified();
-    }(c));
-    return timed(since(t0));
-}
-
-rep yield_many_ct(runtime& rt) {
-    countdown c(kYielders);
-    const auto t0 = steady::now();
-    rt.block_on([](countdown& c) -> task<void> {
-        for (int t = 0; t < kYielders; ++t) {
-            spawn([](countdown& c) -> task<void> {
-                for (int i = 0; i < kYields; ++i) co_await yield_now();
-                c.one();
-            }(c))
-                .detach();
-        }
-        co_await c.done.notified();
-    }(c));
-    return timed(since(t0));
-}
-
-task<void> ping_round_ct(countdown& c) {
+// One of 1,000 rounds: a task that spawns a responder and exchanges two oneshots with it, then
+// counts down (a thread_countdown, or a task_countdown in the current-thread column).
+template <class Countdown>
+task<void> ping_round(Countdown& c) {
     auto [tx1, rx1] = oneshot<int>();
     auto [tx2, rx2] = oneshot<int>();
     spawn([](oneshot_receiver<int> rx1, oneshot_sender<int> tx2) -> task<void> {
@@ -272,12 +194,89 @@ task<void> ping_round_ct(countdown& c) {
     c.one();
 }
 
-rep ping_pong_ct(runtime& rt) {
-    countdown c(1'000);
+rep ping_pong(runtime& rt) {
+    thread_countdown c(1'000);
     const auto t0 = steady::now();
-    rt.block_on([](countdown& c) -> task<void> {
-        spawn([](countdown& c) -> task<void> {
-            for (int i = 0; i < 1'000; ++i) spawn(ping_round_ct(c)).detach();
+    rt.block_on([](thread_countdown& c) -> task<void> {
+        spawn([](thread_countdown& c) -> task<void> {
+            for (int i = 0; i < 1'000; ++i) spawn(ping_round(c)).detach();
+            co_return;
+        }(c))
+            .detach();
+        co_return;
+    }(c));
+    c.done.acquire();
+    return timed(since(t0));
+}
+
+// A chain of 1,000 tasks, each spawning the next; the last counts down (a countdown of 1).
+template <class Countdown>
+task<void> chain_link(Countdown& c, int n) {
+    if (n == 0) {
+        c.one();
+    } else {
+        spawn(chain_link(c, n - 1)).detach();
+    }
+    co_return;
+}
+
+// The first link is spawned from the plain thread, as in Tokio's benchmark: its block_on runs
+// the future on the calling thread, so the spawn inside it comes from outside the workers and
+// block_on itself wakes nobody. blitz's block_on runs its task on a worker, which put a worker
+// wake and a wake back of the caller in front of the chain (about 80 of the row's 160-180 us at
+// 4 workers on the KVM VM, with about 45 ns a link).
+rep chained_spawn(runtime& rt) {
+    thread_countdown c(1);
+    const auto t0 = steady::now();
+    rt.spawn(chain_link(c, 1'000)).detach();
+    c.done.acquire();
+    return timed(since(t0));
+}
+
+// ---- the current-thread column (issue 47) ----------------------------------------------------
+// A current-thread runtime runs only while a thread waits in block_on, so these shapes keep the
+// whole row inside one block_on: the last task notifies the root (a task_countdown) instead of
+// a plain thread's semaphore (tokio-peer --current-thread runs the same shapes with
+// tokio::sync::Notify).
+
+rep spawn_many_local_ct(runtime& rt) {
+    task_countdown c(kSpawn);
+    const auto t0 = steady::now();
+    rt.block_on([](task_countdown& c) -> task<void> {
+        for (int i = 0; i < kSpawn; ++i) {
+            spawn([](task_countdown& c) -> task<void> {
+                c.one();
+                co_return;
+            }(c))
+                .detach();
+        }
+        co_await c.done.notified();
+    }(c));
+    return timed(since(t0));
+}
+
+rep yield_many_ct(runtime& rt) {
+    task_countdown c(kYielders);
+    const auto t0 = steady::now();
+    rt.block_on([](task_countdown& c) -> task<void> {
+        for (int t = 0; t < kYielders; ++t) {
+            spawn([](task_countdown& c) -> task<void> {
+                for (int i = 0; i < kYields; ++i) co_await yield_now();
+                c.one();
+            }(c))
+                .detach();
+        }
+        co_await c.done.notified();
+    }(c));
+    return timed(since(t0));
+}
+
+rep ping_pong_ct(runtime& rt) {
+    task_countdown c(1'000);
+    const auto t0 = steady::now();
+    rt.block_on([](task_countdown& c) -> task<void> {
+        spawn([](task_countdown& c) -> task<void> {
+            for (int i = 0; i < 1'000; ++i) spawn(ping_round(c)).detach();
             co_return;
         }(c))
             .detach();
@@ -286,20 +285,11 @@ rep ping_pong_ct(runtime& rt) {
     return timed(since(t0));
 }
 
-task<void> chain_link_ct(countdown& c, int n) {
-    if (n == 0) {
-        c.one();
-    } else {
-        spawn(chain_link_ct(c, n - 1)).detach();
-    }
-    co_return;
-}
-
 rep chained_spawn_ct(runtime& rt) {
-    countdown c(1);
+    task_countdown c(1);
     const auto t0 = steady::now();
-    rt.block_on([](countdown& c) -> task<void> {
-        spawn(chain_link_ct(c, 1'000)).detach();
+    rt.block_on([](task_countdown& c) -> task<void> {
+        spawn(chain_link(c, 1'000)).detach();
         co_await c.done.notified();
     }(c));
     return timed(since(t0));

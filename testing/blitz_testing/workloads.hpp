@@ -4,6 +4,7 @@
 // conformance harness. Each returns a value whose correct result is known in closed form, so a
 // lost or duplicated task shows up as a wrong answer.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -33,6 +34,25 @@ inline std::string config_rejection(const config& c) {
 // A string's bytes, for the I/O calls that take std::span<const std::byte>.
 inline std::span<const std::byte> bytes_of(const std::string& s) {
     return std::as_bytes(std::span<const char>(s.data(), s.size()));
+}
+
+// A test echo server: accepts `connections` connections on `l`, each echoing what it reads
+// until end of stream or an error, in a task of its own.
+inline task<void> echo_server(net::tcp_listener l, int connections) {
+    for (int c = 0; c < connections; ++c) {
+        auto s = co_await l.accept();
+        if (!s) co_return;
+        spawn([](net::tcp_stream s) -> task<void> {
+            std::array<std::byte, 4096> buf;
+            for (;;) {
+                auto n = co_await s.read(buf);
+                if (!n || *n == 0) co_return;
+                auto w = co_await s.write_all(std::span(buf.data(), *n));
+                if (!w) co_return;
+            }
+        }(std::move(*s)))
+            .detach();
+    }
 }
 
 // A task that completes at once.

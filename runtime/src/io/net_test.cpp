@@ -127,22 +127,7 @@ TEST_P(BothBackends, EchoOverLoopback) {
             auto l = tcp_listener::bind(*socket_address::parse("127.0.0.1:0"));
             EXPECT_TRUE(l.ok()) << l.error().message();
             const socket_address where = *l->local_addr();
-            auto server = spawn([](tcp_listener l) -> task<void> {
-                for (int c = 0; c < 8; ++c) {
-                    auto s = co_await l.accept();
-                    if (!s) co_return;
-                    spawn([](tcp_stream s) -> task<void> {
-                        std::array<std::byte, 4096> buf;
-                        for (;;) {
-                            auto n = co_await s.read(buf);
-                            if (!n || *n == 0) co_return;
-                            auto w = co_await s.write_all(std::span(buf.data(), *n));
-                            if (!w) co_return;
-                        }
-                    }(std::move(*s)))
-                        .detach();
-                }
-            }(std::move(*l)));
+            auto server = spawn(workloads::echo_server(std::move(*l), 8));
             std::vector<join_handle<std::string>> clients;
             for (int c = 0; c < 8; ++c) {
                 clients.push_back(spawn([](socket_address where, int c) -> task<std::string> {

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <set>
@@ -322,22 +321,7 @@ TEST_P(CurrentThreadIo, EchoOverLoopbackOnTheCallingThread) {
         auto l = net::tcp_listener::bind(*net::socket_address::parse("127.0.0.1:0"));
         if (!l) co_return "bind: " + l.error().message();
         const net::socket_address where = *l->local_addr();
-        auto server = spawn([](net::tcp_listener l) -> task<void> {
-            for (int c = 0; c < 4; ++c) {
-                auto s = co_await l.accept();
-                if (!s) co_return;
-                spawn([](net::tcp_stream s) -> task<void> {
-                    std::array<std::byte, 4096> buf;
-                    for (;;) {
-                        auto n = co_await s.read(buf);
-                        if (!n || *n == 0) co_return;
-                        auto w = co_await s.write_all(std::span(buf.data(), *n));
-                        if (!w) co_return;
-                    }
-                }(std::move(*s)))
-                    .detach();
-            }
-        }(std::move(*l)));
+        auto server = spawn(workloads::echo_server(std::move(*l), 4));
         std::string all;
         for (int c = 0; c < 4; ++c) {
             auto s = co_await net::tcp_stream::connect(where);

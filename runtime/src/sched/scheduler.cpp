@@ -62,8 +62,7 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
       driver_(setup_.driver),
       idle_(nworkers_, cfg.limit_searchers,
             idle_faults{BLITZ_FAULT(cfg.debug.claim_highest_parked),
-                        BLITZ_FAULT(cfg.debug.wake_despite_searchers)}),
-      current_thread_(cfg.flavor == runtime_flavor::current_thread) {
+                        BLITZ_FAULT(cfg.debug.wake_despite_searchers)}) {
     assert(driver_ != nullptr);
     global_.set_fault_locked_empty(BLITZ_FAULT(cfg.debug.locked_global_empty));
     global_.set_fault_locked_push(BLITZ_FAULT(cfg.debug.locked_global_push));
@@ -73,8 +72,8 @@ scheduler::scheduler(const config& cfg, scheduler_setup setup)
     if (inspect_enabled && cfg_.stall_threshold.count() > 0 && nworkers_ > 0)
         watchdog_ = std::make_unique<stall_watchdog>(*this);
     // A current-thread scheduler starts no thread: its worker waits, parked, for a drive.
-    if (current_thread_) workers_[0]->start_parked();
-    const unsigned threads = current_thread_ ? 0 : nworkers_;
+    if (current_thread()) workers_[0]->start_parked();
+    const unsigned threads = current_thread() ? 0 : nworkers_;
     threads_.reserve(threads);
     unsigned started = 0;
     try {
@@ -359,7 +358,7 @@ void scheduler::shutdown() {
     for (auto& th : threads_) {
         if (th.joinable()) th.join();
     }
-    if (current_thread_) {
+    if (current_thread()) {
         // The driving thread, if any, leaves its drive at its next look; no drive starts after
         // this (the core stays taken).
         std::unique_lock l(core_mu_);
@@ -390,7 +389,7 @@ void scheduler::wake_core(void* self) {
 }
 
 bool scheduler::run_until_complete(task_header* t) noexcept {
-    if (!current_thread_) return false;
+    if (!current_thread()) return false;
     // The waker's data is this scheduler, which outlives every task of its own (the shutdown
     // completes them all before it returns): nothing to count.
     if (!t->set_join_waker(waker(this, &core_waker_vtable))) return true;  // complete already
@@ -406,8 +405,7 @@ bool scheduler::run_until_complete(task_header* t) noexcept {
     l.unlock();
     workers_[0]->drive(t);
     l.lock();
-    core_taken_ = false;
-    if (core_waiters_ != 0) core_cv_.notify_all();
+    give_core_back();
     // Shutdown began during the drive: `t` completes in its drain, and its waker notifies.
     if (!t->is_complete()) {
         ++core_waiters_;
@@ -424,6 +422,10 @@ void scheduler::answer_dump_undriven() {
     l.unlock();
     workers_[0]->answer_dump();
     l.lock();
+    give_core_back();
+}
+
+void scheduler::give_core_back() {
     core_taken_ = false;
     if (core_waiters_ != 0) core_cv_.notify_all();
 }
@@ -491,7 +493,7 @@ runtime_dump scheduler::dump(std::chrono::nanoseconds wait) {
     if (worker* self = own_worker()) self->answer_dump();
     // A current-thread runtime nobody drives: its worker's state waits for the next drive, and
     // this thread may read it meanwhile (it holds the core while it does).
-    if (current_thread_ && !own_worker()) answer_dump_undriven();
+    if (current_thread() && !own_worker()) answer_dump_undriven();
     std::vector<task_record> records;
     {
         std::unique_lock<std::mutex> lock(r->m);

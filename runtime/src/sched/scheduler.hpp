@@ -104,7 +104,7 @@ public:
     // `t` completes, or waits for `t` while another thread drives; false on a multi-threaded
     // scheduler. See "The current-thread core" below.
     bool run_until_complete(task_header* t) noexcept override;
-    bool current_thread() const noexcept { return current_thread_; }
+    bool current_thread() const noexcept { return cfg_.flavor == runtime_flavor::current_thread; }
     // The setup's auto_advance, or false without one.
     bool auto_advance() { return setup_.auto_advance && setup_.auto_advance(); }
 
@@ -207,7 +207,6 @@ private:
     //      after it; the drain that follows completes every waiter's task.
     // Invariants: at most one thread drives worker 0; core_taken_ is true while one does, and
     // from shutdown on. Thread-safety: core_mu_ guards core_taken_ and core_waiters_.
-    const bool current_thread_;
     std::mutex core_mu_;
     std::condition_variable core_cv_;
     bool core_taken_ = false;
@@ -216,6 +215,8 @@ private:
     // dump() on a current-thread runtime: answers for worker 0 on this thread when nobody
     // drives it (holding the core meanwhile).
     void answer_dump_undriven();
+    // Under core_mu_: the core is free again; its waiters are told.
+    void give_core_back();
     static void* keep_core_waker(void* self) { return self; }
     static void drop_core_waker(void*) {}
     static const waker_vtable core_waker_vtable;

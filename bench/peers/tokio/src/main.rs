@@ -869,6 +869,20 @@ const WORKLOADS: &[(&str, &str, usize)] = &[
     ("sleep_lateness_busy", "latency", 1),
 ];
 
+// One more repetition of `f` with allocation counting on: the JSON fields per op.
+fn allocs_fields<F: FnMut()>(ops: usize, mut f: F) -> String {
+    let (a0, b0) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
+    COUNT_ON.store(true, Relaxed);
+    f();
+    COUNT_ON.store(false, Relaxed);
+    let (a1, b1) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
+    format!(
+        ",\"allocs_per_op\":{:.4},\"bytes_per_op\":{:.1}",
+        (a1 - a0) as f64 / ops as f64,
+        (b1 - b0) as f64 / ops as f64
+    )
+}
+
 fn numbers(v: &[f64]) -> String {
     v.iter().map(|x| format!("{:.0}", x)).collect::<Vec<_>>().join(",")
 }
@@ -924,16 +938,9 @@ fn main() {
             let times: Vec<f64> = (0..reps).map(|_| run_ct(&rt, name).unwrap().ns).collect();
             let mut extra = String::new();
             if count_allocs {
-                let (a0, b0) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
-                COUNT_ON.store(true, Relaxed);
-                run_ct(&rt, name);
-                COUNT_ON.store(false, Relaxed);
-                let (a1, b1) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
-                extra += &format!(
-                    ",\"allocs_per_op\":{:.4},\"bytes_per_op\":{:.1}",
-                    (a1 - a0) as f64 / *ops as f64,
-                    (b1 - b0) as f64 / *ops as f64
-                );
+                extra += &allocs_fields(*ops, || {
+                    run_ct(&rt, name);
+                });
             }
             println!(
                 "{{\"peer\":\"tokio-ct\",\"version\":\"tokio 1.24.2 (Debian librust-tokio-dev), current_thread\",\"workload\":\"{}\",\"kind\":\"{}\",\"workers\":{},\"ops\":{},\"reps_ns\":[{}]{}}}",
@@ -975,16 +982,9 @@ fn main() {
             extra += &format!(",\"samples_ns\":[{}]", numbers(&samples));
         }
         if count_allocs && *kind != "latency" {
-            let (a0, b0) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
-            COUNT_ON.store(true, Relaxed);
-            run(&rt, workers, name);
-            COUNT_ON.store(false, Relaxed);
-            let (a1, b1) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
-            extra += &format!(
-                ",\"allocs_per_op\":{:.4},\"bytes_per_op\":{:.1}",
-                (a1 - a0) as f64 / *ops as f64,
-                (b1 - b0) as f64 / *ops as f64
-            );
+            extra += &allocs_fields(*ops, || {
+                run(&rt, workers, name);
+            });
         }
         println!(
             "{{\"peer\":\"tokio\",\"version\":\"tokio 1.24.2 (Debian librust-tokio-dev)\",\"workload\":\"{}\",\"kind\":\"{}\",\"workers\":{},\"ops\":{},\"reps_ns\":[{}]{}}}",
