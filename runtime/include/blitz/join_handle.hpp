@@ -21,6 +21,7 @@ public:
 };
 
 namespace detail {
+struct join_handle_access;
 void abort_task(task_header* t) noexcept;
 // Blocks the calling plain thread until `t` completes. Throws std::logic_error on a worker.
 void wait_blocking(task_header* t);
@@ -130,6 +131,7 @@ public:
     }
 
 private:
+    friend struct detail::join_handle_access;  // join_set reads the outcome of a finished task
     void check_valid() const {
         if (!h_) throw std::logic_error("blitz::join_handle: empty (moved-from or detached)");
     }

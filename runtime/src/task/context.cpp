@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "blitz/config.hpp"
+#include "blitz/detail/join_set_core.hpp"
 #include "blitz/detail/select_scope.hpp"
 #include "blitz/detail/spawn.hpp"
 #include "blitz/detail/task_header.hpp"
@@ -29,6 +30,10 @@ bool fault_select_completes_losers() noexcept {
 
 bool fault_select_skips_loser_settle() noexcept {
     return tl_runtime && tl_runtime->cfg->debug.select_skips_loser_settle;
+}
+
+bool fault_join_set_hands_to_waiter() noexcept {
+    return tl_runtime && tl_runtime->cfg->debug.join_set_hands_to_waiter;
 }
 #endif
 

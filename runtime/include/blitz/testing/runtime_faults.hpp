@@ -74,6 +74,9 @@ struct runtime_faults {
     // X7: a select resumes its winner as soon as it is decided, while the losing branches' drop
     // hooks (a task_scope's tasks being aborted) have not settled.
     bool select_skips_loser_settle = false;
+    // X8: a join_set task's completion hands its outcome straight to the waiting join_next,
+    // which drops it when it never resumes (a select it lost, an abort).
+    bool join_set_hands_to_waiter = false;
     // G7: the periodic global check fetches a batch, as an ordinary fetch does.
     bool periodic_fetch_batches = false;
     // G7 before issue 21: the periodic global check takes one task even when the ring is
