@@ -10,9 +10,9 @@ namespace blitz::conformance {
 const std::vector<checker>& all_checkers() {
     static const std::vector<checker> all = [] {
         std::vector<checker> v;
-        for (auto* group :
-             {queue_checkers, sched_checkers, task_checkers, timer_checkers, io_checkers,
-              process_checkers, sync_checkers, chan_checkers, topo_checkers, debug_checkers}) {
+        for (auto* group : {queue_checkers, sched_checkers, task_checkers, timer_checkers,
+                            io_checkers, process_checkers, sync_checkers, chan_checkers,
+                            join_checkers, topo_checkers, debug_checkers}) {
             for (auto& c : group()) v.push_back(std::move(c));
         }
         // Issue 47: the checkers that also run, with their controls, on a current-thread
@@ -22,7 +22,7 @@ const std::vector<checker>& all_checkers() {
         static const std::set<std::string> on_current_thread = {
             "Q4",  "Q6",  "L1",  "L2",  "L3", "G1", "G3", "G4", "G5", "G7", "G8", "B1",
             "B2",  "I5",  "K1",  "K5",  "T5", "T6", "T8", "O1", "O3", "O5", "O6", "O7",
-            "O10", "O11", "O12", "O14", "X1", "X2", "X3", "X4", "X5", "X6", "X7"};
+            "O10", "O11", "O12", "O14", "X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8"};
         for (auto& c : v) c.current_thread = on_current_thread.count(c.id) != 0;
         // INVARIANTS.md order: groups Q, L, G, B, I, K, T, O, X, N, D, then the number.
         const std::string order = "QLGBIKTOXND";

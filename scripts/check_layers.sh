@@ -37,13 +37,13 @@ subsystem() {
     blitz/waker.hpp | blitz/task.hpp | blitz/join_handle.hpp | blitz/yield.hpp | blitz/cancel.hpp | blitz/coop.hpp) echo task ;;
     blitz/detail/context.hpp | blitz/detail/task_header.hpp | blitz/detail/task_state.hpp) echo task ;;
     blitz/detail/select_scope.hpp | blitz/detail/select_branch.hpp | blitz/detail/spawn.hpp) echo task ;;
-    blitz/detail/wait_list.hpp | blitz/detail/io_deadline.hpp) echo task ;;
+    blitz/detail/wait_list.hpp | blitz/detail/io_deadline.hpp | blitz/detail/join_set_core.hpp) echo task ;;
     blitz/time.hpp | blitz/detail/timer_api.hpp | blitz/detail/timer_slot.hpp) echo time ;;
     blitz/sync.hpp | blitz/sync/* | blitz/chan.hpp | blitz/chan/*) echo sync ;;
     blitz/blocking.hpp) echo blocking ;;
     blitz/net/serve.hpp) echo rt ;;  # joins io (sockets) with sync and time
     blitz/net/* | blitz/detail/io_api.hpp | blitz/detail/io_op.hpp | blitz/signal.hpp | blitz/process.hpp) echo io ;;
-    blitz/runtime.hpp | blitz/task_scope.hpp | blitz/combinators.hpp | blitz/blitz.hpp | blitz/fs.hpp) echo rt ;;
+    blitz/runtime.hpp | blitz/task_scope.hpp | blitz/join_set.hpp | blitz/combinators.hpp | blitz/blitz.hpp | blitz/fs.hpp) echo rt ;;
     blitz/testing.hpp) echo rt ;;
     blitz/*) echo "unmapped:$p" ;;
     probe/*) echo base ;;

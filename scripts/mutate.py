@@ -625,6 +625,26 @@ CATALOGUE = [
      "            if (false) {",
      "a deregistered block is freed at the next turn although the backend may still name it "
      "(io_uring: the poll's final completion is due), a use after free (R6)"),
+    ("join-set-finished-before-adopt-lost", "runtime/src/sync/join_set.cpp",
+     "    if (!e->task->set_join_waker(e->make_waker())) completed(e);",
+     "    (void)e->task->set_join_waker(e->make_waker());",
+     "a task that finished before its join_set registered its waker never reaches the ready "
+     "list: join_next waits for it for ever (X8)"),
+    ("join-set-completion-wakes-nobody", "runtime/src/sync/join_set.cpp",
+     "        w = std::move(waiter_);\n    }\n    std::move(w).wake();",
+     "    }\n    std::move(w).wake();",
+     "a finished task's outcome goes to the ready list but the task waiting in join_next is not "
+     "woken (X8)"),
+    ("join-set-drop-does-not-abort", "runtime/src/sync/join_set.cpp",
+     "        if (abort) abort_task(e->task);\n        e->unref();\n    }\n}",
+     "        e->unref();\n    }\n}",
+     "destroying a join_set lets its tasks run on instead of aborting them (JoinSet.Destroying"
+     "TheSetAbortsItsTasks)"),
+    ("join-set-ready-unseen", "runtime/src/sync/join_set.cpp",
+     "    if (ready_head_ || count_ == 0 || (handed && *handed)) return true;",
+     "    if (count_ == 0 || (handed && *handed)) return true;",
+     "join_next does not see outcomes already on the ready list and waits for a wake that came "
+     "before it (X8)"),
 ]
 
 # Mutants the suite cannot kill because they do not change behaviour, with the reason.
