@@ -645,6 +645,25 @@ CATALOGUE = [
      "    if (count_ == 0 || (handed && *handed)) return true;",
      "join_next does not see outcomes already on the ready list and waits for a wake that came "
      "before it (X8)"),
+    ("buf-reader-drops-last-line", "runtime/include/blitz/buffered.hpp",
+     "            if (!*r) co_return end_ - begin_;",
+     "            if (!*r) co_return std::size_t{0};",
+     "a stream that ends inside a line loses that last line: read_line reports the end with "
+     "the bytes still buffered"),
+    ("buf-reader-line-limit-ignored", "runtime/include/blitz/buffered.hpp",
+     "            if (have >= limits_.max_line) co_return make_error_code(std::errc::value_too_large);",
+     "",
+     "a peer that never sends the delimiter makes the reader buffer without bound (max_line "
+     "ignored)"),
+    ("buf-reader-frame-limit-ignored", "runtime/include/blitz/buffered.hpp",
+     "        if (len > limits_.max_frame) co_return make_error_code(std::errc::message_size);",
+     "",
+     "an announced frame length is trusted: a peer makes the reader allocate what it announces"),
+    ("buf-writer-flush-assumes-whole-write", "runtime/include/blitz/buffered.hpp",
+     "            begin_ += *r;",
+     "            begin_ = buf_.size();",
+     "a flush takes a short write of the stream for the whole buffer: bytes the stream did not "
+     "take are dropped"),
 ]
 
 # Mutants the suite cannot kill because they do not change behaviour, with the reason.

@@ -5,6 +5,7 @@
 
 #include "blitz/blocking.hpp"
 #include "blitz/buffer.hpp"
+#include "blitz/buffered.hpp"
 #include "blitz/cancel.hpp"
 #include "blitz/chan.hpp"
 #include "blitz/combinators.hpp"
