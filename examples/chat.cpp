@@ -20,21 +20,10 @@ using blitz::net::tcp_stream;
 
 constexpr int clients = 8, lines_each = 20;
 
-// Reads one line (without its '\n') from `r`, keeping what follows in `pending`. False at the
-// end of the stream or on an error.
-blitz::task<bool> read_line(blitz::net::read_half r, std::string& pending, std::string& line) {
-    for (;;) {
-        if (auto nl = pending.find('\n'); nl != std::string::npos) {
-            line = pending.substr(0, nl);
-            pending.erase(0, nl + 1);
-            co_return true;
-        }
-        char buf[1024];
-        auto n = co_await r.read(buf, sizeof buf);
-        if (!n || *n == 0) co_return false;
-        pending.append(buf, *n);
-    }
-}
+// Lines are read through blitz::buf_reader (blitz/buffered.hpp): lines().next_line() gives each
+// line without its "\n" (or "\r\n"), std::nullopt at the end of the stream, and a client that
+// sends more than max_line bytes without a newline gets an error instead of an unbounded buffer.
+constexpr blitz::buffer_limits chat_limits{.max_line = 4096};
 
 blitz::task<void> session(tcp_stream s, blitz::broadcast_sender<std::string> hub,
                           blitz::broadcast_receiver<std::string> feed, int id) {
@@ -55,9 +44,13 @@ blitz::task<void> session(tcp_stream s, blitz::broadcast_sender<std::string> hub
                 }
             }
         }(w, std::move(feed)));
-    std::string pending, line;
-    while (co_await read_line(r, pending, line))
-        hub.send("user" + std::to_string(id) + ": " + line + "\n");
+    blitz::buf_reader in(r, 4096, chat_limits);
+    auto lines = in.lines();
+    for (;;) {
+        auto line = co_await lines.next_line();
+        if (!line || !*line) break;  // an error (a line too long), or the client left
+        hub.send("user" + std::to_string(id) + ": " + **line + "\n");
+    }
     writer.abort();  // the client left
     try {
         co_await writer;
@@ -75,11 +68,13 @@ blitz::task<int> client(socket_address where, blitz::cancellation_token go) {
         if (!co_await w.write_all(std::as_bytes(std::span(line.data(), line.size())))) co_return 0;
     }
     int heard = 0;
-    std::string pending, line;
+    blitz::buf_reader in(r, 4096, chat_limits);
+    auto lines = in.lines();
     // (Not `while (heard < n && co_await ...)`: g++ 12 miscompiles a co_await on the right of
     // a short-circuit && -- the coroutine never resumes after the loop; clang 19 is correct.)
     while (heard < clients * lines_each) {
-        if (!co_await read_line(r, pending, line)) break;
+        auto line = co_await lines.next_line();
+        if (!line || !*line) break;
         ++heard;
     }
     co_return heard;
