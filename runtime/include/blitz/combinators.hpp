@@ -88,6 +88,9 @@ public:
     explicit select_op(A&&... a) : args_(detail::store_arg<A>(static_cast<A&&>(a))...) {}
     select_op(const select_op&) = delete;
     select_op& operator=(const select_op&) = delete;
+    BLITZ_AWAIT_IN_PLACE_ONLY(select_op,
+                              (!detail::is_blitz_task<std::remove_cvref_t<A>>::value || ...),
+                              "select (or race)")
 
     class awaiter : public detail::select_awaiter<A...> {
     public:

@@ -11,6 +11,7 @@
 //   co_await blitz::consume_budget();    // a loop that does CPU work and never suspends
 //
 //   struct cached_lookup {               // an awaitable of your own that completes at once
+//       using blitz_awaitable = void;    // it suspends through blitz (blitz::awaitable)
 //       bool yielded = false;
 //       bool await_ready() {
 //           if (!blitz::has_budget_remaining()) return false;   // out of budget: yield first

@@ -37,12 +37,22 @@ class runtime_core;
 
 // Awaits `a` inside a task made for it (for block_on); R is what co_await of an A gives, as a
 // select branch over it would see it.
+// A select or timeout (awaited_in_place) is awaited through its awaiter: block_on's caller keeps
+// it, and the awaitables it borrows, alive for the whole wait.
+template <class A>
+decltype(auto) awaiter_for_block_on(A& a) {
+    if constexpr (awaited_in_place<A>) {
+        return static_cast<A&&>(a).operator co_await();
+    } else {
+        return static_cast<A&&>(a);
+    }
+}
 template <class A, class R = branch_raw_result<A>>
 task<R> await_in_task(A& a) {
     if constexpr (std::is_void_v<R>) {
-        co_await static_cast<A&&>(a);
+        co_await awaiter_for_block_on(a);
     } else {
-        co_return co_await static_cast<A&&>(a);
+        co_return co_await awaiter_for_block_on(a);
     }
 }
 }  // namespace detail

@@ -3,6 +3,7 @@
 #include "blitz/detail/requires_cxx20.hpp"
 // blitz::task<T>: the lazy coroutine type every blitz task is written as.
 
+#include <concepts>
 #include <coroutine>
 #include <exception>
 #include <new>
@@ -18,7 +19,90 @@ namespace blitz {
 template <class T = void>
 class task;
 
+}  // namespace blitz
+
+// Which awaitables are blitz's: those of a type in one of blitz's namespaces (or with a template
+// argument from one), found by argument-dependent lookup of this probe. The fallback sits in a
+// namespace of its own, so ordinary lookup from here never sees blitz's overloads.
+namespace blitz_awaitable_probe {
+std::false_type blitz_awaitable_namespace(...);
+template <class T>
+using in_blitz_namespace =
+    decltype(blitz_awaitable_namespace(static_cast<std::remove_cvref_t<T>*>(nullptr)));
+}  // namespace blitz_awaitable_probe
+namespace blitz {
+std::true_type blitz_awaitable_namespace(const volatile void*);
+}  // namespace blitz
+// The same function through each nested namespace (one entity: no ambiguity when a type's
+// namespaces include two of them).
+namespace blitz::detail {
+using ::blitz::blitz_awaitable_namespace;
+}
+namespace blitz::net {
+using ::blitz::blitz_awaitable_namespace;
+}
+namespace blitz::net::detail {
+using ::blitz::blitz_awaitable_namespace;
+}
+namespace blitz::net::ops {
+using ::blitz::blitz_awaitable_namespace;
+}
+namespace blitz::fs {
+using ::blitz::blitz_awaitable_namespace;
+}
+namespace blitz::process {
+using ::blitz::blitz_awaitable_namespace;
+}
+namespace blitz::process::detail {
+using ::blitz::blitz_awaitable_namespace;
+}
+namespace blitz::signal {
+using ::blitz::blitz_awaitable_namespace;
+}
+namespace blitz::testing {
+using ::blitz::blitz_awaitable_namespace;
+}
+
+namespace blitz {
+
+// An awaitable a blitz task may await: one of blitz's, std::suspend_never (which never
+// suspends), or one of the user's own that suspends through blitz's seam (a blitz awaitable's
+// await_suspend, as blitz/coop.hpp shows) and says so with `using blitz_awaitable = void;`.
+// Anything else would hand the task's coroutine to code that resumes it outside blitz (on its
+// own thread, or never): a task that hangs, or runs on a thread blitz does not know.
+template <class A>
+concept awaitable = blitz_awaitable_probe::in_blitz_namespace<A>::value || requires {
+    typename std::remove_cvref_t<A>::blitz_awaitable;
+} || std::same_as<std::remove_cvref_t<A>, std::suspend_never>;
+
 namespace detail {
+
+// An awaitable that must be awaited in the expression that makes it: a select, a race or a
+// timeout that borrows an awaitable (a temporary of that expression; one whose arguments are all
+// tasks holds them by value and may be kept). It says so with a member
+// `static constexpr bool blitz_awaited_in_place = true;` and a constructor template that rejects
+// copies and moves with the reason (BLITZ_AWAIT_IN_PLACE_ONLY).
+template <class A>
+concept awaited_in_place = std::remove_cvref_t<A>::blitz_awaited_in_place;
+
+template <class>
+inline constexpr bool await_in_place_misuse = false;
+
+// Inside an awaited_in_place class S: the marker, and the constructor template that turns a
+// copy or a move of S (what awaiting one kept in a variable needs) into an error that says why.
+#define BLITZ_AWAIT_IN_PLACE_ONLY(S, borrows, what)                                           \
+    static constexpr bool blitz_awaited_in_place = (borrows);                                 \
+    template <class Other>                                                                    \
+        requires(std::same_as<std::remove_cvref_t<Other>, S> && (borrows))                    \
+    S(Other&&) {                                                                              \
+        static_assert(::blitz::detail::await_in_place_misuse<Other>,                          \
+                      "blitz: await a " what                                                  \
+                      " in the expression that makes it, e.g. "                               \
+                      "`co_await blitz::select(rx.recv(), blitz::sleep(1s))`. One kept in a " \
+                      "variable borrows awaitables that were temporaries of the statement "   \
+                      "that made it and are gone; keep those awaitables in variables of "     \
+                      "their own, or build the " what " inside the co_await.");               \
+    }
 
 // Shared part of every task promise: the header pointer and the continuation.
 class promise_base {
@@ -43,6 +127,31 @@ public:
         void await_resume() const noexcept {}
     };
     final_awaiter final_suspend() noexcept { return {}; }
+
+    // Every co_await in a task passes through here unchanged, except an awaited_in_place one:
+    // taken by value, it must be the prvalue its maker returned (no copy or move happens), so
+    // `co_await s` and `co_await std::move(s)` on a select kept in a variable do not compile
+    // (its constructor template says why) instead of reading destroyed temporaries. Its awaiter
+    // is made here and keeps nothing of the parameter.
+    // Any other awaitable must be blitz's (blitz::awaitable): one from another library is a
+    // compile error that says what to do instead.
+    template <class A>
+        requires(!awaited_in_place<A>)
+    A&& await_transform(A&& a) noexcept {
+        static_assert(::blitz::awaitable<A>,
+                      "blitz: a task can await only blitz's awaitables (its channels, locks, "
+                      "timers, sockets, join handles, selects and other tasks). This one is "
+                      "another library's: nothing would resume the task through its worker, so "
+                      "it would hang or run on a thread blitz does not know. Hand its result to "
+                      "the task through a blitz primitive (a blitz::oneshot its callback "
+                      "fills), or, for an awaitable of your own that suspends through blitz "
+                      "(blitz/coop.hpp), declare `using blitz_awaitable = void;` in it.");
+        return static_cast<A&&>(a);
+    }
+    template <awaited_in_place A>
+    auto await_transform(A a) {
+        return std::move(a).operator co_await();
+    }
 
     // The header in front of this frame, or nullptr when the compiler elided the allocation.
     task_header* header() const noexcept { return header_ == elided_mark() ? nullptr : header_; }

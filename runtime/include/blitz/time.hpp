@@ -197,13 +197,18 @@ public:
           relative_(false) {}
     timeout_op(const timeout_op&) = delete;
     timeout_op& operator=(const timeout_op&) = delete;
+    BLITZ_AWAIT_IN_PLACE_ONLY(timeout_op, !is_blitz_task<std::remove_cvref_t<A>>::value, "timeout")
 
     class awaiter {
     public:
+        // Keeps nothing of `op` (the promise's await_transform may destroy it first).
         explicit awaiter(timeout_op& op)
-            : op_(op), sleep_(op.deadline_), sel_((std::get<1>(op.args_) = &sleep_, op.args_)) {}
+            : d_(op.d_),
+              relative_(op.relative_),
+              sleep_(op.deadline_),
+              sel_((std::get<1>(op.args_) = &sleep_, op.args_)) {}
         bool await_ready() {
-            if (op_.relative_) sleep_.set_deadline(saturating_add(now(), op_.d_));  // starts now
+            if (relative_) sleep_.set_deadline(saturating_add(now(), d_));  // starts now
             return sel_.await_ready();
         }
         bool await_suspend(std::coroutine_handle<> c) {
@@ -222,7 +227,8 @@ public:
         }
 
     private:
-        timeout_op& op_;
+        std::chrono::nanoseconds d_;
+        bool relative_;
         sleep_until_awaiter sleep_;
         select_awaiter<A, sleep_until_awaiter&> sel_;
     };

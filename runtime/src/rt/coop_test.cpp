@@ -59,6 +59,7 @@ TEST(CoopApi, ALoopThatConsumesBudgetLetsOthersRun) {
 
 // The pattern blitz/coop.hpp shows for an awaitable of one's own.
 struct always_ready {
+    using blitz_awaitable = void;  // it suspends through blitz (yield_now)
     bool yielded = false;
     bool await_ready() {
         if (!has_budget_remaining()) return false;
