@@ -32,8 +32,12 @@
 // budget is unlimited: consume_budget never yields.
 
 #include <coroutine>
+#include <type_traits>
+#include <utility>
 
 #include "blitz/detail/context.hpp"
+#include "blitz/detail/task_header.hpp"
+#include "blitz/task.hpp"
 #include "blitz/yield.hpp"
 
 namespace blitz {
@@ -65,5 +69,46 @@ private:
     bool yielded_ = false;
 };
 inline consume_budget_awaiter consume_budget() noexcept { return {}; }
+
+namespace detail {
+// Turns the running task's budget off for as long as it lives (its whole frame, across
+// suspensions and workers), then puts back what was there: the setting, and, when that was
+// on, the budget left at entry.
+class unconstrained_scope {
+public:
+    unconstrained_scope() noexcept
+        : t_(current_task()), budget_(tl_coop_budget), was_(t_ && t_->set_unconstrained(true)) {
+        tl_coop_budget = -1;
+    }
+    unconstrained_scope(const unconstrained_scope&) = delete;
+    unconstrained_scope& operator=(const unconstrained_scope&) = delete;
+    ~unconstrained_scope() {
+        if (!t_) return;
+        t_->set_unconstrained(was_);
+        if (!was_ && current_task() == t_) tl_coop_budget = budget_;
+    }
+
+private:
+    task_header* t_;
+    int budget_;
+    bool was_;
+};
+}  // namespace detail
+
+// `co_await blitz::unconstrained(t)` (or `spawn(blitz::unconstrained(t))`): runs t with the
+// cooperative budget off (Tokio's task::unconstrained): its awaits on ready resources never
+// yield for budget, in every poll until it finishes, whichever worker runs them. For code that
+// must not be interleaved with others at those points; a loop that never suspends in it keeps
+// its worker from every other task. Inside a select, the task's other branches are
+// unconstrained while this one is running or suspended in it.
+template <class T>
+task<T> unconstrained(task<T> t) {
+    detail::unconstrained_scope scope;
+    if constexpr (std::is_void_v<T>) {
+        co_await std::move(t);
+    } else {
+        co_return co_await std::move(t);
+    }
+}
 
 }  // namespace blitz

@@ -108,5 +108,47 @@ TEST(CoopApi, OutsideATaskTheBudgetIsUnlimited) {
     EXPECT_TRUE(has_budget_remaining());
 }
 
+// blitz::unconstrained (issue 47, item 4): the budget is off in every poll of the wrapped task,
+// across its suspensions, and back on once it returns. Counted in polls on a current-thread
+// runtime that runs this task alone.
+std::uint64_t polls_of(task<void> body) {
+    config c = config::current_thread();
+    c.coop_budget_per_poll = 128;
+    runtime rt(c);
+    auto h = rt.spawn(std::move(body));
+    const std::uint64_t before = rt.metrics().workers[0].polls;
+    h.join();
+    return rt.metrics().workers[0].polls - before;
+}
+
+task<void> yield_then_spend(int n) {
+    co_await yield_now();  // a second poll: the budget must still be off in it
+    co_await spend(n);
+}
+
+task<void> unconstrained_then_spend(int n) {
+    co_await unconstrained(spend(n));
+    co_await spend(n);  // constrained again: yields every 128 units
+}
+
+TEST(CoopApi, UnconstrainedNeverYieldsForBudgetInAnyPoll) {
+    EXPECT_EQ(polls_of(spend(1000)), 8u) << "the constrained baseline";
+    EXPECT_EQ(polls_of(unconstrained(spend(1000))), 1u);
+    EXPECT_EQ(polls_of(unconstrained(yield_then_spend(1000))), 2u)
+        << "one poll for the yield, one for all 1,000 units";
+    EXPECT_EQ(polls_of(unconstrained_then_spend(1000)), 8u)
+        << "1,000 units unconstrained in the first poll, then 128 a poll again";
+}
+
+TEST(CoopApi, UnconstrainedAsASpawnedRootAndNested) {
+    EXPECT_EQ(polls_of([]() -> task<void> {
+                  co_await unconstrained(unconstrained(spend(500)));
+                  co_await spend(500);  // the outer scope put the budget back on
+              }()),
+              4u);
+    runtime rt(config::current_thread());
+    EXPECT_EQ(rt.block_on(unconstrained([]() -> task<int> { co_return 7; }())), 7);
+}
+
 }  // namespace
 }  // namespace blitz

@@ -681,8 +681,9 @@ task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_s
         complete(/*cancelled=*/true, 1);
         return poll_outcome::completed;
     }
-    // B2: a fresh cooperative budget for this poll (the readiness check may already spend it).
-    tl_coop_budget = coop_budget;
+    // B2: a fresh cooperative budget for this poll (the readiness check may already spend it);
+    // none inside blitz::unconstrained (-1 | budget is -1).
+    tl_coop_budget = coop_budget | -static_cast<int>(has(flag_unconstrained));
     bool yielded = false;  // set by mark_yielded during the resume below
     if (ready_ && !ready_->ready_check(ready_)) {
         // A stray wake: the awaitable it is suspended on is not ready. Stay suspended.

@@ -227,6 +227,14 @@ public:
     void mark_failed() noexcept { flags_ |= flag_failed; }
     // Whoever runs the task (set by init_spawned).
     task_scheduler* scheduler() const noexcept { return sched_; }
+    // blitz::unconstrained (B2): turns the budget off for this task's polls, or back on; returns
+    // the previous setting. Only the running task calls it (the bit is the frame owner's).
+    bool set_unconstrained(bool on) noexcept {
+        const bool was = has(flag_unconstrained);
+        flags_ = on ? (flags_ | flag_unconstrained)
+                    : static_cast<std::uint8_t>(flags_ & ~flag_unconstrained);
+        return was;
+    }
 
 private:
     // The library's own parts that link, queue and suspend tasks; and task_access, through
@@ -296,6 +304,8 @@ private:
     static constexpr std::uint8_t flag_slot_built = 16;  // ... and was constructed
     // Not a task: the header that links a task_batch into the global queue (global_queue.hpp).
     static constexpr std::uint8_t flag_queue_batch = 32;
+    // Inside blitz::unconstrained: every poll starts with the cooperative budget off (B2).
+    static constexpr std::uint8_t flag_unconstrained = 64;
     bool has(std::uint8_t f) const noexcept { return (flags_ & f) != 0; }
 
     // The spawned coroutine (the frame's owner): its frame follows the header in the block.
