@@ -17,6 +17,7 @@
 
 #include "base/rng.hpp"
 #include "blitz/testing.hpp"
+#include "blitz_testing/workloads.hpp"
 #include "checker_util.hpp"
 #include "registry.hpp"
 
@@ -644,13 +645,7 @@ task<void> select_consumer(receiver<counted> a, receiver<counted> b, ledger& L,
 // A task of a losing branch's scope: counted in `alive` while its frame lives; yields until it
 // is aborted.
 task<void> scope_yielder(std::atomic<int>& alive) {
-    struct held {
-        std::atomic<int>& n;
-        explicit held(std::atomic<int>& a) : n(a) { n.fetch_add(1); }
-        ~held() { n.fetch_sub(1); }
-        held(const held&) = delete;
-        held& operator=(const held&) = delete;
-    } h(alive);
+    workloads::frame_count<int> counted(alive);
     for (;;) co_await yield_now();
 }
 

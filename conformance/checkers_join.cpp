@@ -14,6 +14,7 @@
 #include "base/rng.hpp"
 #include "blitz/join_set.hpp"
 #include "blitz/testing.hpp"
+#include "blitz_testing/workloads.hpp"
 #include "checker_util.hpp"
 #include "registry.hpp"
 
@@ -21,31 +22,6 @@ namespace blitz::conformance {
 namespace {
 
 using namespace std::chrono_literals;
-
-// The deterministic shape, on one worker: a set task sends on the select's first channel and
-// finishes in the same poll, so when the selecting task runs again the channel wins and
-// join_next loses with the outcome already there. It must still come out of the next join_next.
-int outcomes_after_lost_select(runtime& rt) {
-    return rt.block_on([]() -> task<int> {
-        join_set<int> set;
-        auto [tx, rx] = channel<int>(1);
-        auto [go_tx, go_rx] = channel<int>(1);
-        set.spawn([](receiver<int> go, sender<int> tx) -> task<int> {
-            (void)co_await go.recv();
-            (void)tx.try_send(1);
-            co_return 7;
-        }(go_rx, tx));
-        auto trigger = spawn([](sender<int> go) -> task<void> {
-            co_await yield_now();
-            (void)co_await go.send(1);
-        }(go_tx));
-        (void)co_await select(rx.recv(), set.join_next());
-        co_await trigger;
-        int got = 0;
-        while (auto o = co_await set.join_next()) got += o->has_value() ? 1 : 0;
-        co_return got;
-    }());
-}
 
 void x8_lost_select(outcome& o, bool quick, bool faulty) {
     config c = fresh(1);
@@ -55,7 +31,7 @@ void x8_lost_select(outcome& o, bool quick, bool faulty) {
     for (int r = 0; r < rounds; ++r) {
         ++o.runs;
         ++o.events;
-        const int got = outcomes_after_lost_select(rt);
+        const int got = workloads::join_outcomes_after_lost_select(rt);
         if (got != 1) {
             forbid(o, "a join_next that lost a select took an outcome: " + std::to_string(got) +
                           " of 1 came out afterwards");

@@ -665,7 +665,7 @@ CATALOGUE = [
      "a flush takes a short write of the stream for the whole buffer: bytes the stream did not "
      "take are dropped"),
     ("unconstrained-flag-ignored", "runtime/src/task/task_header.cpp",
-     "    tl_coop_budget = coop_budget | -static_cast<int>(has(flag_unconstrained));",
+     "    tl_coop_budget = coop_budget | (static_cast<std::int8_t>(flags_) >> 7);",
      "    tl_coop_budget = coop_budget;",
      "blitz::unconstrained holds only for the poll it starts in: after the task's first "
      "suspension its awaits yield for budget again (B2)"),

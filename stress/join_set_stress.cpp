@@ -12,6 +12,7 @@
 
 #include "base/rng.hpp"
 #include "blitz/blitz.hpp"
+#include "blitz_testing/workloads.hpp"
 #include "stress_scale.hpp"
 
 namespace blitz {
@@ -26,13 +27,7 @@ struct counts {
 };
 
 task<int> member(counts& c, std::uint32_t seed) {
-    struct held {
-        std::atomic<long>& n;
-        explicit held(std::atomic<long>& a) : n(a) { n.fetch_add(1); }
-        ~held() { n.fetch_sub(1); }
-        held(const held&) = delete;
-        held& operator=(const held&) = delete;
-    } h(c.alive);
+    workloads::frame_count<long> counted(c.alive);
     detail::fast_rng rng(seed);
     for (unsigned k = rng.bounded(4); k > 0; --k) co_await yield_now();
     if (rng.bounded(8) == 0) co_await sleep(std::chrono::microseconds(rng.bounded(300)));

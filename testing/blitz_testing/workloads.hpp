@@ -5,6 +5,7 @@
 // lost or duplicated task shows up as a wrong answer.
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -56,6 +57,46 @@ inline task<void> echo_server(net::tcp_listener l, int connections) {
 }
 
 // A task that completes at once.
+// Counts itself in `n` while it lives: a local of a task's frame makes `n` the number of such
+// frames alive (a frame a cancellation or a shutdown failed to destroy stays counted).
+template <class Int>
+class frame_count {
+public:
+    explicit frame_count(std::atomic<Int>& n) : n_(n) { n_.fetch_add(1); }
+    ~frame_count() { n_.fetch_sub(1); }
+    frame_count(const frame_count&) = delete;
+    frame_count& operator=(const frame_count&) = delete;
+
+private:
+    std::atomic<Int>& n_;
+};
+
+// X8's deterministic shape (the JoinSet tests and the checker), on a one-worker runtime: a set
+// task sends on the select's first channel and finishes in the same poll, so when the selecting
+// task runs again the channel wins and join_next loses with the outcome already there. Returns
+// how many outcomes came out of the set afterwards: 1 when join_next took nothing.
+inline int join_outcomes_after_lost_select(runtime& rt) {
+    return rt.block_on([]() -> task<int> {
+        join_set<int> set;
+        auto [tx, rx] = channel<int>(1);
+        auto [go_tx, go_rx] = channel<int>(1);
+        set.spawn([](receiver<int> go, sender<int> tx) -> task<int> {
+            (void)co_await go.recv();
+            (void)tx.try_send(1);
+            co_return 7;
+        }(go_rx, tx));
+        auto trigger = spawn([](sender<int> go) -> task<void> {
+            co_await yield_now();
+            (void)co_await go.send(1);
+        }(go_tx));
+        auto r = co_await select(rx.recv(), set.join_next());
+        co_await trigger;
+        int got = r.index() == 1 ? 1 : 0;  // join_next won after all: it delivered one
+        while (auto o = co_await set.join_next()) got += o->has_value() ? 1 : 0;
+        co_return got;
+    }());
+}
+
 inline task<void> nothing() { co_return; }
 
 inline task<unsigned long> leaf(unsigned long i) { co_return i; }

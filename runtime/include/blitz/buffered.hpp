@@ -67,6 +67,8 @@ struct length_prefix {
 // max_line), std::errc::message_size (a frame longer than max_frame, or a bad prefix width),
 // net::net_errc::unexpected_eof (the stream ended inside a frame or an exact read); the bytes
 // stay buffered after an error.
+// Invariants: begin_ <= end_ <= buf_.size(); [begin_, end_) are the stream's next bytes, in
+// order; they leave that range only in the step that completes a call.
 // Thread-safety: one task at a time, like the stream it reads.
 template <readable_stream R>
 class buf_reader {
@@ -258,6 +260,8 @@ buf_reader(R&&, std::size_t = 0, buffer_limits = {}) -> buf_reader<R>;
 // stream after a flush, and, like write_all, may have sent a prefix when it is dropped.
 // Destroying the writer drops what it still holds: call flush() first (Tokio's BufWriter
 // likewise).
+// Invariants: buf_[begin_, size) are the bytes taken and not yet written, in order; begin_
+// moves only by what a completed write of the stream took.
 // Thread-safety: one task at a time, like the stream it writes.
 template <writable_stream W>
 class buf_writer {

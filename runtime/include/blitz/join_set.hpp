@@ -111,20 +111,33 @@ public:
     join_set_base() : core_(std::make_shared<join_set_core>()) {}
     join_set_base(const join_set_base&) = delete;
     join_set_base& operator=(const join_set_base&) = delete;
+    // A moved-from set is empty and may be used again.
+    join_set_base(join_set_base&& o) noexcept : core_(std::move(o.core_)) {}
+    join_set_base& operator=(join_set_base&& o) noexcept {
+        if (this != &o) {
+            if (core_) core_->release_all(/*abort=*/true);
+            core_ = std::move(o.core_);
+        }
+        return *this;
+    }
     // Destroying the set aborts every task still in it (idle ones at once; a running one when its
     // poll returns); outcomes not yet joined are dropped.
-    ~join_set_base() { core_->release_all(/*abort=*/true); }
+    virtual ~join_set_base() {
+        if (core_) core_->release_all(/*abort=*/true);
+    }
 
     // Tasks in the set: running, or finished and not yet returned by join_next.
-    std::size_t size() const { return core_->size(); }
+    std::size_t size() const { return core_ ? core_->size() : 0; }
     bool empty() const { return size() == 0; }
 
     // Requests cancellation of every task in the set; each still comes out of join_next, as
     // cancelled, or with its outcome if it finished first.
-    void abort_all() noexcept { core_->abort_all(); }
+    void abort_all() noexcept {
+        if (core_) core_->abort_all();
+    }
     // Lets every task run on outside the set; outcomes not yet joined are dropped.
     void detach_all() noexcept {
-        core_->release_all(/*abort=*/false);
+        if (core_) core_->release_all(/*abort=*/false);
         forget_keys();
     }
 
@@ -134,7 +147,7 @@ public:
     // aborted, leaves it for the next join_next. One join_next at a time.
     class next_awaiter : join_wait {
     public:
-        explicit next_awaiter(join_set_base& s) noexcept : join_wait(*s.core_), set_(s) {}
+        explicit next_awaiter(join_set_base& s) : join_wait(s.core()), set_(s) {}
         using join_wait::await_ready;
         using join_wait::await_suspend;
         auto await_resume() { return set_.take(join_wait::take_ready()); }
@@ -144,7 +157,7 @@ public:
     };
 
     // The outcome of a task that has finished, without waiting; std::nullopt if none has.
-    auto try_join_next() { return take(core_->pop_ready()); }
+    auto try_join_next() { return take(core_ ? core_->pop_ready() : nullptr); }
 
     // Aborts every task and waits until all of them are gone, dropping their outcomes.
     task<void> shutdown() {
@@ -161,8 +174,13 @@ protected:
         e->task = e->h.header_for_scope();
         return static_cast<entry*>(core_->adopt(e.release()));
     }
+    join_set_core& core() {
+        if (!core_) core_ = std::make_shared<join_set_core>();  // moved from: a fresh one
+        return *core_;
+    }
     template <class Spawn>
     entry* spawn_entry(K key, Spawn&& spawn) {
+        core();
         auto e = std::make_unique<entry>(core_, std::move(key));
         e->h = spawn();
         return adopt(std::move(e));
@@ -203,14 +221,17 @@ private:
 // by detach_all or the set's destruction; a join_next that loses a select or is aborted takes
 // nothing.
 // Thread-safety: the set is used by one task or thread at a time (like a std::vector); its
-// tasks finish on any worker. One allocation per set, two per task (the task and its entry).
+// tasks finish on any worker. A moved-from set is empty and may be used again. One allocation
+// per set, two per task (the task and its entry).
 template <class T>
 class join_set : public detail::join_set_base<T, std::monostate> {
     using base = detail::join_set_base<T, std::monostate>;
 
 public:
     join_set() = default;
-    ~join_set() = default;
+    join_set(join_set&&) noexcept = default;
+    join_set& operator=(join_set&&) noexcept = default;
+    ~join_set() override = default;
 
     // Spawns t on the current runtime (inside a task); returns its id.
     std::uint64_t spawn(task<T> t, std::source_location site = std::source_location::current()) {
@@ -257,7 +278,15 @@ class join_map : public detail::join_set_base<T, K> {
 
 public:
     join_map() = default;
-    ~join_map() = default;
+    join_map(join_map&&) noexcept = default;
+    join_map& operator=(join_map&& o) noexcept {
+        if (this != &o) {
+            base::operator=(std::move(o));
+            by_key_ = std::move(o.by_key_);
+        }
+        return *this;
+    }
+    ~join_map() override = default;
 
     std::uint64_t spawn(K key, task<T> t,
                         std::source_location site = std::source_location::current()) {
@@ -289,6 +318,7 @@ public:
 private:
     template <class Spawn>
     std::uint64_t insert(K key, Spawn&& spawn) {
+        this->core();
         auto e = std::make_unique<entry>(this->core_, key);
         e->h = spawn();
         const std::uint64_t id = e->h.id();

@@ -88,6 +88,22 @@ concept awaited_in_place = std::remove_cvref_t<A>::blitz_awaited_in_place;
 template <class>
 inline constexpr bool await_in_place_misuse = false;
 
+template <class A>
+concept has_member_co_await = requires(A&& a) { static_cast<A&&>(a).operator co_await(); };
+
+// The promise's pass-through for an awaiter awaited as it is (see await_transform): forwards the
+// three calls to the operand, which lives until the end of the co_await's full-expression.
+template <class A>
+struct awaiter_ref {
+    A&& a;
+    bool await_ready() { return static_cast<bool>(a.await_ready()); }
+    template <class H>
+    decltype(auto) await_suspend(H h) {
+        return a.await_suspend(h);
+    }
+    decltype(auto) await_resume() { return static_cast<A&&>(a).await_resume(); }
+};
+
 // Inside an awaited_in_place class S: the marker, and the constructor template that turns a
 // copy or a move of S (what awaiting one kept in a variable needs) into an error that says why.
 #define BLITZ_AWAIT_IN_PLACE_ONLY(S, borrows, what)                                           \
@@ -134,10 +150,13 @@ public:
     // (its constructor template says why) instead of reading destroyed temporaries. Its awaiter
     // is made here and keeps nothing of the parameter.
     // Any other awaitable must be blitz's (blitz::awaitable): one from another library is a
-    // compile error that says what to do instead.
+    // compile error that says what to do instead. What goes back is what the compiler would
+    // have made of the operand: the awaiter its operator co_await returns, or a forwarder to the
+    // operand itself (g++ 12 copies an awaitable that await_transform returns by reference, and
+    // most awaiters cannot be copied).
     template <class A>
         requires(!awaited_in_place<A>)
-    A&& await_transform(A&& a) noexcept {
+    auto await_transform(A&& a) {
         static_assert(::blitz::awaitable<A>,
                       "blitz: a task can await only blitz's awaitables (its channels, locks, "
                       "timers, sockets, join handles, selects and other tasks). This one is "
@@ -146,7 +165,11 @@ public:
                       "the task through a blitz primitive (a blitz::oneshot its callback "
                       "fills), or, for an awaitable of your own that suspends through blitz "
                       "(blitz/coop.hpp), declare `using blitz_awaitable = void;` in it.");
-        return static_cast<A&&>(a);
+        if constexpr (has_member_co_await<A>) {
+            return static_cast<A&&>(a).operator co_await();
+        } else {
+            return awaiter_ref<A>{static_cast<A&&>(a)};
+        }
     }
     template <awaited_in_place A>
     auto await_transform(A a) {

@@ -682,8 +682,10 @@ task_header::poll_outcome task_header::poll(int coop_budget, bool fault_ignore_s
         return poll_outcome::completed;
     }
     // B2: a fresh cooperative budget for this poll (the readiness check may already spend it);
-    // none inside blitz::unconstrained (-1 | budget is -1).
-    tl_coop_budget = coop_budget | -static_cast<int>(has(flag_unconstrained));
+    // none inside blitz::unconstrained: its bit, the byte's sign, spread by an arithmetic shift
+    // is -1 or 0, and -1 | budget is -1 (three instructions, no branch).
+    static_assert(flag_unconstrained == 0x80);
+    tl_coop_budget = coop_budget | (static_cast<std::int8_t>(flags_) >> 7);
     bool yielded = false;  // set by mark_yielded during the resume below
     if (ready_ && !ready_->ready_check(ready_)) {
         // A stray wake: the awaitable it is suspended on is not ready. Stay suspended.

@@ -304,8 +304,9 @@ private:
     static constexpr std::uint8_t flag_slot_built = 16;  // ... and was constructed
     // Not a task: the header that links a task_batch into the global queue (global_queue.hpp).
     static constexpr std::uint8_t flag_queue_batch = 32;
-    // Inside blitz::unconstrained: every poll starts with the cooperative budget off (B2).
-    static constexpr std::uint8_t flag_unconstrained = 64;
+    // Inside blitz::unconstrained: every poll starts with the cooperative budget off (B2). The
+    // top bit, so that the poll turns it into -1 or 0 with one sign extension.
+    static constexpr std::uint8_t flag_unconstrained = 128;
     bool has(std::uint8_t f) const noexcept { return (flags_ & f) != 0; }
 
     // The spawned coroutine (the frame's owner): its frame follows the header in the block.
