@@ -179,7 +179,9 @@ TEST(BufFrames, LengthPrefixedFramesRoundTripInAnyChunking) {
             for (const auto& f : frames) {
                 auto got = co_await r.read_frame();
                 EXPECT_TRUE(got.ok() && got->has_value());
-                if (got.ok() && got->has_value()) EXPECT_EQ(**got, f) << "chunk " << chunk;
+                if (got.ok() && got->has_value()) {
+                    EXPECT_EQ(**got, f) << "chunk " << chunk;
+                }
             }
             auto end = co_await r.read_frame();
             EXPECT_TRUE(end.ok() && !end->has_value());  // the stream ended between frames
