@@ -16,6 +16,7 @@
 #include "blitz/blitz.hpp"
 #include "blitz_testing/suite.hpp"
 #include "blitz_testing/workloads.hpp"
+#include "task/task_access.hpp"
 
 namespace blitz {
 namespace {
@@ -305,6 +306,26 @@ TEST(JoinSet, AMovedSetKeepsItsTasksAndTheMovedFromOneStartsEmpty) {
         co_return sum;
     }());
     EXPECT_EQ(sum, 116);
+}
+
+// A task that finished before its set registered the join waker (a spawn from a plain thread
+// can complete on a worker before adopt runs; a window too short to hit by timing): adopt must
+// put its entry on the ready list itself. Driven on an inert header, already COMPLETE.
+TEST(JoinSetCore, AnEntryWhoseTaskAlreadyFinishedIsReadyAtOnce) {
+    detail::task_header hdr;
+    // Many references (none is ever the last: the inert header is on the stack), COMPLETE.
+    detail::task_access::state(hdr).store(
+        100 * detail::state::ref_one |
+        detail::state::lifecycle_bits(detail::state::lifecycle::complete));
+    auto core = std::make_shared<detail::join_set_core>();
+    auto* e = new detail::join_entry<void, std::monostate>(core, {});
+    e->h = join_handle<void>(&hdr);
+    e->task = &hdr;
+    core->adopt(e);
+    EXPECT_EQ(core->size(), 1u);
+    EXPECT_EQ(core->pop_ready(), e) << "a finished task's entry waits on the running list";
+    EXPECT_EQ(core->size(), 0u);
+    e->unref();  // the set's reference: deletes the entry and its handle
 }
 
 TEST(JoinMap, KeysComeBackWithTheirOutcomes) {
