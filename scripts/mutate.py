@@ -636,9 +636,9 @@ CATALOGUE = [
      "a finished task's outcome goes to the ready list but the task waiting in join_next is not "
      "woken (X8)"),
     ("join-set-drop-does-not-abort", "runtime/src/sync/join_set.cpp",
-     "        if (abort) abort_task(e->task);\n        e->unref();\n    }\n}",
-     "        e->unref();\n    }\n}",
-     "destroying a join_set lets its tasks run on instead of aborting them (JoinSet.Destroying"
+     "    if (abort) abort_task(e->task);",
+     "",
+     "destroying a join_set (or replacing a key) lets the tasks run on instead of aborting them (JoinSet.Destroying"
      "TheSetAbortsItsTasks)"),
     ("join-set-ready-unseen", "runtime/src/sync/join_set.cpp",
      "    if (ready_head_ || count_ == 0 || (handed && *handed)) return true;",

@@ -77,11 +77,7 @@ void join_set_core::release_one(join_entry_base* e, bool abort) noexcept {
             --count_;
         }
     }
-    // Outside the lock: a withdrawn waker's drop, and an abort that cancels an idle task here
-    // (which completes it and would wake its waker), both reach this core again.
-    (void)e->task->unset_join_waker();
-    if (abort) abort_task(e->task);
-    e->unref();
+    let_go(e, abort);
 }
 
 void join_set_core::release_all(bool abort) noexcept {
@@ -98,11 +94,15 @@ void join_set_core::release_all(bool abort) noexcept {
         running_head_ = running_tail_ = ready_head_ = ready_tail_ = nullptr;
         count_ = 0;
     }
-    for (join_entry_base* e : all) {
-        (void)e->task->unset_join_waker();
-        if (abort) abort_task(e->task);
-        e->unref();
-    }
+    for (join_entry_base* e : all) let_go(e, abort);
+}
+
+void join_set_core::let_go(join_entry_base* e, bool abort) noexcept {
+    // Outside the lock: a withdrawn waker's drop, and an abort that cancels an idle task here
+    // (which completes it and would wake its waker), both reach this core again.
+    (void)e->task->unset_join_waker();
+    if (abort) abort_task(e->task);
+    e->unref();
 }
 
 void join_set_core::abort_all() noexcept {

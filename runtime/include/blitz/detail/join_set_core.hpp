@@ -111,6 +111,8 @@ public:
     void describe(wait_point& out) const;
 
 private:
+    // The end of release_one and release_all, for an entry already off the lists.
+    static void let_go(join_entry_base* e, bool abort) noexcept;
     void unlink(join_entry_base* e) noexcept BLITZ_REQUIRES(mu_);
     void push_back(join_entry_base*& head, join_entry_base*& tail, join_entry_base* e) noexcept
         BLITZ_REQUIRES(mu_);
