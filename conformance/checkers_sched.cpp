@@ -210,6 +210,9 @@ outcome check_g3(const run_params& p, bool faulty) {
             case poll_source::steal:
                 if (own) bad = "a steal while own queues held work";
                 break;
+            case poll_source::pinned:  // P1: a pinned task, in turn with the ring
+                if (own & choice_lifo) bad = "a pinned poll ahead of the LIFO slot";
+                break;
         }
         if (bad) forbid(o, std::string(bad) + " (worker " + std::to_string(e.worker) + ")");
     });

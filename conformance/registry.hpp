@@ -17,6 +17,7 @@ std::vector<checker> process_checkers();  // checkers_process.cpp (O13)
 std::vector<checker> sync_checkers();     // checkers_sync.cpp (B2, X1-X4)
 std::vector<checker> chan_checkers();     // checkers_chan.cpp (X5-X7)
 std::vector<checker> join_checkers();     // checkers_join.cpp (X8)
+std::vector<checker> pinned_checkers();   // checkers_pinned.cpp (P1)
 std::vector<checker> topo_checkers();     // checkers_topo.cpp (N)
 
 }  // namespace blitz::conformance

@@ -43,7 +43,7 @@ subsystem() {
     blitz/blocking.hpp) echo blocking ;;
     blitz/net/serve.hpp) echo rt ;;  # joins io (sockets) with sync and time
     blitz/buffered.hpp | blitz/net/* | blitz/detail/io_api.hpp | blitz/detail/io_op.hpp | blitz/signal.hpp | blitz/process.hpp) echo io ;;
-    blitz/runtime.hpp | blitz/task_scope.hpp | blitz/join_set.hpp | blitz/combinators.hpp | blitz/blitz.hpp | blitz/fs.hpp) echo rt ;;
+    blitz/runtime.hpp | blitz/task_scope.hpp | blitz/join_set.hpp | blitz/local_set.hpp | blitz/combinators.hpp | blitz/blitz.hpp | blitz/fs.hpp) echo rt ;;
     blitz/testing.hpp) echo rt ;;
     blitz/*) echo "unmapped:$p" ;;
     probe/*) echo base ;;

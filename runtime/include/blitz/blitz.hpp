@@ -14,6 +14,7 @@
 #include "blitz/fs.hpp"
 #include "blitz/join_handle.hpp"
 #include "blitz/join_set.hpp"
+#include "blitz/local_set.hpp"
 #include "blitz/metrics.hpp"
 #include "blitz/net/address.hpp"
 #include "blitz/net/serve.hpp"

@@ -242,6 +242,18 @@ public:
                         std::source_location site = std::source_location::current()) {
         return base::spawn_entry({}, [&] { return rt.spawn(std::move(t), site); })->h.id();
     }
+    // Spawns t pinned to the calling worker (blitz::spawn_local; inside a task), or to worker
+    // `worker` of rt (runtime::spawn_pinned; from any thread).
+    std::uint64_t spawn_local(task<T> t,
+                              std::source_location site = std::source_location::current()) {
+        return base::spawn_entry({}, [&] { return blitz::spawn_local(std::move(t), site); })
+            ->h.id();
+    }
+    std::uint64_t spawn_pinned(runtime& rt, unsigned worker, task<T> t,
+                               std::source_location site = std::source_location::current()) {
+        return base::spawn_entry({}, [&] { return rt.spawn_pinned(worker, std::move(t), site); })
+            ->h.id();
+    }
 
     typename base::next_awaiter join_next() { return typename base::next_awaiter(*this); }
 

@@ -112,6 +112,11 @@ struct worker_metrics {
     std::uint64_t park_spins = 0;
     std::uint64_t park_spin_hits = 0;
     std::uint64_t park_spin_budget_ns = 0;
+    // Pinned tasks (blitz::spawn_local, runtime::spawn_pinned): polls of this worker's pinned
+    // tasks (always here, P1), and their queue entries made on other threads (wakes and spawns
+    // that went through this worker's pinned inbox).
+    std::uint64_t pinned_polls = 0;
+    std::uint64_t pinned_remote = 0;
     // Stalls the stall detector found on this worker (config::stall_threshold).
     std::uint64_t stalls = 0;
     // Latency histograms (issue 46), sampled so that a poll pays almost nothing for them:

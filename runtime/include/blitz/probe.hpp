@@ -11,7 +11,7 @@
 namespace blitz {
 
 // Where a polled task came from (G3).
-enum class poll_source : std::uint8_t { lifo, ring, global, steal };
+enum class poll_source : std::uint8_t { lifo, ring, global, steal, pinned };
 
 enum class probe_kind : std::uint16_t {
     tick_begin,  // a: tick number

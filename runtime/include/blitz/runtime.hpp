@@ -81,6 +81,15 @@ public:
     join_handle<T> spawn(task<T> t, std::source_location site = std::source_location::current()) {
         return detail::spawn_on(sched_, std::move(t), site);
     }
+    // Spawns `t` pinned to worker `worker` (0 <= worker < num_workers()), from any thread: it is
+    // polled on that worker's thread only, never stolen and never moved by the global queue
+    // (INVARIANTS P1), so thread-affine state in its frame is safe. Throws std::out_of_range
+    // for a worker the runtime does not have. See blitz::spawn_local.
+    template <class T>
+    join_handle<T> spawn_pinned(unsigned worker, task<T> t,
+                                std::source_location site = std::source_location::current()) {
+        return detail::spawn_on(pinned_scheduler(worker), std::move(t), site);
+    }
 
     // Runs f() on the blocking pool (X1); see blitz::spawn_blocking. Include blitz/blocking.hpp
     // (or blitz/blitz.hpp) to call it.
@@ -140,6 +149,7 @@ public:
                           const cancellation_token* stop = nullptr);
 
 private:
+    detail::task_scheduler* pinned_scheduler(unsigned worker) const;
     std::unique_ptr<detail::runtime_core> core_;  // rt/runtime_core.hpp: owns every part
     detail::task_scheduler* sched_ = nullptr;     // core_'s, for the inline spawn path
     detail::blocking_pool* pool_ = nullptr;       // core_'s, for spawn_blocking
@@ -151,5 +161,28 @@ template <class T>
 join_handle<T> spawn(task<T> t, std::source_location site = std::source_location::current()) {
     return detail::spawn_on(detail::spawn_target(), std::move(t), site);
 }
+
+namespace detail {
+// The calling worker's pinned tasks' scheduler; during a runtime's shutdown drain, its
+// scheduler (the spawn is cancelled at once); throws std::logic_error anywhere else.
+task_scheduler* pinned_target_here();
+}  // namespace detail
+
+// Spawns `t` pinned to the worker running the calling task (Tokio's spawn_local): it is polled
+// on this thread only, never stolen and never moved by the global queue (INVARIANTS P1), so
+// thread-affine state (a thread-local, a non-thread-safe object shared by this thread's pinned
+// tasks) is safe across its awaits. On the current-thread runtime every task already runs on
+// the driving thread. Pinned tasks are fair with the worker's other tasks but cannot be
+// balanced: a worker whose pinned tasks are busy keeps them. Throws std::logic_error outside a
+// runtime worker (a plain thread, a blocking-pool thread); use runtime::spawn_pinned there.
+template <class T>
+join_handle<T> spawn_local(task<T> t, std::source_location site = std::source_location::current()) {
+    return detail::spawn_on(detail::pinned_target_here(), std::move(t), site);
+}
+
+// The index of the worker running the calling task (0 <= index < runtime::num_workers()), or
+// -1 on any other thread. A task that is not pinned may see a different index after each
+// await; a pinned one always sees its home's.
+int this_worker_index() noexcept;
 
 }  // namespace blitz

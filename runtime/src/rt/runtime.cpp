@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "blitz/runtime.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "blitz/detail/faults.hpp"
 #include "blitz/sync/cancellation_token.hpp"
 #include "blitz/task_scope.hpp"
@@ -37,6 +40,31 @@ lost_report runtime::find_lost(std::chrono::milliseconds wait) const {
     return core_->find_lost(wait);
 }
 unsigned runtime::num_workers() const noexcept { return core_->sched().num_workers(); }
+
+detail::task_scheduler* runtime::pinned_scheduler(unsigned worker) const {
+    detail::scheduler& s = core_->sched();
+    if (worker >= s.num_workers()) {
+        throw std::out_of_range("blitz::runtime::spawn_pinned: worker " + std::to_string(worker) +
+                                " of a runtime with " + std::to_string(s.num_workers()) +
+                                " workers");
+    }
+    return &s.pinned_home_of(worker);
+}
+
+namespace detail {
+task_scheduler* pinned_target_here() {
+    if (worker* w = current_worker()) return &w->sched().pinned_home_of(w->index());
+    if (!tl_runtime && tl_draining) return tl_draining->sched;  // cancelled at once
+    throw std::logic_error(
+        "blitz::spawn_local: not on a runtime worker; call runtime::spawn_pinned from outside a "
+        "task");
+}
+}  // namespace detail
+
+int this_worker_index() noexcept {
+    const detail::worker* w = detail::current_worker();
+    return w ? static_cast<int>(w->index()) : -1;
+}
 const placement_report& runtime::placement() const noexcept { return core_->placement(); }
 const config& runtime::cfg() const noexcept { return core_->cfg(); }
 void runtime::shutdown() { core_->shutdown(); }

@@ -133,6 +133,7 @@ void scheduler::make_workers() {
                 new worker(*this, i, mix_seed(base + i), list_id(i)));
         }
         workers_.push_back(std::move(w));
+        homes_.push_back(std::make_unique<pinned_home>(*this, i));
     }
     for (unsigned i = 0; i < nworkers_ && i < setup_.distances.size(); ++i) {
         workers_[i]->set_distances(setup_.distances[i]);
@@ -244,6 +245,45 @@ void submit_spawn(task_scheduler* s, task_header* t, std::coroutine_handle<> roo
     }
     s->spawn(t);  // another task_scheduler (the model harnesses)
 }
+
+// ---- pinned tasks (P1) ----
+
+void scheduler::spawn_pinned(task_header* t, unsigned home) noexcept {
+    if (shutting_down()) {
+        draining_scope d(setup_.context);
+        t->complete(/*cancelled=*/true, 1);  // as spawn_here: too late to run
+        return;
+    }
+    if (worker* const w = own_worker()) {
+        w->count_spawn();
+    } else {
+        foreign_spawned_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+    }
+    place_pinned(t, home);
+}
+
+void scheduler::place_pinned(task_header* t, unsigned home) noexcept {
+    worker* const w = own_worker();
+    // P1's control: a pinned task's queue entries go where any task's would (a LIFO slot, a
+    // ring, the global queue), so thieves and other workers' fetches can take it.
+    if (BLITZ_FAULT(cfg_.debug.pinned_tasks_migrate)) {
+        schedule_from(w, t, /*is_yield=*/false);
+        return;
+    }
+    if (w == workers_[home].get()) {
+        w->push_pinned_here(t);
+    } else {
+        workers_[home]->push_pinned_remote(t);
+    }
+}
+
+void pinned_home::spawn(task_header* t) noexcept { s_.spawn_pinned(t, home_); }
+void pinned_home::list(task_header* t) noexcept { s_.list(t); }
+void pinned_home::schedule(task_header* t, bool) noexcept { s_.place_pinned(t, home_); }
+task_scheduler::released pinned_home::release(task_header* t) noexcept { return s_.release(t); }
+void pinned_home::hand_back(task_header* t) noexcept { s_.hand_back(t); }
+void pinned_home::unhandled_exception(task_header* t) noexcept { s_.unhandled_exception(t); }
+bool pinned_home::run_until_complete(task_header* t) noexcept { return s_.run_until_complete(t); }
 
 void scheduler::schedule(task_header* t, bool is_yield) noexcept {
     worker* const w = own_worker();

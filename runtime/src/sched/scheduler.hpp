@@ -83,6 +83,33 @@ std::vector<scheduler_snapshot> snapshot_live_schedulers();
 // Invariants: every spawned task is completed exactly once; after shutdown() returns no task of
 // this scheduler is queued or listed.
 // Thread-safety: spawn, schedule and metrics from any thread; shutdown once, not from a worker.
+class scheduler;
+
+// pinned_home: the task_scheduler of the tasks pinned to one worker (blitz::spawn_local,
+// runtime::spawn_pinned; INVARIANTS P1). A pinned task's header points here instead of at the
+// scheduler, so a wake, a cancellation or a spawn reaches its home worker's pinned queues
+// (worker::push_pinned_here from the home's thread, push_pinned_remote from any other) and
+// never a ring, a LIFO slot or the global queue; every other call goes to the scheduler as it
+// is. Other tasks pay nothing for it: their wakes go through the scheduler's vtable as before.
+// Thread-safety: every member from any thread, as task_scheduler's.
+class pinned_home final : public task_scheduler {
+public:
+    pinned_home(scheduler& s, unsigned home) noexcept
+        : task_scheduler(/*unlisted_are_mine=*/true), s_(s), home_(home) {}
+    void spawn(task_header* t) noexcept override;
+    void list(task_header* t) noexcept override;
+    void schedule(task_header* t, bool is_yield) noexcept override;
+    released release(task_header* t) noexcept override;
+    void hand_back(task_header* t) noexcept override;
+    void unhandled_exception(task_header* t) noexcept override;
+    bool run_until_complete(task_header* t) noexcept override;
+    unsigned home() const noexcept { return home_; }
+
+private:
+    scheduler& s_;
+    const unsigned home_;
+};
+
 class scheduler final : public task_scheduler {
 public:
     // cfg must be validated; starts the workers (each calls setup.on_worker_start first).
@@ -154,6 +181,11 @@ public:
     // The stall detector, or nullptr (off). Set before the workers start, never changed.
     stall_watchdog* watchdog() const noexcept { return watchdog_.get(); }
     worker& worker_at(unsigned i) noexcept { return *workers_[i]; }
+    // The task_scheduler of the tasks pinned to worker i (i < num_workers()).
+    pinned_home& pinned_home_of(unsigned i) noexcept { return *homes_[i]; }
+    // A pinned task's spawn (pinned_home::spawn), and a queue entry for one (its schedule).
+    void spawn_pinned(task_header* t, unsigned home) noexcept;
+    void place_pinned(task_header* t, unsigned home) noexcept;
     bool shutting_down() const noexcept {
         return shutdown_.load(std::memory_order_acquire);  // acquire: pairs with shutdown()
     }
@@ -187,6 +219,7 @@ private:
     // workers read all the time (the workers, the shutdown flag), which shared its line before.
     alignas(cache_line) atomic<std::uint64_t> foreign_spawned_{0};
     alignas(cache_line) std::vector<std::unique_ptr<worker, worker_free>> workers_;
+    std::vector<std::unique_ptr<pinned_home>> homes_;  // one per worker, made with them
     atomic<bool> shutdown_{false};
     std::vector<std::thread> threads_;
     bool joined_ = false;

@@ -55,6 +55,8 @@ worker::worker(scheduler& s, unsigned index, std::uint64_t seed, std::uint16_t l
     if (BLITZ_FAULT(cfg_.debug.lifo_count_per_tick)) lifo_polls_ = 0;
     // Memory back at completion (issue 45): what completed elsewhere leaves the list now.
     if (!returned_.empty()) reclaim_returned();
+    // Pinned tasks woken or spawned on other threads (P1) join the pinned FIFO.
+    if (!pinned_inbox_.empty()) take_pinned_inbox();
     const std::int64_t start = clock_.now();
     if constexpr (inspect_enabled) {
         tick_ms_ = ms_of(start);
@@ -290,6 +292,10 @@ inline task_header* worker::fetch_global(bool periodic) noexcept {
         bump(c_lifo_cap_flushes);
         BLITZ_PROBE(*this, probe_kind::lifo_flush, 0, reinterpret_cast<std::uintptr_t>(lifo_));
         push_ring(std::exchange(lifo_, nullptr));
+    }
+    // P1: pinned tasks run only here; they take turns with the ring.
+    if (!pinned_.empty()) [[unlikely]] {
+        if (task_header* t = pick_pinned()) return t;
     }
     note_choice();
     if (task_header* t = ring_.pop()) {
@@ -530,7 +536,36 @@ void worker::flush_collected() noexcept {
     }
 }
 
+task_header* worker::pick_pinned() noexcept {
+    pinned_turn_ = !pinned_turn_;
+    if (!pinned_turn_ && !ring_.empty()) return nullptr;  // the ring's turn
+    bump(c_pinned_polls);
+    from_source(poll_source::pinned);
+    return pinned_.pop();
+}
+
+void worker::take_pinned_inbox() noexcept {
+    std::uint64_t n = 0;
+    pinned_.push_chain(pinned_inbox_.take_oldest_first(), [&](task_header* t) {
+        ++n;
+        return decltype(pinned_inbox_)::next(t);
+    });
+    if (n) bump(c_pinned_remote, n);
+}
+
+void worker::push_pinned_remote(task_header* t) noexcept {
+    pinned_inbox_.push(t);
+    // pinned_inbox's protocol: after the push (seq_cst), the parked bit (seq_cst). A home that
+    // set its bit after this read sees the task in its look at park.
+    if ((sched_.idle().bitmap_of(index_) >> (index_ % 64)) & 1) unpark();
+}
+
 void worker::requeue_given_back(task_header* t) noexcept {
+    // A pinned task (its scheduler is its home's pinned_home) goes back to the pinned FIFO.
+    if (t->scheduler() != &sched_ && !BLITZ_FAULT(cfg_.debug.pinned_tasks_migrate)) [[unlikely]] {
+        pinned_.push(t);
+        return;
+    }
     push_ring(t);
     // Alone in this worker's queues it runs here next: waking a parked worker to steal it
     // would only cost a futex wake (a budget yield every 128 awaits would pay one each time).
@@ -565,7 +600,8 @@ void worker::park() noexcept {
     tidy_for_idle();
     set_closed(closed_parking, true);  // L4: wakes from this thread now go to the global queue
     if (lifo_) push_ring(std::exchange(lifo_, nullptr));
-    if (!ring_.empty() || !sched_.global().empty() || has_hidden_batch()) {
+    if (!ring_.empty() || !sched_.global().empty() || has_hidden_batch() || !pinned_.empty() ||
+        !pinned_inbox_.empty()) {
         set_closed(closed_parking, false);
         return;
     }
@@ -592,7 +628,10 @@ void worker::park() noexcept {
     // (seq_cst on both sides: it sees the push, or the producer saw the whole commit). Without
     // it the task waited for a park timeout (the idle model found this: two tasks, two workers).
     const bool missed_push = !last_searcher && !sched_.global().empty();
-    if ((final_check && sched_.work_pending()) || missed_push || sched_.shutting_down()) {
+    // P1: a pinned task pushed for this worker before its bit was set (pinned_inbox's look).
+    const bool pinned_waiting = pinned_inbox_.seen_at_park();
+    if ((final_check && sched_.work_pending()) || missed_push || pinned_waiting ||
+        sched_.shutting_down()) {
         // I4: the final check found work; do not sleep.
         bump(c_park_cancels);
         if (spin_.learns()) end_idle_spell(idle_from, !sched_.shutting_down());
@@ -698,7 +737,7 @@ void worker::end_idle_spell(std::int64_t idle_from, bool found_work) noexcept {
 
 bool worker::queues_show_work() const noexcept {
     for (int i = 0; i < 32; ++i) {
-        if (sched_.work_pending() || sched_.shutting_down()) return true;
+        if (sched_.work_pending() || !pinned_inbox_.empty() || sched_.shutting_down()) return true;
         detail::spin_pause();
     }
     return false;
@@ -816,7 +855,9 @@ worker_metrics worker::snapshot() const {
         &worker_metrics::busy_expiries,
         &worker_metrics::park_spins,
         &worker_metrics::park_spin_hits,
-        &worker_metrics::park_spin_budget_ns};
+        &worker_metrics::park_spin_budget_ns,
+        &worker_metrics::pinned_polls,
+        &worker_metrics::pinned_remote};
     worker_metrics m;
     for (unsigned i = 0; i < c_count; ++i) {
         m.*fields[i] = counters_[i].load(std::memory_order_relaxed);  // relaxed: a snapshot

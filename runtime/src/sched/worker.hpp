@@ -18,6 +18,7 @@
 #include "sched/completion_inbox.hpp"
 #include "sched/local_queue.hpp"
 #include "sched/parker.hpp"
+#include "sched/pinned_queue.hpp"
 #include "sched/spin_budget.hpp"
 #include "sched/stall_watchdog.hpp"
 #include "sched/task_dump.hpp"
@@ -116,6 +117,13 @@ public:
     bool disown(task_header* t) noexcept { return owned_.remove(t); }
     // A task of this worker's list that completed on another thread (any thread).
     void hand_back(task_header* t) noexcept { returned_.push(t); }
+
+    // Pinned tasks (blitz::spawn_local, runtime::spawn_pinned; INVARIANTS P1): a queue entry of
+    // a task whose home is this worker. From this worker's thread it joins the pinned FIFO;
+    // from any other thread it goes to the pinned inbox, and a parked home is unparked
+    // (pinned_inbox's protocol). Neither queue is stolen from or spilled to the global queue.
+    void push_pinned_here(task_header* t) noexcept { pinned_.push(t); }
+    void push_pinned_remote(task_header* t) noexcept;
     // Takes the handed-back tasks out of the owned list and drops the list's references (owner
     // thread, or the shutdown thread once the workers stopped).
     void reclaim_returned() noexcept;
@@ -176,6 +184,9 @@ public:
         hidden_batch_.clear();
 #endif
         while (task_header* t = ring_.pop()) f(t);
+        while (task_header* t = pinned_.pop()) f(t);
+        take_pinned_inbox();
+        while (task_header* t = pinned_.pop()) f(t);
     }
     // Shutdown only: takes one task from the owned list (its list reference passes along).
     task_header* pop_owned() noexcept { return owned_.pop(); }
@@ -217,10 +228,17 @@ public:
         c_park_spins,
         c_park_spin_hits,
         c_park_spin_budget_ns,
+        c_pinned_polls,
+        c_pinned_remote,
         c_count
     };
 
 private:
+    // Moves the pinned inbox, oldest first, to the pinned FIFO (owner thread; the shutdown
+    // thread once the workers stopped).
+    void take_pinned_inbox() noexcept;
+    // The pinned FIFO's next task when it is its turn against the ring (next_task), or nullptr.
+    task_header* pick_pinned() noexcept;
     // next_task and run_task are inline in worker.cpp: compiled into the run loop.
     inline task_header* next_task() noexcept;
     // The global queue's emptiness check (G1: no lock), inline in worker.cpp: a yield's periodic
@@ -310,6 +328,10 @@ private:
 
     // ---- owner-thread state ----
     task_header* lifo_ = nullptr;
+    // This worker's pinned tasks with a queue entry, oldest first (P1: polled here only). They
+    // take turns with the ring (pinned_turn_), so neither starves the other.
+    pinned_fifo<task_header, task_list::inbox_link> pinned_;
+    bool pinned_turn_ = false;
     // A task that gave the worker back (yielded, woken while it ran): it joins the ring after
     // the periodic global check its poll made due, behind what that check fetched, as Tokio
     // defers a yielded task behind injected work. Empty outside the gap between that poll and
@@ -397,6 +419,8 @@ private:
     local_queue ring_;  // head, tail and slots each sit on their own 128-byte lines
     // Tasks of owned_ that completed on other threads (on its own 128-byte line).
     completion_inbox<task_header, task_list::inbox_link> returned_;
+    // Queue entries of this worker's pinned tasks made on other threads (its own line).
+    pinned_inbox<task_header, task_list::inbox_link> pinned_inbox_;
     parker parker_;
     alignas(cache_line) stall_probe stall_;  // the watchdog's and this thread's handler's
     latency_histogram poll_hist_, schedule_hist_, io_hist_;  // written here, read by snapshot()

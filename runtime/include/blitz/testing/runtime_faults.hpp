@@ -99,6 +99,9 @@ struct runtime_faults {
     // L3: the LIFO count starts again at every tick (as before issue 45), so a cap reached on a
     // tick's last poll lets the pair run the cap's polls again.
     bool lifo_count_per_tick = false;
+    // P1: a pinned task's queue entries go where any task's would (LIFO slot, ring, global
+    // queue), so it can be stolen or fetched by another worker.
+    bool pinned_tasks_migrate = false;
     // I10: a worker woken by its park timeout becomes a searcher and walks every ring.
     bool full_walk_on_timeout = false;
     // I9: a worker that pushes work to its ring never wakes a parked peer to help.
