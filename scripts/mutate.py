@@ -269,8 +269,8 @@ CATALOGUE = [
      "if (false) {",
      "the last searcher to find work wakes nobody (I8)"),
     ("final-check-removed", "runtime/src/sched/worker.cpp",
-     "if ((final_check && sched_.work_pending()) || missed_push || sched_.shutting_down()) {",
-     "if (missed_push || sched_.shutting_down()) {",
+     "if ((final_check && sched_.work_pending()) || missed_push || pinned_waiting ||",
+     "if (missed_push || pinned_waiting ||",
      "the last searcher parks without its final check of every queue (I4)"),
     ("cascade-skipped", "runtime/src/time/timer_wheel.hpp",
      "if (BLITZ_FAULT(faults_.no_cascade) && x->level > 0) {",
@@ -669,6 +669,39 @@ CATALOGUE = [
      "    tl_coop_budget = coop_budget;",
      "blitz::unconstrained holds only for the poll it starts in: after the task's first "
      "suspension its awaits yield for budget again (B2)"),
+    # Issue 47, item 3: pinned tasks (P1).
+    ("pinned-wake-goes-anywhere", "runtime/src/sched/scheduler.cpp",
+     "void pinned_home::schedule(task_header* t, bool) noexcept { s_.place_pinned(t, home_); }",
+     "void pinned_home::schedule(task_header* t, bool y) noexcept { s_.schedule(t, y); }",
+     "a pinned task's wake is placed as any task's (the waker's LIFO slot, the global queue), "
+     "so another worker polls it (P1)"),
+    ("pinned-yield-to-ring", "runtime/src/sched/worker.cpp",
+     "    if (t->scheduler() != &sched_ && !BLITZ_FAULT(cfg_.debug.pinned_tasks_migrate)) [[unlikely]] {",
+     "    if (false) {",
+     "a pinned task that yields goes back to the ring, where thieves take it (P1)"),
+    ("pinned-inbox-never-taken-at-tick", "runtime/src/sched/worker.cpp",
+     "    if (!pinned_inbox_.empty()) take_pinned_inbox();\n",
+     "",
+     "a tick does not take the pinned inbox: a pinned task woken or spawned on another thread "
+     "waits until shutdown"),
+    ("pinned-remote-push-wakes-nobody", "runtime/src/sched/worker.cpp",
+     "    if ((sched_.idle().bitmap_of(index_) >> (index_ % 64)) & 1) unpark();",
+     "",
+     "a pinned task pushed to a parked home's inbox does not unpark it: it waits for the park "
+     "timeout"),
+    ("pinned-park-without-look", "runtime/src/sched/worker.cpp",
+     "    const bool pinned_waiting = pinned_inbox_.seen_at_park();",
+     "    const bool pinned_waiting = false;",
+     "a home parks without looking at its pinned inbox after setting its parked bit: a push "
+     "that read the bit before it was set wakes nobody"),
+    ("pinned-always-before-ring", "runtime/src/sched/worker.cpp",
+     "    if (!pinned_turn_ && !ring_.empty()) return nullptr;  // the ring's turn",
+     "",
+     "pinned tasks are always picked before the ring: yielding pinned tasks starve the ring's"),
+    ("pinned-drain-skips-inbox", "runtime/src/sched/worker.hpp",
+     "        take_pinned_inbox();\n        while (task_header* t = pinned_.pop()) f(t);\n    }",
+     "    }",
+     "the shutdown drain leaves the pinned inboxes: their tasks are never cancelled (K3)"),
 ]
 
 # Mutants the suite cannot kill because they do not change behaviour, with the reason.

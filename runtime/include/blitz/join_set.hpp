@@ -27,6 +27,9 @@
 
 namespace blitz {
 
+template <class T>
+class local_set;
+
 namespace detail {
 template <class T, class K>
 class join_set_base;
@@ -255,6 +258,16 @@ public:
             ->h.id();
     }
 
+private:
+    template <class>
+    friend class local_set;
+    // local_set's spawn: onto the pinned home it recorded.
+    std::uint64_t spawn_on(detail::task_scheduler* home, task<T> t, std::source_location site) {
+        return base::spawn_entry({}, [&] { return detail::spawn_on(home, std::move(t), site); })
+            ->h.id();
+    }
+
+public:
     typename base::next_awaiter join_next() { return typename base::next_awaiter(*this); }
 
     // Awaits every task and returns their values in completion order; rethrows the first

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <source_location>
 #include <stdexcept>
-#include <string>
 #include <utility>
 
 #include "blitz/detail/requires_cxx20.hpp"
@@ -23,16 +22,15 @@ namespace blitz {
 //
 // 1. Make the set inside a task (its worker becomes the set's home); std::logic_error on any
 //    other thread.
-// 2. spawn_local(t) pins t to the home and returns its id. Only from the home (a task running
-//    there: a pinned task, or any task while it runs on the home); std::logic_error elsewhere.
+// 2. spawn_local(t) pins t to the home and returns its id, whichever thread calls it (the task
+//    that owns the set may have moved to another worker since it made the set).
 // 3. co_await run_until(f) runs f pinned to the home too and returns its value (or rethrows its
 //    exception); the set's tasks keep running beside it, and stay in the set afterwards.
 // 4. join_next, try_join_next, join_all, abort_all, shutdown, detach_all, size and empty as in
 //    join_set; destroying the set aborts its tasks.
 //
 // Invariants: P1 for every task of the set (polled on the home only), X8 for their outcomes.
-// Thread-safety: the set is used by one task at a time, on its home (its tasks may be aborted
-// from anywhere by destroying the set, like a join_set's).
+// Thread-safety: the set is used by one task or thread at a time, like a join_set.
 template <class T = void>
 class local_set {
 public:
@@ -41,6 +39,7 @@ public:
             throw std::logic_error(
                 "blitz::local_set: made outside a runtime worker; make it inside a task");
         }
+        sched_ = detail::pinned_target_here();
     }
     local_set(local_set&&) noexcept = default;
     local_set& operator=(local_set&&) noexcept = default;
@@ -50,15 +49,13 @@ public:
 
     std::uint64_t spawn_local(task<T> t,
                               std::source_location site = std::source_location::current()) {
-        check_home("spawn_local");
-        return set_.spawn_local(std::move(t), site);
+        return set_.spawn_on(sched_, std::move(t), site);
     }
 
     // Runs f on the home beside the set's tasks, until it finishes (Tokio's run_until).
     template <class U>
     task<U> run_until(task<U> f, std::source_location site = std::source_location::current()) {
-        check_home("run_until");
-        co_return co_await blitz::spawn_local(std::move(f), site);
+        co_return co_await detail::spawn_on(sched_, std::move(f), site);
     }
 
     auto join_next() { return set_.join_next(); }
@@ -71,16 +68,8 @@ public:
     bool empty() const { return set_.empty(); }
 
 private:
-    void check_home(const char* what) const {
-        const int here = this_worker_index();
-        if (here != home_) {
-            throw std::logic_error(std::string("blitz::local_set::") + what +
-                                   ": called on worker " + std::to_string(here) +
-                                   ", the set's home is worker " + std::to_string(home_));
-        }
-    }
-
     int home_;
+    detail::task_scheduler* sched_ = nullptr;  // the home's pinned tasks' (pinned_home)
     join_set<T> set_;
 };
 

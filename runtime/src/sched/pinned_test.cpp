@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "blitz/blitz.hpp"
+#include "blitz_testing/settle.hpp"
 #include "blitz_testing/suite.hpp"
 
 namespace blitz {
@@ -135,6 +136,61 @@ TEST(Pinned, AParkedHomeIsWokenForItsTask) {
     EXPECT_EQ(moved.load(), 0);
 }
 
+// A pinned task and a ring task on one worker, both yielding: they take turns.
+task<void> counting_yielder(int& count, int n) {
+    for (int i = 0; i < n; ++i) {
+        ++count;
+        co_await yield_now();
+    }
+}
+
+task<int> turns_on_one_worker() {
+    int ring_steps = 0, pinned_steps = 0;
+    auto pinned = spawn_local(counting_yielder(pinned_steps, 1000));
+    auto ring = spawn(counting_yielder(ring_steps, 1'000'000));
+    co_await pinned;
+    const int seen = ring_steps;  // how far the ring task got while the pinned one ran
+    ring.abort();
+    co_await yield_now();
+    co_return seen;
+}
+
+TEST(Pinned, PinnedTasksTakeTurnsWithTheRing) {
+    runtime rt(conformance::fresh(1));
+    // Alternating picks: about one ring poll per pinned poll (counted, not timed).
+    EXPECT_GE(rt.block_on(turns_on_one_worker()), 900);
+}
+
+// pinned_inbox's park handshake in the runtime: a plain thread pushes a pinned task for a worker
+// after that worker found its queues empty and before it published itself as parked (the fault
+// hook before the park commit), so the push sees no parked bit and unparks nobody. The worker's
+// look at its inbox after the commit must find the task; without it the task waits for the
+// park timeout (counted, not timed).
+TEST(Pinned, APushInTheParkWindowIsSeenByTheLookAtPark) {
+    std::atomic<runtime*> target{nullptr};
+    std::atomic<bool> armed{false}, pushed{false};
+    std::atomic<int> moved{0}, home{-1};
+    join_handle<int> h;
+    config c = conformance::fresh(2);
+    c.park_timeout = 2s;  // the task's wait if the look is missing (then counted)
+    c.debug.before_park_commit = [&](unsigned index) {
+        if (!armed.exchange(false)) return;
+        home = static_cast<int>(index);
+        std::thread([&] {
+            h = target.load()->spawn_pinned(index, stays_put(static_cast<int>(index), 0, moved));
+        }).join();
+        pushed.store(true, std::memory_order_release);
+    };
+    runtime rt(c);
+    target = &rt;
+    workloads::spawn_until_fired(rt, armed, pushed);
+    EXPECT_EQ(h.join(), home.load());
+    const runtime_metrics m = workloads::settle(rt);
+    EXPECT_EQ(m.total(&worker_metrics::unparks_timeout), 0u)
+        << "the pinned task waited for its home's park timeout";
+    EXPECT_EQ(moved.load(), 0);
+}
+
 task<int> aborted_forever(std::atomic<int>& ran) {
     ran.fetch_add(1);
     co_await sleep(1h);
@@ -206,24 +262,42 @@ TEST(LocalSet, WorksOnTheCurrentThreadRuntime) {
     EXPECT_EQ(rt.block_on(local_set_round()), 20 * 50);
 }
 
-task<void> spawn_into(local_set<void>& set, bool& refused) {
-    try {
-        set.spawn_local(churn(1));
-    } catch (const std::logic_error&) {
-        refused = true;
-    }
+task<void> spawn_into(local_set<void>& set, int& spawned) {
+    set.spawn_local(churn(1));  // from another worker: still pinned to the set's home
+    ++spawned;
     co_return;
 }
 
-task<bool> set_used_from_another_worker(runtime& rt) {
-    local_set<void> set;
-    bool refused = false;
-    const unsigned other = set.home() == 0 ? 1 : 0;
-    co_await rt.spawn_pinned(other, spawn_into(set, refused));
-    co_return refused&& set.empty();
+task<int> home_of_set_member(std::atomic<int>& moved, int home) {
+    for (int i = 0; i < 10; ++i) {
+        if (this_worker_index() != home) moved.fetch_add(1);
+        co_await yield_now();
+    }
+    co_return this_worker_index();
 }
 
-TEST(LocalSet, RefusesASpawnFromAnotherWorker) {
+task<bool> set_used_from_another_worker(runtime& rt) {
+    local_set<int> set;
+    const int home = static_cast<int>(set.home());
+    const unsigned other = home == 0 ? 1 : 0;
+    std::atomic<int> moved{0};
+    local_set<void> plain;
+    int spawned = 0;
+    co_await rt.spawn_pinned(other, spawn_into(plain, spawned));
+    // Spawned through the set from the other worker: the members still run on the home.
+    co_await rt.spawn_pinned(other,
+                             [](local_set<int>& s, std::atomic<int>& m, int h) -> task<void> {
+                                 for (int i = 0; i < 10; ++i)
+                                     s.spawn_local(home_of_set_member(m, h));
+                                 co_return;
+                             }(set, moved, home));
+    int on_home = 0;
+    while (auto r = co_await set.join_next()) on_home += std::move(*r).get() == home ? 1 : 0;
+    co_await plain.join_all();
+    co_return spawned == 1 && on_home == 10 && moved.load() == 0;
+}
+
+TEST(LocalSet, ASpawnFromAnotherWorkerStillRunsOnTheHome) {
     runtime rt(conformance::fresh(2));
     EXPECT_TRUE(rt.block_on(set_used_from_another_worker(rt)));
 }
