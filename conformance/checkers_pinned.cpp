@@ -66,12 +66,14 @@ task<void> churn(int n) {
     for (int i = 0; i < n; ++i) co_await yield_now();
 }
 
-// Tasks of a local_set share a plain counter while yielding: a task of the set that ran on
-// another worker is a poll away from home.
-task<void> set_member(pinned_ledger& L, int home, int& shared, int rounds) {
+// Tasks of a local_set count their rounds together while yielding: a task of the set that ran
+// on another worker is a poll away from home. (The counter is atomic only so that the control,
+// under which the tasks do run on other workers, is not a data race under TSan; with P1 a
+// plain int would do, as the unit tests and the example show.)
+task<void> set_member(pinned_ledger& L, int home, std::atomic<int>& shared, int rounds) {
     for (int r = 0; r < rounds; ++r) {
         note_poll(L, home);
-        ++shared;
+        shared.fetch_add(1, std::memory_order_relaxed);
         co_await yield_now();
     }
     note_poll(L, home);
@@ -79,11 +81,11 @@ task<void> set_member(pinned_ledger& L, int home, int& shared, int rounds) {
 
 task<int> local_set_round(pinned_ledger& L, int members, int rounds) {
     local_set<void> set;
-    int shared = 0;
+    std::atomic<int> shared{0};
     const int home = static_cast<int>(set.home());
     for (int i = 0; i < members; ++i) set.spawn_local(set_member(L, home, shared, rounds));
     co_await set.join_all();
-    co_return shared;
+    co_return shared.load();
 }
 
 outcome check_p1(const run_params& p, bool faulty) {
@@ -129,7 +131,7 @@ outcome check_p1(const run_params& p, bool faulty) {
         // A local_set made by a task on some worker.
         const int members_n = 8;
         if (rt.block_on(local_set_round(L, members_n, rounds)) != members_n * rounds) {
-            forbid(o, "a local_set's tasks lost updates to their shared counter");
+            forbid(o, "a local_set's tasks did not all run their rounds");
         }
     }
     o.events = L.checked.load();

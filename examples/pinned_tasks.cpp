@@ -66,15 +66,14 @@ blitz::task<int> batch_with_deadline() {
     const auto deadline = blitz::now() + 200ms;
     int done = 0, cancelled = 0;
     while (!set.empty()) {
+        // join_next is cancel safe: if the deadline wins, a task that finished meanwhile stays
+        // in the set and is counted below.
         auto r = co_await blitz::select(set.join_next(), blitz::sleep_until(deadline));
-        if (r.index() == 1) {
-            set.abort_all();  // past the deadline: the rest comes out as cancelled
-            continue;
-        }
-        auto& out = std::get<0>(r);
-        if (!out) break;
-        (out->is_cancelled() ? cancelled : done) += 1;
+        if (r.index() == 1) break;  // past the deadline
+        if (auto& out = std::get<0>(r)) (out->is_cancelled() ? cancelled : done) += 1;
     }
+    set.abort_all();  // what is left comes out as cancelled (or done, if it finished first)
+    while (auto out = co_await set.join_next()) (out->is_cancelled() ? cancelled : done) += 1;
     std::printf("local_set on worker %u: %d done, %d cancelled, %zu log lines\n", set.home(), done,
                 cancelled, log.size());
     // Every task came out once; each that finished had logged (a loaded machine may cut off
