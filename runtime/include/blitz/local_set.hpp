@@ -55,7 +55,7 @@ public:
     // Runs f on the home beside the set's tasks, until it finishes (Tokio's run_until).
     template <class U>
     task<U> run_until(task<U> f, std::source_location site = std::source_location::current()) {
-        co_return co_await detail::spawn_on(sched_, std::move(f), site);
+        return run_on(sched_, std::move(f), site);  // the home by value: the set may move
     }
 
     auto join_next() { return set_.join_next(); }
@@ -68,6 +68,11 @@ public:
     bool empty() const { return set_.empty(); }
 
 private:
+    template <class U>
+    static task<U> run_on(detail::task_scheduler* home, task<U> f, std::source_location site) {
+        co_return co_await detail::spawn_on(home, std::move(f), site);
+    }
+
     int home_;
     detail::task_scheduler* sched_ = nullptr;  // the home's pinned tasks' (pinned_home)
     join_set<T> set_;

@@ -29,15 +29,17 @@ namespace blitz::detail {
 // the task's completion, to the owner); take_all's exchange is acquire. empty() is a relaxed
 // hint: a push it misses is taken at the owner's next look, since every look goes through it.
 // Thread-safety: push from any thread; take_all and empty on the owner thread only.
-template <class Node, class Link>
+// PushOrder: release here; the pinned inbox (sched/pinned_queue.hpp) builds on this stack with
+// a seq_cst push, for its handshake with the parked bit (seen_seq_cst).
+template <class Node, class Link, std::memory_order PushOrder = std::memory_order_release>
 class completion_inbox {
 public:
     void push(Node* n) noexcept {
         Node* old = head_.load(std::memory_order_relaxed);  // relaxed: the CAS checks it
         do {
             Link::of(n).store(old, std::memory_order_relaxed);  // published by the CAS
-        } while (!head_.compare_exchange_weak(
-            old, n, BLITZ_ORDER(inbox_push, std::memory_order_release), std::memory_order_relaxed));
+        } while (!head_.compare_exchange_weak(old, n, BLITZ_ORDER(inbox_push, PushOrder),
+                                              std::memory_order_relaxed));
     }
     // Everything pushed so far, newest first (follow next()); nullptr when empty.
     Node* take_all() noexcept {
@@ -53,6 +55,8 @@ public:
         return Link::of(n).load(std::memory_order_relaxed);  // ordered by take_all's acquire
     }
     bool empty() const noexcept { return head_.load(std::memory_order_relaxed) == nullptr; }
+    // A seq_cst look (the owner's, against a pusher's seq_cst push and its own seq_cst store).
+    bool seen_seq_cst() const noexcept { return head_.load(std::memory_order_seq_cst) != nullptr; }
 
 private:
     alignas(cache_line) atomic<Node*> head_{nullptr};

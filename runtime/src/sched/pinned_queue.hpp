@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "base/atomic.hpp"
+#include "sched/completion_inbox.hpp"
 
 namespace blitz::detail {
 
@@ -24,6 +25,7 @@ namespace blitz::detail {
 // Invariants: every pushed task is taken by exactly one take, once; tasks pushed by one thread
 // come out in the order it pushed them; a task pushed while its home sleeps ends the sleep
 // (the pusher sees the parked bit, or the home's look at park sees the task).
+// The stack is a completion_inbox (its push and take_all) with a seq_cst push.
 // Memory ordering: push's CAS is seq_cst and so are the pusher's read of the parked bit, the
 // home's setting of it (idle_state's RMW) and its look at park: of the two store-then-read pairs
 // one sees the other's store. The CAS also releases the pusher's writes (the queue entry) to
@@ -34,21 +36,13 @@ namespace blitz::detail {
 template <class Node, class Link>
 class pinned_inbox {
 public:
-    void push(Node* n) noexcept {
-        Node* old = head_.load(std::memory_order_relaxed);  // relaxed: the CAS checks it
-        do {
-            Link::of(n).store(old, std::memory_order_relaxed);  // published by the CAS
-        } while (!head_.compare_exchange_weak(old, n,
-                                              BLITZ_ORDER(pinned_push, std::memory_order_seq_cst),
-                                              std::memory_order_relaxed));
-    }
+    void push(Node* n) noexcept { box_.push(n); }
     // Everything pushed so far, oldest first (follow next()); nullptr when empty.
     Node* take_oldest_first() noexcept {
-        if (empty()) return nullptr;  // no RMW on the common path
-        Node* n = head_.exchange(nullptr, std::memory_order_acquire);
+        Node* n = box_.take_all();  // newest first
         Node* reversed = nullptr;
         while (n) {
-            Node* next = Link::of(n).load(std::memory_order_relaxed);  // ordered by the acquire
+            Node* next = Link::of(n).load(std::memory_order_relaxed);  // ordered by the take
             Link::of(n).store(reversed, std::memory_order_relaxed);
             reversed = n;
             n = next;
@@ -56,15 +50,15 @@ public:
         return reversed;
     }
     static Node* next(Node* n) noexcept { return Link::of(n).load(std::memory_order_relaxed); }
-    bool empty() const noexcept { return head_.load(std::memory_order_relaxed) == nullptr; }
+    bool empty() const noexcept { return box_.empty(); }
     // The home's look after it set its parked bit (protocol step 2).
     bool seen_at_park() const noexcept {
         if (BLITZ_MODEL_DEFECT(pinned_no_look_at_park)) return false;  // the model's control
-        return head_.load(std::memory_order_seq_cst) != nullptr;
+        return box_.seen_seq_cst();
     }
 
 private:
-    alignas(cache_line) atomic<Node*> head_{nullptr};
+    completion_inbox<Node, Link, std::memory_order_seq_cst> box_;  // its push: seq_cst
 };
 
 // pinned_fifo: the home worker's own queue of pinned tasks, in the order they were woken.

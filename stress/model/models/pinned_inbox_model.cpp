@@ -84,7 +84,7 @@ TEST(ModelPinnedInbox, APushNeverMissesAHomeThatParks) {
 
 TEST(ModelPinnedInbox, ControlRelaxedPushIsCaught) {
     options o = untimed();
-    o.weaken = "pinned_push";
+    o.weaken = "inbox_push";  // the completion_inbox push it builds on
     expect_caught("pinned inbox control: the push's CAS relaxed", o, takes_body());
 }
 
