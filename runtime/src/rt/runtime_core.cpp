@@ -72,12 +72,20 @@ driver_stack::faults driver_faults([[maybe_unused]] const config& cfg) {
     return f;
 }
 
+timer_driver::early_fault timer_fault([[maybe_unused]] const config& cfg) {
+#if BLITZ_FAULTS
+    if (cfg.debug.timers_fire_half_early) return timer_driver::early_fault::half_wait;
+    if (cfg.debug.timers_fire_early) return timer_driver::early_fault::one_tick;
+#endif
+    return timer_driver::early_fault::none;
+}
+
 }  // namespace
 
 runtime_core::runtime_core(const config& cfg)
     : cfg_(cfg),
       plan_(topo::make_plan(cfg_)),
-      timers_(cfg_.start_paused, BLITZ_FAULT(cfg_.debug.timers_fire_early)),
+      timers_(cfg_.start_paused, timer_fault(cfg_)),
       blocking_(blocking_options(cfg_, plan_)),
       io_(make_io(cfg_, plan_, io_reason_)),
       drivers_(timers_, io_.get(), static_cast<unsigned>(plan_.report.workers.size()),

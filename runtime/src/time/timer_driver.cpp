@@ -11,8 +11,8 @@ namespace {
 constexpr std::uint64_t max_tick = std::uint64_t{1} << 62;  // far past any real deadline
 }
 
-timer_driver::timer_driver(bool paused, bool fire_early)
-    : paused_(paused), fire_early_(fire_early), origin_(clock::now()) {}
+timer_driver::timer_driver(bool paused, early_fault early)
+    : paused_(paused), early_(early), origin_(clock::now()) {}
 
 timer_driver::clock::time_point timer_driver::now() const noexcept {
     if (!paused_) return clock::now();
@@ -25,7 +25,11 @@ std::uint64_t timer_driver::deadline_tick(clock::time_point t) const noexcept {
     const auto d = std::chrono::duration_cast<duration>(t - origin_);
     const std::uint64_t whole = static_cast<std::uint64_t>(d / tick);
     const std::uint64_t up = whole + (d % tick != duration::zero() ? 1 : 0);  // never early
-    if (BLITZ_FAULT(fire_early_) && up > 0) return std::min(up - 1, max_tick);
+    if (BLITZ_FAULT(early_ == early_fault::one_tick) && up > 0) return std::min(up - 1, max_tick);
+    if (BLITZ_FAULT(early_ == early_fault::half_wait)) {
+        const std::uint64_t at = now_tick();
+        if (up > at) return std::min(at + (up - at + 1) / 2, max_tick);
+    }
     return std::min(up, max_tick);
 }
 

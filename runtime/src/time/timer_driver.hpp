@@ -54,8 +54,11 @@ public:
         ~earlier_listener() = default;
     };
 
-    // `fire_early` is a deliberate fault (config::debug): deadlines one tick early (T4 control).
-    explicit timer_driver(bool paused, bool fire_early = false);
+    // Deliberate faults (config::debug) that make deadlines early: `one_tick` (T4's control on the
+    // virtual clock) and `half_wait` (T6's on the real clock, where a wake's lateness can hide a
+    // tick: a timer fires once half of its wait has passed).
+    enum class early_fault : std::uint8_t { none, one_tick, half_wait };
+    explicit timer_driver(bool paused, early_fault early = early_fault::none);
     // Before any timer is armed. `fault_skip` (config::debug, T7's control) never calls it.
     void set_listener(earlier_listener* l, bool fault_skip = false) noexcept {
         listener_ = fault_skip ? nullptr : l;
@@ -90,7 +93,7 @@ private:
     std::size_t drain_pending() BLITZ_REQUIRES(mu_);
 
     const bool paused_;
-    [[maybe_unused]] const bool fire_early_;  // read only in the faults build
+    [[maybe_unused]] const early_fault early_;  // read only in the faults build
     const clock::time_point origin_;
     earlier_listener* listener_ = nullptr;
     atomic<std::int64_t> virtual_offset_ns_{0};  // paused clock: time advanced so far

@@ -26,6 +26,8 @@ struct runtime_faults {
     bool overflow_all = false;
     // T4: timers fire one tick (1 ms) before their deadline.
     bool timers_fire_early = false;
+    // T6: timers fire once half of their wait has passed (beats a real clock's wake lateness).
+    bool timers_fire_half_early = false;
     // K3: shutdown forgets the tasks still in the global queue (they leak).
     bool shutdown_skips_global_queue = false;
     // Q7: every victim walk starts at the same worker instead of a random one.
