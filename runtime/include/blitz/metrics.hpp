@@ -169,6 +169,10 @@ struct runtime_metrics {
     std::uint64_t timers_fired = 0;    // timers whose wakers were called
     std::uint64_t timers_pending = 0;  // timers armed and not yet fired
     std::uint64_t timer_cascades = 0;  // higher-level wheel slots re-inserted lower down
+    // Arms and cancels that waited for their timer shard's lock (each worker has a shard of
+    // its own; it is taken elsewhere only to fire its due timers or to cancel a sleep whose task
+    // moved). Zero on a runtime whose timers are armed and cancelled by their own workers.
+    std::uint64_t timer_lock_waits = 0;
     // The I/O driver (issue 16): its backend ("io_uring", "epoll" or "none") and why it was
     // chosen (O1), turns taken, readiness events dispatched, descriptors registered so far and
     // still registered, and its syscalls by kind: waits (epoll_wait or io_uring_enter to wait),

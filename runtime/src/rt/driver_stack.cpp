@@ -28,11 +28,13 @@ void driver_stack::end_tick() noexcept {
 }
 
 void driver_stack::worker_started(unsigned index) noexcept {
+    timers_.bind_worker(index);  // this thread's arms go to its own shard
     if (io_) io_->attach_worker(index);
 }
 
 void driver_stack::worker_stopping(unsigned index) noexcept {
     if (io_) io_->detach_worker(index);
+    timers_.unbind_worker();
 }
 
 bool driver_stack::busy_must_spin() noexcept { return io_ && io_->own_ring_busy(); }

@@ -129,6 +129,8 @@ std::string runtime_metrics::to_openmetrics() const {
         {"blitz_blocking_queued", false, "Blocking-pool jobs waiting for a thread.",
          blocking_queued},
         {"blitz_timers_pending", false, "Timers armed and not yet fired.", timers_pending},
+        {"blitz_timer_lock_waits", true, "Timer arms and cancels that waited for a shard's lock.",
+         timer_lock_waits},
         {"blitz_stalls", true, "Stalls found by the stall detector.", stalls},
         {"blitz_stalls_suppressed", true, "Stall reports dropped by the rate limit.",
          stalls_suppressed},

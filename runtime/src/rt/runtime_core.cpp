@@ -85,7 +85,8 @@ timer_driver::early_fault timer_fault([[maybe_unused]] const config& cfg) {
 runtime_core::runtime_core(const config& cfg)
     : cfg_(cfg),
       plan_(topo::make_plan(cfg_)),
-      timers_(cfg_.start_paused, timer_fault(cfg_)),
+      timers_(cfg_.start_paused, timer_fault(cfg_),
+              static_cast<unsigned>(plan_.report.workers.size())),
       blocking_(blocking_options(cfg_, plan_)),
       io_(make_io(cfg_, plan_, io_reason_)),
       drivers_(timers_, io_.get(), static_cast<unsigned>(plan_.report.workers.size()),
@@ -242,6 +243,7 @@ runtime_metrics runtime_core::metrics() const {
     m.timers_fired = timers_.fired_total();
     m.timers_pending = timers_.pending();
     m.timer_cascades = timers_.cascades();
+    m.timer_lock_waits = timers_.lock_waits();
     const blocking_pool::stats b = blocking_.snapshot();
     m.blocking_threads = b.threads;
     m.blocking_idle = b.idle;

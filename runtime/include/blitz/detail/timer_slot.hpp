@@ -28,8 +28,11 @@ struct timer_entry {
 
 // An entry plus the waker to call when it fires and the flag readiness checks read.
 struct timer_slot : timer_entry {
-    waker w;                            // guarded by the driver's lock until taken
+    waker w;                            // guarded by its shard's lock until taken
     detail::atomic<bool> fired{false};  // set (release) after the waker was taken
+    // The driver shard arm() linked it into; read by disarm(), which the slot's owner calls
+    // after its arm (never concurrently with it).
+    std::uint32_t shard = 0;
 };
 
 }  // namespace blitz::detail
