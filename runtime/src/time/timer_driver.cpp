@@ -101,11 +101,16 @@ std::uint64_t timer_driver::earliest_tick() const noexcept {
     return least;
 }
 
+bool timer_driver::arm(timer_slot& s, clock::time_point deadline, waker w) {
+    return arm_shard(calling_shard(), s, deadline, std::move(w));
+}
+
 bool timer_driver::arm_on(unsigned index, timer_slot& s, clock::time_point deadline, waker w) {
     return arm_shard(index % shard_count_, s, deadline, std::move(w));
 }
 
-bool timer_driver::arm_shard(unsigned index, timer_slot& s, clock::time_point deadline, waker w) {
+bool timer_driver::arm_shard(unsigned index, timer_slot& s, clock::time_point deadline,
+                             waker&& w) {
     shard& sh = shards_[index];
     std::uint64_t next = UINT64_MAX;
     bool earlier = false;

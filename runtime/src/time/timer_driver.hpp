@@ -92,9 +92,7 @@ public:
     clock::time_point now() const noexcept;
     bool paused() const noexcept { return paused_; }
 
-    bool arm(timer_slot& s, clock::time_point deadline, waker w) {
-        return arm_shard(calling_shard(), s, deadline, std::move(w));
-    }
+    bool arm(timer_slot& s, clock::time_point deadline, waker w);
     // arm() on a given shard (index % shards()): for tests and models, whose threads are not
     // workers.
     bool arm_on(unsigned shard, timer_slot& s, clock::time_point deadline, waker w);
@@ -134,7 +132,8 @@ private:
         atomic<std::uint64_t> lock_waits{0};
     };
     unsigned calling_shard() const noexcept;  // an index below shard_count_
-    bool arm_shard(unsigned index, timer_slot& s, clock::time_point deadline, waker w);
+    // arm() on shard `index` (below shard_count_); the waker is moved from only once linked.
+    bool arm_shard(unsigned index, timer_slot& s, clock::time_point deadline, waker&& w);
     std::uint64_t deadline_tick(clock::time_point t) const noexcept;
     std::uint64_t now_tick() const noexcept;
     // Locks `sh`, counting a wait when it was taken.

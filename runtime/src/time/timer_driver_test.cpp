@@ -149,5 +149,27 @@ TEST(TimerShards, EachWorkerOfARuntimeArmsOnItsOwnShard) {
     RecordProperty("timer_lock_waits", std::to_string(m.timer_lock_waits));
 }
 
+TEST(TimerShards, PinnedTasksArmingOnEveryWorkerNeverWaitForATimerLock) {
+    // Tasks that never move arm and cancel on their own worker's shard only, and a tick takes a
+    // shard's lock only when one of its timers is due (never, with 1 h timeouts): the new path
+    // waits for no lock, counted exactly (one wheel under one lock made these workers meet).
+    config c;
+    c.workers = 4;
+    runtime rt(c);
+    std::vector<join_handle<void>> hs;
+    for (unsigned w = 0; w < c.workers; ++w) {
+        for (int i = 0; i < 4; ++i) {
+            hs.push_back(rt.spawn_pinned(w, []() -> task<void> {
+                for (int k = 0; k < 2'000; ++k) (void)co_await timeout(1h, yield_now());
+            }()));
+        }
+    }
+    for (auto& h : hs) h.join();
+    const auto m = rt.metrics();
+    EXPECT_EQ(m.timers_fired, 0u);
+    EXPECT_EQ(m.timers_pending, 0u);
+    EXPECT_EQ(m.timer_lock_waits, 0u);
+}
+
 }  // namespace
 }  // namespace blitz::detail
