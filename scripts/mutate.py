@@ -297,6 +297,11 @@ CATALOGUE = [
      "        publish_next(sh);  // the shard's expiry may move later",
      "",
      "a cancel leaves its shard's expiry at the cancelled deadline: workers wake for nothing"),
+    ("elapsed-sleep-never-yields", "runtime/include/blitz/time.hpp",
+     "        if (detail::coop_exhausted()) {\n            coop_yield_ = true;  // due, but",
+     "        if (false) {\n            coop_yield_ = true;  // due, but",
+     "an elapsed sleep completes at once whatever the budget: a loop over elapsed deadlines "
+     "keeps its worker (B2)"),
     ("budget-not-counted", "runtime/src/sched/worker.cpp",
      "        run_task(t, polls, timed_at);\n        ++polls;\n",
      "        run_task(t, polls, timed_at);\n",

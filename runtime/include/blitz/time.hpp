@@ -27,9 +27,11 @@ using instant = std::chrono::steady_clock::time_point;
 instant now() noexcept;
 
 // Awaitable that completes at `deadline` (never before it; timers have 1 ms resolution, so it
-// completes within the millisecond after). A deadline already passed completes at once; one
-// beyond the clock's range (instant::max()) never completes. Destroying it while pending removes
-// its timer (nothing fires afterwards).
+// completes within the millisecond after). A deadline already passed completes at once, spending
+// one unit of the task's cooperative budget (B2; Tokio's Sleep does the same): with none left it
+// yields first, so a loop over elapsed deadlines (an interval catching up in burst mode) cannot
+// keep its worker. One beyond the clock's range (instant::max()) never completes. Destroying it
+// while pending removes its timer (nothing fires afterwards).
 //
 // Thread-safety: await it from one task; it is neither copyable nor movable once created.
 class sleep_until_awaiter : private ::blitz::detail::ready_hook {
@@ -41,14 +43,31 @@ public:
 
     bool await_ready() {
         drv_ = &detail::current_timers();
-        return detail::timers_now(*drv_) >= deadline_;
+        if (detail::timers_now(*drv_) < deadline_) return false;
+        if (detail::coop_exhausted()) {
+            coop_yield_ = true;  // due, but the poll's budget is spent: yield first (B2)
+            return false;
+        }
+        detail::coop_spend();
+        return true;
     }
     bool await_suspend(std::coroutine_handle<> h) {
         detail::task_header* t = detail::suspend_current(h, &ready, this, &describe);
+        if (coop_yield_) {
+            detail::mark_yielded(t);  // to the back of the ring; due when it runs again
+            return true;
+        }
         armed_ = detail::timers_arm(*drv_, slot_, deadline_, t->make_waker());
-        return armed_;  // not armed: already due, continue at once
+        if (!armed_) detail::coop_spend();  // already due after all: completes at once
+        return armed_;
     }
-    void await_resume() noexcept { armed_ = false; }
+    void await_resume() noexcept {
+        armed_ = false;
+        if (coop_yield_) {
+            coop_yield_ = false;
+            detail::coop_spend();  // from the next poll's budget
+        }
+    }
 
     instant deadline() const noexcept { return deadline_; }
     // Moves the deadline; only before the first await.
@@ -57,8 +76,8 @@ public:
 private:
     static bool ready(const ::blitz::detail::ready_hook* a) noexcept {
         // acquire: pairs with the driver's release store after it took the waker
-        return static_cast<const sleep_until_awaiter*>(a)->slot_.fired.load(
-            std::memory_order_acquire);
+        const auto* self = static_cast<const sleep_until_awaiter*>(a);
+        return self->coop_yield_ || self->slot_.fired.load(std::memory_order_acquire);
     }
     static void describe(const ::blitz::detail::ready_hook* a, wait_point& out) {
         out.kind = "sleep";
@@ -74,6 +93,7 @@ private:
     detail::timer_driver* drv_ = nullptr;
     detail::timer_slot slot_;
     bool armed_ = false;
+    bool coop_yield_ = false;  // due with no budget left: yielded instead of completing
 };
 
 // `co_await blitz::sleep_until(t)`.

@@ -36,6 +36,42 @@ TEST(CoopApi, ConsumeBudgetYieldsOncePerBudget) {
     EXPECT_EQ(polls_to_spend(0, 1000), 1u) << "budget off: never yields";
 }
 
+task<void> sleep_past(int n) {
+    const instant past = now() - std::chrono::seconds(1);
+    for (int i = 0; i < n; ++i) co_await sleep_until(past);
+}
+
+std::uint64_t polls_to_sleep_past(unsigned budget, int n) {
+    config c = config::current_thread();
+    c.coop_budget_per_poll = budget;
+    runtime rt(c);
+    auto h = rt.spawn(sleep_past(n));
+    const std::uint64_t before = rt.metrics().workers[0].polls;
+    h.join();
+    return rt.metrics().workers[0].polls - before;
+}
+
+// An elapsed deadline completes at once and spends budget like any ready await (Tokio's Sleep
+// does): a loop over them (an interval catching up in burst mode) yields once per budget.
+TEST(CoopApi, AnElapsedSleepSpendsBudgetAndYieldsWhenItIsGone) {
+    EXPECT_EQ(polls_to_sleep_past(128, 1000), 8u) << "ceil(1000 / 128) polls";
+    EXPECT_EQ(polls_to_sleep_past(10, 100), 10u);
+    EXPECT_EQ(polls_to_sleep_past(0, 1000), 1u) << "budget off: never yields";
+}
+
+TEST(CoopApi, AnIntervalBurstingThroughMissedTicksYields) {
+    runtime rt(config::current_thread());
+    auto h = rt.spawn([]() -> task<void> {
+        // Started a second ago: more than 1,000 ticks are due at once.
+        interval iv(now() - std::chrono::seconds(1), std::chrono::milliseconds(1),
+                    missed_tick_behavior::burst);
+        for (int i = 0; i < 1000; ++i) co_await iv.tick();
+    }());
+    const std::uint64_t before = rt.metrics().workers[0].polls;
+    h.join();
+    EXPECT_GE(rt.metrics().workers[0].polls - before, 8u) << "the burst yields once per budget";
+}
+
 // On one worker, a task that only consumes budget would keep the worker from anything else
 // were it not for the yields: the other task runs and stops it.
 TEST(CoopApi, ALoopThatConsumesBudgetLetsOthersRun) {

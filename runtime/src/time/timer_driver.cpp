@@ -109,8 +109,7 @@ bool timer_driver::arm_on(unsigned index, timer_slot& s, clock::time_point deadl
     return arm_shard(index % shard_count_, s, deadline, std::move(w));
 }
 
-bool timer_driver::arm_shard(unsigned index, timer_slot& s, clock::time_point deadline,
-                             waker&& w) {
+bool timer_driver::arm_shard(unsigned index, timer_slot& s, clock::time_point deadline, waker&& w) {
     shard& sh = shards_[index];
     std::uint64_t next = UINT64_MAX;
     bool earlier = false;
