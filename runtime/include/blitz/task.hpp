@@ -90,6 +90,9 @@ inline constexpr bool await_in_place_misuse = false;
 
 template <class A>
 concept has_member_co_await = requires(A&& a) { static_cast<A&&>(a).operator co_await(); };
+// A non-member operator co_await found by argument-dependent lookup.
+template <class A>
+concept has_free_co_await = requires(A&& a) { operator co_await(static_cast<A&&>(a)); };
 
 // The promise's pass-through for an awaiter awaited as it is (see await_transform): forwards the
 // three calls to the operand, which lives until the end of the co_await's full-expression.
@@ -151,9 +154,10 @@ public:
     // is made here and keeps nothing of the parameter.
     // Any other awaitable must be blitz's (blitz::awaitable): one from another library is a
     // compile error that says what to do instead. What goes back is what the compiler would
-    // have made of the operand: the awaiter its operator co_await returns, or a forwarder to the
-    // operand itself (g++ 12 copies an awaitable that await_transform returns by reference, and
-    // most awaiters cannot be copied).
+    // have made of the operand: the awaiter its operator co_await (a member, or a non-member
+    // found by argument-dependent lookup) returns, or a forwarder to the operand itself (g++ 12
+    // copies an awaitable that await_transform returns by reference, and most awaiters cannot be
+    // copied).
     template <class A>
         requires(!awaited_in_place<A>)
     auto await_transform(A&& a) {
@@ -167,6 +171,8 @@ public:
                       "(blitz/coop.hpp), declare `using blitz_awaitable = void;` in it.");
         if constexpr (has_member_co_await<A>) {
             return static_cast<A&&>(a).operator co_await();
+        } else if constexpr (has_free_co_await<A>) {
+            return operator co_await(static_cast<A&&>(a));
         } else {
             return awaiter_ref<A>{static_cast<A&&>(a)};
         }

@@ -112,6 +112,19 @@ struct always_ready {
     }
 };
 
+// An awaitable of one's own whose awaiter comes from a non-member operator co_await: the task's
+// pass-through applies it, as the compiler would without one.
+struct ready_by_free_operator {
+    using blitz_awaitable = void;
+};
+always_ready operator co_await(ready_by_free_operator) { return {}; }
+
+TEST(CoopApi, ANonMemberOperatorCoAwaitIsApplied) {
+    runtime rt(config::current_thread());
+    auto h = rt.spawn([]() -> task<int> { co_return co_await ready_by_free_operator{}; }());
+    EXPECT_EQ(h.join(), 1);
+}
+
 TEST(CoopApi, AnAwaitableOfOnesOwnSpendsAndYields) {
     config c = config::current_thread();
     c.coop_budget_per_poll = 16;
