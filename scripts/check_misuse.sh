@@ -18,9 +18,10 @@ if ! "$cxx" -std=c++20 -c -o "$tmp/ok.o" -I"$inc" -I"$gen" "$src" > "$tmp/out" 2
 fi
 in_place="in the expression that makes it"
 foreign="a task can await only blitz's awaitables"
+branch="a branch can be only one of blitz's awaitables"
 for c in "SELECT_MOVED:$in_place" "SELECT_LVALUE:$in_place" "RACE_MOVED:$in_place" \
          "TIMEOUT_MOVED:$in_place" "FOREIGN_AWAITABLE:$foreign" \
-         "FOREIGN_USER_AWAITABLE:$foreign"; do
+         "FOREIGN_USER_AWAITABLE:$foreign" "FOREIGN_SELECT_BRANCH:$branch"; do
   name=${c%%:*} want=${c#*:}
   if compile "-DMISUSE_$name"; then
     echo "check_misuse: MISUSE_$name compiles"; status=1
@@ -29,5 +30,5 @@ for c in "SELECT_MOVED:$in_place" "SELECT_LVALUE:$in_place" "RACE_MOVED:$in_plac
     grep -m3 "error" "$tmp/out"; status=1
   fi
 done
-[ $status -eq 0 ] && echo "check_misuse: 6 misuses refused with their message; the correct forms compile"
+[ $status -eq 0 ] && echo "check_misuse: 7 misuses refused with their message; the correct forms compile"
 exit $status

@@ -83,4 +83,16 @@ blitz::task<int> misuse() {
 }
 #endif
 
+#ifdef MISUSE_FOREIGN_SELECT_BRANCH
+struct resumes_on_its_own_thread {  // another library's awaitable, as a select branch
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) const { (void)h; }
+    void await_resume() const noexcept {}
+};
+blitz::task<int> misuse() {
+    auto r = co_await blitz::select(resumes_on_its_own_thread{}, blitz::sleep(1ms));
+    co_return static_cast<int>(r.index());
+}
+#endif
+
 int main() { return 0; }

@@ -126,6 +126,15 @@ private:
 // An awaitable (or the awaiter its operator co_await makes) as a branch.
 template <class A>
 class awaitable_branch {
+    static_assert(::blitz::awaitable<A>,
+                  "blitz::select: a branch can be only one of blitz's awaitables (a channel "
+                  "operation, a lock, a timer, a socket operation, a join handle, another "
+                  "select or timeout) or a blitz task. This one is another library's: the "
+                  "select would hand it the task's coroutine and nothing would resume it "
+                  "through its worker. Hand its result through a blitz primitive (a "
+                  "blitz::oneshot its callback fills) and select on that, or, for an awaitable "
+                  "of your own that suspends through blitz, declare "
+                  "`using blitz_awaitable = void;` in it.");
     static constexpr bool owns = member_co_await<A>;
     template <class X>
     struct awaiter_of {
