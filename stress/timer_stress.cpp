@@ -59,24 +59,26 @@ TEST(TimerStress, WheelMatchesTheModelForABoundedTime) {
                 static_cast<unsigned long long>(ops), static_cast<unsigned long long>(seed - 1000));
 }
 
+// A slot whose waker counts its wakes and notes one that came before the deadline.
+struct probe {
+    timer_slot slot;
+    std::atomic<int> wakes{0};
+    steady::time_point deadline;
+    std::atomic<bool> early{false};
+    bool disarmed = false;  // the sharded test's canceller only
+};
+void probe_wake(void* v) noexcept {
+    auto* p = static_cast<probe*>(v);
+    if (steady::now() < p->deadline) p->early = true;
+    p->wakes.fetch_add(1);
+}
+constexpr waker_vtable vt{probe_wake, probe_wake, [](void* p) -> void* { return p; }, [](void*) {}};
+
 // Several threads arm and disarm slots on one driver while others fire it, on the real clock.
 // Each slot's waker counts its wakes: a slot fires at most once, never before its deadline,
 // exactly when it was not disarmed first; and the driver ends empty.
 TEST(TimerStress, DriverArmDisarmAndFireConcurrently) {
     timer_driver drv(/*paused=*/false);
-    struct probe {
-        timer_slot slot;
-        std::atomic<int> wakes{0};
-        steady::time_point deadline;
-        std::atomic<bool> early{false};
-    };
-    static constexpr auto on_wake = [](void* v) {
-        auto* p = static_cast<probe*>(v);
-        if (steady::now() < p->deadline) p->early = true;
-        p->wakes.fetch_add(1);
-    };
-    static constexpr waker_vtable vt{+on_wake, +on_wake, [](void* p) -> void* { return p; },
-                                     [](void*) {}};
     const auto until = steady::now() + budget();
     std::atomic<bool> stop{false};
     std::atomic<std::uint64_t> armed{0}, disarmed{0};
@@ -135,20 +137,6 @@ TEST(TimerStress, DriverArmDisarmAndFireConcurrently) {
 TEST(TimerStress, ShardedArmsCrossShardCancelsAndFires) {
     constexpr unsigned shards = 4;
     timer_driver drv(/*paused=*/false, timer_driver::early_fault::none, shards);
-    struct probe {
-        timer_slot slot;
-        std::atomic<int> wakes{0};
-        steady::time_point deadline;
-        std::atomic<bool> early{false};
-        bool disarmed = false;  // written by the canceller only
-    };
-    static constexpr auto on_wake = [](void* v) {
-        auto* p = static_cast<probe*>(v);
-        if (steady::now() < p->deadline) p->early = true;
-        p->wakes.fetch_add(1);
-    };
-    static constexpr waker_vtable vt{+on_wake, +on_wake, [](void* p) -> void* { return p; },
-                                     [](void*) {}};
     const auto until = steady::now() + budget();
     std::atomic<bool> stop{false};
     std::atomic<unsigned> arming{shards};

@@ -19,15 +19,18 @@ task<void> spend(int n) {
     for (int i = 0; i < n; ++i) co_await consume_budget();
 }
 
-std::uint64_t polls_to_spend(unsigned budget, int n) {
+// The polls a current-thread runtime with `budget` takes to drive make(n) to its end.
+std::uint64_t polls_to_run(unsigned budget, task<void> (*make)(int), int n) {
     config c = config::current_thread();
     c.coop_budget_per_poll = budget;
     runtime rt(c);
-    auto h = rt.spawn(spend(n));
+    auto h = rt.spawn(make(n));
     const std::uint64_t before = rt.metrics().workers[0].polls;
     h.join();  // drives this task alone
     return rt.metrics().workers[0].polls - before;
 }
+
+std::uint64_t polls_to_spend(unsigned budget, int n) { return polls_to_run(budget, spend, n); }
 
 TEST(CoopApi, ConsumeBudgetYieldsOncePerBudget) {
     EXPECT_EQ(polls_to_spend(128, 1000), 8u) << "ceil(1000 / 128) polls of 128 units";
@@ -42,13 +45,7 @@ task<void> sleep_past(int n) {
 }
 
 std::uint64_t polls_to_sleep_past(unsigned budget, int n) {
-    config c = config::current_thread();
-    c.coop_budget_per_poll = budget;
-    runtime rt(c);
-    auto h = rt.spawn(sleep_past(n));
-    const std::uint64_t before = rt.metrics().workers[0].polls;
-    h.join();
-    return rt.metrics().workers[0].polls - before;
+    return polls_to_run(budget, sleep_past, n);
 }
 
 // An elapsed deadline completes at once and spends budget like any ready await (Tokio's Sleep
